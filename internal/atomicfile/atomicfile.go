@@ -1,0 +1,138 @@
+// Package atomicfile writes a file so that the target path holds either the
+// previous file (or nothing) or the complete new file, never a partial one: the
+// data goes to a temp file in the target's directory, which is fsynced and then
+// renamed over the target.
+//
+// Temp files are named ".<base>.partial-<random>" and are recognisable by
+// IsTemp; Clean removes leftovers of an earlier interrupted run.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrExists is returned by Create when the target exists and overwrite is
+// false.
+var ErrExists = errors.New("output file exists (use --force to overwrite)")
+
+const tempInfix = ".partial-"
+
+// File is an open temp file that becomes path on Commit.
+type File struct {
+	*os.File
+	path string
+	done bool
+}
+
+// Create opens a temp file beside path. Unless overwrite is set, an existing
+// path is an error wrapping ErrExists. Leftover temp files of path from an
+// earlier killed run are removed first.
+func Create(path string, overwrite bool) (*File, error) {
+	if !overwrite {
+		if _, err := os.Lstat(path); err == nil {
+			return nil, fmt.Errorf("%s: %w", path, ErrExists)
+		}
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	Clean(path)
+	f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", path, err)
+	}
+	return &File{File: f, path: path}, nil
+}
+
+// Commit fsyncs, closes and renames the temp file to the target path. After a
+// failed Commit the temp file is removed.
+func (f *File) Commit() error {
+	if f.done {
+		return errors.New("atomicfile: commit after close")
+	}
+	f.done = true
+	name := f.File.Name()
+	if err := f.File.Sync(); err != nil {
+		f.File.Close()
+		os.Remove(name)
+		return fmt.Errorf("sync %s: %w", f.path, err)
+	}
+	if err := f.File.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("close %s: %w", f.path, err)
+	}
+	if err := os.Chmod(name, 0o644); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("chmod %s: %w", f.path, err)
+	}
+	if err := os.Rename(name, f.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("rename to %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Abort closes and removes the temp file. It is safe to call after Commit
+// (then it does nothing), so callers can defer it.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.File.Close()
+	os.Remove(f.File.Name())
+}
+
+// TempName returns the temp file's path (for signal handlers that must remove
+// it).
+func (f *File) TempName() string { return f.File.Name() }
+
+// WriteFile writes data to path atomically (see Create).
+func WriteFile(path string, data []byte, overwrite bool) error {
+	f, err := Create(path, overwrite)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// IsTemp reports whether name (a base name) is a temp file of this package.
+func IsTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempInfix)
+}
+
+// Clean removes temp files left beside path by an earlier interrupted write
+// and returns how many it removed.
+func Clean(path string) int {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempInfix+"*"))
+	n := 0
+	for _, m := range matches {
+		if fi, err := os.Lstat(m); err == nil && fi.Mode().Type() == 0 {
+			if os.Remove(m) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+var _ fs.File = (*os.File)(nil)

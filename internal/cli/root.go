@@ -1,0 +1,63 @@
+// Package cli holds the cobra command tree of bitnet-convert. Each command has
+// an options struct and a constructor that only parses flags; the work lives
+// in a plain function that tests call directly (the cli/cli pattern).
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// UsageError marks a bad invocation (unknown flag, bad flag value, missing
+// argument); Main exits 2 for it and 1 for every other error.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a *UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// NewRootCmd builds the bitnet-convert command tree writing to stdout and
+// stderr.
+func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "bitnet-convert",
+		Short:         "Convert BitNet b1.58 checkpoints to GGUF, generate TL1/TL2 kernels, verify the result",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd())
+	}
+	return root
+}
+
+// commands lists the constructors of every subcommand, one line each.
+var commands = []func() *cobra.Command{}
+
+// Main runs the command line args and returns the process exit code: 0 on
+// success, 1 on failure, 2 on bad usage. Errors are printed as one line
+// prefixed "bitnet-convert: ".
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := NewRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+	var ue *UsageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return 2
+	}
+	return 1
+}
