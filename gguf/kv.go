@@ -100,3 +100,16 @@ func Lookup(kvs []KV, key string) (Value, bool) {
 	}
 	return Value{}, false
 }
+
+// TensorInfo is one entry of a GGUF tensor-info table. Ne is in GGUF order
+// (ne[0] fastest; a Hugging Face [out, in] matrix has Ne = [in, out]). Offset
+// is relative to the start of the aligned data section; writers compute it.
+type TensorInfo struct {
+	Name   string
+	Type   Type
+	Ne     []uint64
+	Offset uint64
+}
+
+// NBytes returns the data size of the tensor (see the package-level NBytes).
+func (ti TensorInfo) NBytes() (uint64, error) { return NBytes(ti.Type, ti.Ne) }
