@@ -1,0 +1,109 @@
+package tensormap
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Class is the role of a tensor, which decides its output type.
+type Class int
+
+// Tensor classes.
+const (
+	// Projection is a ternary linear weight (q/k/v/o/gate/up/down), HF shape
+	// [out, in].
+	Projection Class = iota + 1
+	// Norm is an RMSNorm weight (1-D). Norms are always stored as F32.
+	Norm
+	// Embedding is the token embedding, HF shape [vocab, hidden].
+	Embedding
+	// Output is an untied LM head, HF shape [vocab, hidden].
+	Output
+)
+
+var classNames = map[Class]string{Projection: "projection", Norm: "norm", Embedding: "embedding", Output: "output"}
+
+// String names c.
+func (c Class) String() string {
+	if s, ok := classNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// Rule maps one HF tensor stem to a GGUF stem. HF and GGUF may contain {bid}.
+type Rule struct {
+	HF    string
+	GGUF  string
+	Class Class
+	// Flags are free-form markers the converters read from the table, e.g.
+	// "gemma-norm" for the (1+w) fix.
+	Flags []string
+}
+
+// Table is a compiled list of rules.
+type Table struct {
+	rules []compiled
+}
+
+type compiled struct {
+	Rule
+	re *regexp.Regexp
+}
+
+// Match is the result of a successful lookup.
+type Match struct {
+	GGUF  string // full GGUF name including the kept suffix
+	Class Class
+	Block int // layer index, -1 for global tensors
+	Rule  Rule
+}
+
+// HasFlag reports whether the matched rule carries flag.
+func (m Match) HasFlag(flag string) bool {
+	for _, f := range m.Rule.Flags {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// New compiles rules. It panics on a malformed pattern: tables are program
+// constants, so that is a programmer error.
+func New(rules []Rule) *Table {
+	t := &Table{}
+	for _, r := range rules {
+		pat := "^" + strings.ReplaceAll(regexp.QuoteMeta(r.HF), `\{bid\}`, `(\d+)`) + `(\.weight|\.bias)$`
+		t.rules = append(t.rules, compiled{Rule: r, re: regexp.MustCompile(pat)})
+	}
+	return t
+}
+
+// Lookup maps the HF name (with its ".weight"/".bias" suffix) to its GGUF
+// name. It returns false when no rule matches.
+func (t *Table) Lookup(hfName string) (Match, bool) {
+	for _, r := range t.rules {
+		m := r.re.FindStringSubmatch(hfName)
+		if m == nil {
+			continue
+		}
+		bid := -1
+		out := r.GGUF
+		suffix := m[len(m)-1]
+		if strings.Contains(r.HF, "{bid}") {
+			n := 0
+			for _, ch := range m[1] {
+				n = n*10 + int(ch-'0')
+				if n > 1<<20 {
+					return Match{}, false
+				}
+			}
+			bid = n
+			out = strings.ReplaceAll(out, "{bid}", m[1])
+		}
+		return Match{GGUF: out + suffix, Class: r.Class, Block: bid, Rule: r.Rule}, true
+	}
+	return Match{}, false
+}
