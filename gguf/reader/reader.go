@@ -1,0 +1,426 @@
+package reader
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// Sentinel errors, returned wrapped with the key, tensor or offset concerned.
+var (
+	// ErrBadMagic: the file does not start with "GGUF".
+	ErrBadMagic = errors.New("not a GGUF file (bad magic)")
+	// ErrVersion: a GGUF version other than 2 or 3 (v1 used 32-bit counts
+	// and is not supported), or a big-endian file.
+	ErrVersion = errors.New("unsupported GGUF version")
+	// ErrTruncated: the header ends inside a field, or a count or length
+	// claims more bytes than remain.
+	ErrTruncated = errors.New("truncated or oversized field")
+	// ErrAlignment: general.alignment is not a power of two, or a tensor
+	// offset is not a multiple of it.
+	ErrAlignment = errors.New("bad alignment")
+	// ErrOutOfBounds: a tensor's data extends past the end of the file.
+	ErrOutOfBounds = errors.New("tensor data beyond end of file")
+	// ErrOverlap: two tensors' data ranges overlap.
+	ErrOverlap = errors.New("tensor data overlaps another tensor")
+	// ErrNoTensor: TensorData was asked for a name the file lacks.
+	ErrNoTensor = errors.New("no such tensor")
+)
+
+// File is a parsed GGUF file. Its KVs and Tensors are plain Go values owned
+// by the caller; TensorData slices share the mapped bytes, which stay valid
+// until Close.
+type File struct {
+	// Version is the GGUF version (2 or 3).
+	Version uint32
+	// KVs holds the metadata in file order; arrays are decoded into Go slices
+	// ([]string, []int32, []float32, []uint8, []bool, …).
+	KVs []gguf.KV
+	// Tensors holds the tensor infos in file order; Ne is GGUF order and
+	// Offset is relative to the data section.
+	Tensors []gguf.TensorInfo
+	// Alignment is general.alignment, or gguf.DefaultAlignment (32) when
+	// absent.
+	Alignment uint64
+	// DataOffset is the absolute file offset of the data section (the end of
+	// the tensor infos rounded up to Alignment).
+	DataOffset uint64
+
+	data    []byte // whole file
+	mapped  bool
+	nbytes  []uint64
+	kvIdx   map[string]int
+	tensIdx map[string]int
+}
+
+// Open maps path read-only and parses it (see Parse). The mapping is released
+// by Close. Errors name the path.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf %s: %w", path, err)
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("gguf %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf %s: not a regular file", path)
+	}
+	size := st.Size()
+	if size < 24 {
+		return nil, fmt.Errorf("gguf %s: file is %d bytes, shorter than a GGUF header: %w", path, size, ErrTruncated)
+	}
+	if uint64(size) > uint64(math.MaxInt) {
+		return nil, fmt.Errorf("gguf %s: file of %d bytes is too large to map", path, size)
+	}
+	data, err := unix.Mmap(int(fd.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gguf %s: mmap: %w", path, err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, fmt.Errorf("gguf %s: %w", path, err)
+	}
+	f.mapped = true
+	return f, nil
+}
+
+// Close releases the mapping made by Open; TensorData slices must not be used
+// afterwards. It is a no-op for a File from Parse, and safe to call twice.
+func (f *File) Close() error {
+	if !f.mapped {
+		f.data = nil
+		return nil
+	}
+	f.mapped = false
+	data := f.data
+	f.data = nil
+	if err := unix.Munmap(data); err != nil {
+		return fmt.Errorf("gguf: munmap: %w", err)
+	}
+	return nil
+}
+
+// Parse parses a whole GGUF file held in data. The File keeps data (TensorData
+// returns sub-slices of it); KVs and tensor infos are copied out. It never
+// panics on bad input; every error says where it happened.
+func Parse(data []byte) (*File, error) {
+	d := &decoder{b: data}
+	magic, err := d.u32()
+	if err != nil {
+		return nil, fmt.Errorf("read magic: %w", err)
+	}
+	if magic != gguf.Magic {
+		return nil, fmt.Errorf("%w: starts with %q", ErrBadMagic, data[:4])
+	}
+	version, err := d.u32()
+	if err != nil {
+		return nil, fmt.Errorf("read version: %w", err)
+	}
+	switch {
+	case version == 2 || version == 3:
+	case version&0xFFFF == 0 && bits.ReverseBytes32(version) <= 3:
+		return nil, fmt.Errorf("%w: version %d looks big-endian; only little-endian GGUF is supported", ErrVersion, bits.ReverseBytes32(version))
+	default:
+		return nil, fmt.Errorf("%w %d (want 2 or 3)", ErrVersion, version)
+	}
+	nTensors, err := d.u64()
+	if err != nil {
+		return nil, fmt.Errorf("read tensor count: %w", err)
+	}
+	nKV, err := d.u64()
+	if err != nil {
+		return nil, fmt.Errorf("read kv count: %w", err)
+	}
+	// Smallest encodings: a KV is a key length (8), a type (4) and at least
+	// a 1-byte value; a tensor info is a name length (8), n_dims (4), a type
+	// (4) and an offset (8).
+	if nKV > d.remaining()/13 {
+		return nil, fmt.Errorf("kv count %d: %w: only %d bytes follow", nKV, ErrTruncated, d.remaining())
+	}
+	if nTensors > d.remaining()/24 {
+		return nil, fmt.Errorf("tensor count %d: %w: only %d bytes follow", nTensors, ErrTruncated, d.remaining())
+	}
+
+	f := &File{Version: version, data: data, Alignment: gguf.DefaultAlignment}
+	f.KVs = make([]gguf.KV, 0, nKV)
+	f.kvIdx = make(map[string]int, nKV)
+	for i := uint64(0); i < nKV; i++ {
+		key, err := d.str()
+		if err != nil {
+			return nil, fmt.Errorf("read kv %d: key: %w", i, err)
+		}
+		v, err := d.value()
+		if err != nil {
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, key, err)
+		}
+		if _, dup := f.kvIdx[key]; dup {
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, key, gguf.ErrDuplicateKey)
+		}
+		f.kvIdx[key] = len(f.KVs)
+		f.KVs = append(f.KVs, gguf.KV{Key: key, Value: v})
+	}
+	if v, ok := f.Get("general.alignment"); ok {
+		a, ok := v.Uint()
+		if !ok || a == 0 || a&(a-1) != 0 || a > math.MaxUint32 {
+			return nil, fmt.Errorf("general.alignment = %v: %w: want a power of two", v, ErrAlignment)
+		}
+		f.Alignment = a
+	}
+
+	f.Tensors = make([]gguf.TensorInfo, 0, nTensors)
+	f.nbytes = make([]uint64, 0, nTensors)
+	f.tensIdx = make(map[string]int, nTensors)
+	for i := uint64(0); i < nTensors; i++ {
+		ti, err := d.tensorInfo()
+		if err != nil {
+			if ti.Name != "" {
+				return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
+			}
+			return nil, fmt.Errorf("read tensor info %d: %w", i, err)
+		}
+		if _, dup := f.tensIdx[ti.Name]; dup {
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, gguf.ErrDuplicateTensor)
+		}
+		nb, err := gguf.NBytes(ti.Type, ti.Ne)
+		if err != nil {
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
+		}
+		if ti.Offset%f.Alignment != 0 {
+			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, ti.Name, ti.Offset, ErrAlignment, f.Alignment)
+		}
+		f.tensIdx[ti.Name] = len(f.Tensors)
+		f.Tensors = append(f.Tensors, ti)
+		f.nbytes = append(f.nbytes, nb)
+	}
+
+	// The data section starts at the next multiple of the alignment. A file
+	// without tensors may end before it (the padding is optional then).
+	f.DataOffset, err = gguf.Pad(d.pos, f.Alignment)
+	if err != nil {
+		return nil, fmt.Errorf("data section offset: %w", err)
+	}
+	size := uint64(len(data))
+	if len(f.Tensors) > 0 && f.DataOffset > size {
+		return nil, fmt.Errorf("data section at %d: %w: file is %d bytes", f.DataOffset, ErrOutOfBounds, size)
+	}
+	avail := uint64(0)
+	if f.DataOffset <= size {
+		avail = size - f.DataOffset
+	}
+	for i, ti := range f.Tensors {
+		end, carry := bits.Add64(ti.Offset, f.nbytes[i], 0)
+		if carry != 0 {
+			return nil, fmt.Errorf("tensor %d (%s): offset %d + %d bytes: %w", i, ti.Name, ti.Offset, f.nbytes[i], gguf.ErrOverflow)
+		}
+		if end > avail {
+			return nil, fmt.Errorf("tensor %d (%s): %w: bytes [%d, %d) of the data section, which holds %d", i, ti.Name, ErrOutOfBounds, ti.Offset, end, avail)
+		}
+	}
+	if err := f.checkOverlap(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkOverlap sorts the tensors by offset and compares neighbours.
+func (f *File) checkOverlap() error {
+	order := make([]int, len(f.Tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return f.Tensors[order[a]].Offset < f.Tensors[order[b]].Offset })
+	for k := 1; k < len(order); k++ {
+		p, q := order[k-1], order[k]
+		// Zero-byte tensors overlap nothing.
+		if f.nbytes[p] == 0 || f.nbytes[q] == 0 {
+			continue
+		}
+		if f.Tensors[p].Offset+f.nbytes[p] > f.Tensors[q].Offset {
+			return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", f.Tensors[p].Name, f.Tensors[p].Offset, f.Tensors[p].Offset+f.nbytes[p],
+				f.Tensors[q].Name, f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
+		}
+	}
+	return nil
+}
+
+// Get returns the value of key and whether it is present.
+func (f *File) Get(key string) (gguf.Value, bool) {
+	i, ok := f.kvIdx[key]
+	if !ok {
+		return gguf.Value{}, false
+	}
+	return f.KVs[i].Value, true
+}
+
+// String returns the value of key when it is a string.
+func (f *File) String(key string) (string, bool) {
+	v, ok := f.Get(key)
+	if !ok {
+		return "", false
+	}
+	s, ok := v.V.(string)
+	return s, ok
+}
+
+// Uint returns the value of key when it is a non-negative integer of any
+// width (see gguf.Value.Uint).
+func (f *File) Uint(key string) (uint64, bool) {
+	v, ok := f.Get(key)
+	if !ok {
+		return 0, false
+	}
+	return v.Uint()
+}
+
+// Float returns the value of key when it is a float or integer scalar.
+func (f *File) Float(key string) (float64, bool) {
+	v, ok := f.Get(key)
+	if !ok {
+		return 0, false
+	}
+	return v.Float()
+}
+
+// Arch returns general.architecture, or "" when absent.
+func (f *File) Arch() string {
+	s, _ := f.String("general.architecture")
+	return s
+}
+
+// Tensor returns the info of the tensor called name.
+func (f *File) Tensor(name string) (gguf.TensorInfo, bool) {
+	i, ok := f.tensIdx[name]
+	if !ok {
+		return gguf.TensorInfo{}, false
+	}
+	return f.Tensors[i], true
+}
+
+// TensorData returns the stored bytes of tensor name: exactly its NBytes
+// bytes, a sub-slice of the file (no copy; capacity clipped so appends cannot
+// touch the file). The bytes are read-only (mapped PROT_READ by Open) and
+// valid until Close. Errors: ErrNoTensor naming the tensor, or use after
+// Close.
+func (f *File) TensorData(name string) ([]byte, error) {
+	i, ok := f.tensIdx[name]
+	if !ok {
+		return nil, fmt.Errorf("gguf: tensor %s: %w", name, ErrNoTensor)
+	}
+	if f.data == nil {
+		return nil, fmt.Errorf("gguf: tensor %s: file is closed", name)
+	}
+	start := f.DataOffset + f.Tensors[i].Offset
+	end := start + f.nbytes[i] // bounds checked in Parse
+	return f.data[start:end:end], nil
+}
+
+// decoder reads little-endian fields from b, checking every length against
+// what remains.
+type decoder struct {
+	b   []byte
+	pos uint64
+}
+
+func (d *decoder) remaining() uint64 { return uint64(len(d.b)) - d.pos }
+
+func (d *decoder) take(n uint64) ([]byte, error) {
+	if n > d.remaining() {
+		return nil, fmt.Errorf("%w: need %d bytes at offset %d, %d remain", ErrTruncated, n, d.pos, d.remaining())
+	}
+	p := d.b[d.pos : d.pos+n]
+	d.pos += n
+	return p, nil
+}
+
+func (d *decoder) u8() (uint8, error) {
+	p, err := d.take(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
+func (d *decoder) u16() (uint16, error) {
+	p, err := d.take(2)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint16(p), nil
+}
+
+func (d *decoder) u32() (uint32, error) {
+	p, err := d.take(4)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(p), nil
+}
+
+func (d *decoder) u64() (uint64, error) {
+	p, err := d.take(8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(p), nil
+}
+
+func (d *decoder) str() (string, error) {
+	n, err := d.u64()
+	if err != nil {
+		return "", err
+	}
+	p, err := d.take(n)
+	if err != nil {
+		return "", fmt.Errorf("string of %d bytes: %w", n, err)
+	}
+	return string(p), nil
+}
+
+func (d *decoder) tensorInfo() (gguf.TensorInfo, error) {
+	var ti gguf.TensorInfo
+	name, err := d.str()
+	if err != nil {
+		return ti, fmt.Errorf("name: %w", err)
+	}
+	ti.Name = name
+	nd, err := d.u32()
+	if err != nil {
+		return ti, fmt.Errorf("n_dims: %w", err)
+	}
+	if nd > gguf.MaxDims {
+		return ti, fmt.Errorf("n_dims %d: more than ggml's %d", nd, gguf.MaxDims)
+	}
+	ti.Ne = make([]uint64, nd)
+	for j := range ti.Ne {
+		if ti.Ne[j], err = d.u64(); err != nil {
+			return ti, fmt.Errorf("ne[%d]: %w", j, err)
+		}
+		if ti.Ne[j] > math.MaxInt64 {
+			return ti, fmt.Errorf("ne[%d] = %d: %w", j, ti.Ne[j], gguf.ErrOverflow)
+		}
+	}
+	t, err := d.u32()
+	if err != nil {
+		return ti, fmt.Errorf("type: %w", err)
+	}
+	ti.Type = gguf.Type(t)
+	if _, ok := ti.Type.Traits(); !ok {
+		return ti, fmt.Errorf("%w %d", gguf.ErrUnknownType, t)
+	}
+	if ti.Offset, err = d.u64(); err != nil {
+		return ti, fmt.Errorf("offset: %w", err)
+	}
+	return ti, nil
+}

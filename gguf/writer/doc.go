@@ -1,0 +1,25 @@
+// Package writer writes GGUF v3 files in one streaming pass.
+//
+// New takes the complete metadata (KVs, in the order given) and tensor-info
+// list up front, computes every tensor's data offset in 64-bit arithmetic,
+// and writes the header at once; the caller then streams each tensor's bytes
+// in order with WriteTensor or WriteTensorFrom. Nothing but the header is
+// held in memory, so the output can go through an atomicfile temp file.
+//
+// Layout (ggml's gguf.c and gguf-py's GGUFWriter agree on it):
+//
+//	"GGUF" u32 version=3 | u64 n_tensors | u64 n_kv
+//	n_kv × (string key | u32 value type | value)
+//	n_tensors × (string name | u32 n_dims | n_dims × u64 ne | u32 type | u64 offset)
+//	zero padding to the alignment
+//	tensor data, each tensor followed by zero padding to the alignment
+//	(the last one included)
+//
+// A string is a u64 byte length and the bytes (no NUL); an array is a u32
+// element type, a u64 count and the elements; a bool is one byte. All numbers
+// are little-endian. Tensor shapes are in GGUF ne order (ne[0] fastest).
+//
+// KVs is a small builder that rejects a duplicate key when it is added (the
+// reference converter once wrote general.architecture twice, which the
+// loader then refused: llama.cpp PR #4062, our BR-27).
+package writer
