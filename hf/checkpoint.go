@@ -1,0 +1,429 @@
+package hf
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/x448/float16"
+	"golang.org/x/sys/unix"
+)
+
+// File names looked for in a checkpoint directory.
+const (
+	ConfigFile      = "config.json"
+	SingleFile      = "model.safetensors"
+	IndexFile       = "model.safetensors.index.json"
+	safetensorsExt  = ".safetensors"
+	maxIndexBytes   = 64 << 20
+	maxListedInErrs = 5
+)
+
+// ErrNoCheckpoint is wrapped by Open's error when the directory holds no
+// config.json or no *.safetensors file.
+var ErrNoCheckpoint = errors.New("not a Hugging Face checkpoint")
+
+// Checkpoint is an opened HF checkpoint directory. Its methods are safe for
+// concurrent use.
+type Checkpoint struct {
+	// Dir is the directory as given to Open.
+	Dir string
+	// Config is the parsed config.json.
+	Config *Config
+	// Tensors lists every tensor in conversion order: shard files in order
+	// (the index's shards sorted by name, or the single file), then within a
+	// file the keys sorted lexicographically (spec conversion.md §5.4).
+	Tensors []TensorRef
+	// Files lists the shard base names in the order used.
+	Files []string
+	// Notices are human-readable remarks about choices Open made (stray
+	// files ignored, shards found without an index).
+	Notices []string
+
+	byName map[string]int
+	mu     sync.Mutex
+	maps   map[string][]byte
+	closed bool
+}
+
+// Open reads DIR/config.json and the safetensors headers of a checkpoint.
+// Which files hold the weights (spec §5.4, BR-20):
+//   - DIR/model.safetensors.index.json present: exactly the shards its
+//     weight_map names (sorted by name); any other *.safetensors (e.g. a
+//     stray model.safetensors) is ignored with a notice. A missing shard is
+//     an error naming it and the tensors it should hold; a tensor the index
+//     puts in a shard that lacks it is an error naming both.
+//   - otherwise DIR/model.safetensors alone, or, with several *.safetensors
+//     and no index, all of them in sorted name order (with a notice).
+//
+// A tensor name found in two files is an error naming it. Shard names must
+// be local paths inside DIR; a shard that is a symlink must resolve inside
+// DIR (or, for the Hugging Face hub cache layout snapshots/<rev>/, inside the
+// repository's blobs/ directory), and dangling links are errors. Files that
+// are not model files (optimizer.pt, trainer_state.json, tokenizer files …)
+// are ignored. No file is mapped until Read.
+func Open(dir string) (*Checkpoint, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open checkpoint: %s is not a directory", dir)
+	}
+	cfgPath := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(cfgPath); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no %s found (looked for %s): %w", dir, ConfigFile, cfgPath, ErrNoCheckpoint)
+	}
+	cfg, err := ReadConfig(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Dir: dir, Config: cfg, byName: map[string]int{}, maps: map[string][]byte{}}
+	files, expect, err := c.chooseFiles()
+	if err != nil {
+		return nil, err
+	}
+	c.Files = files
+	owner := map[string]string{}
+	for _, name := range files {
+		h, err := ReadHeader(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range h.Tensors {
+			t.File = name
+			if prev, dup := owner[t.Name]; dup {
+				return nil, fmt.Errorf("%s: tensor %q is in both %s and %s; remove the duplicate shard or fix %s", dir, t.Name, prev, name, IndexFile)
+			}
+			owner[t.Name] = name
+			if expect != nil {
+				if want, listed := expect[t.Name]; !listed {
+					c.Notices = append(c.Notices, fmt.Sprintf("tensor %s in %s is not listed in %s; using it anyway", t.Name, name, IndexFile))
+				} else if want != name {
+					return nil, fmt.Errorf("%s: %s puts tensor %q in %s, but it is in %s", dir, IndexFile, t.Name, want, name)
+				}
+			}
+			c.byName[t.Name] = len(c.Tensors)
+			c.Tensors = append(c.Tensors, t)
+		}
+	}
+	if expect != nil {
+		var missing []string
+		for name := range expect {
+			if _, ok := owner[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			t := missing[0]
+			return nil, fmt.Errorf("%s: %s puts tensor %q in %s, but that shard has no such tensor%s", dir, IndexFile, t, expect[t], andMore(len(missing)-1, "missing tensors"))
+		}
+	}
+	return c, nil
+}
+
+// chooseFiles applies the file-selection rules of Open. expect is the index's
+// weight_map (nil without an index).
+func (c *Checkpoint) chooseFiles() (files []string, expect map[string]string, err error) {
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open checkpoint: %w", err)
+	}
+	var present []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasSuffix(n, safetensorsExt) && !strings.HasPrefix(n, ".") && !atomicfile.IsTemp(n) && !e.IsDir() {
+			present = append(present, n)
+		}
+	}
+	sort.Strings(present)
+	indexPath := filepath.Join(c.Dir, IndexFile)
+	if _, statErr := os.Lstat(indexPath); statErr == nil {
+		wm, err := readIndex(indexPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		byShard := map[string][]string{}
+		for t, shard := range wm {
+			byShard[shard] = append(byShard[shard], t)
+		}
+		for shard := range byShard {
+			files = append(files, shard)
+		}
+		sort.Strings(files)
+		for _, shard := range files {
+			if err := c.checkShardPath(shard, byShard[shard]); err != nil {
+				return nil, nil, err
+			}
+		}
+		listed := map[string]bool{}
+		for _, f := range files {
+			listed[f] = true
+		}
+		for _, p := range present {
+			if !listed[p] {
+				c.Notices = append(c.Notices, fmt.Sprintf("ignoring %s: not listed in %s", p, IndexFile))
+			}
+		}
+		if len(files) == 0 {
+			return nil, nil, fmt.Errorf("%s: weight_map is empty: %w", indexPath, ErrNoCheckpoint)
+		}
+		return files, wm, nil
+	}
+	switch {
+	case len(present) == 0:
+		return nil, nil, fmt.Errorf("%s: no %s or %s found (pytorch .bin checkpoints are not supported; convert them to safetensors first): %w", c.Dir, SingleFile, IndexFile, ErrNoCheckpoint)
+	case len(present) == 1 && present[0] == SingleFile:
+	case len(present) == 1:
+		c.Notices = append(c.Notices, fmt.Sprintf("no %s or %s; using %s", SingleFile, IndexFile, present[0]))
+	default:
+		c.Notices = append(c.Notices, fmt.Sprintf("no %s: using all %d *.safetensors files in name order (%s)", IndexFile, len(present), strings.Join(present, ", ")))
+	}
+	for _, p := range present {
+		if err := c.checkShardPath(p, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	return present, nil, nil
+}
+
+// readIndex returns the weight_map of a model.safetensors.index.json.
+func readIndex(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxIndexBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxIndexBytes)
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil, fmt.Errorf("%s is not a valid safetensors index: %v", path, err)
+	}
+	if idx.WeightMap == nil {
+		return nil, fmt.Errorf("%s has no weight_map object", path)
+	}
+	return idx.WeightMap, nil
+}
+
+// checkShardPath verifies that shard is a local name whose target is a
+// regular file inside the checkpoint directory. tensors (may be nil) are
+// named in the missing-shard error.
+func (c *Checkpoint) checkShardPath(shard string, tensors []string) error {
+	if shard == "" || !filepath.IsLocal(shard) {
+		return fmt.Errorf("%s: shard name %q is not a file inside the checkpoint directory", c.Dir, shard)
+	}
+	p := filepath.Join(c.Dir, shard)
+	li, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		sort.Strings(tensors)
+		list := strings.Join(tensors[:min(len(tensors), maxListedInErrs)], ", ")
+		return fmt.Errorf("%s: shard %s is missing; %s lists %d tensor(s) in it: %s%s", c.Dir, shard, IndexFile, len(tensors), list, andMore(len(tensors)-maxListedInErrs, "more"))
+	}
+	if err != nil {
+		return fmt.Errorf("shard %s: %w", p, err)
+	}
+	if li.Mode()&os.ModeSymlink == 0 && !strings.Contains(shard, string(filepath.Separator)) {
+		if !li.Mode().IsRegular() {
+			return fmt.Errorf("shard %s is not a regular file", p)
+		}
+		return nil
+	}
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("shard %s is a dangling symlink: %v", p, err)
+	}
+	root, err := filepath.EvalSymlinks(c.Dir)
+	if err != nil {
+		return fmt.Errorf("open checkpoint: %w", err)
+	}
+	if !within(root, target) && !within(hubBlobs(root), target) {
+		return fmt.Errorf("shard %s resolves to %s, outside the checkpoint directory %s; copy the file in instead of linking it", p, target, root)
+	}
+	ti, err := os.Stat(target)
+	if err != nil || !ti.Mode().IsRegular() {
+		return fmt.Errorf("shard %s does not resolve to a regular file", p)
+	}
+	return nil
+}
+
+// hubBlobs returns <repo>/blobs for a Hugging Face hub cache snapshot
+// directory <repo>/snapshots/<rev>, or "" for any other directory.
+func hubBlobs(root string) string {
+	snaps := filepath.Dir(root)
+	if filepath.Base(snaps) != "snapshots" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(snaps), "blobs")
+}
+
+func within(root, p string) bool {
+	if root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, p)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+func andMore(n int, what string) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (and %d %s)", n, what)
+}
+
+// Lookup returns the tensor named name (HF name).
+func (c *Checkpoint) Lookup(name string) (TensorRef, bool) {
+	i, ok := c.byName[name]
+	if !ok {
+		return TensorRef{}, false
+	}
+	return c.Tensors[i], true
+}
+
+// Read returns the bytes of one tensor as a sub-slice of its shard's
+// read-only memory map (mapped on first use and kept until Close). The
+// slice must not be written to, and is invalid after Close. Read returns an
+// error naming the tensor for an unsupported dtype (anything but BF16, F16,
+// F32, U8), for a shard that changed size since Open, or after Close.
+func (c *Checkpoint) Read(ref TensorRef) (*TensorData, error) {
+	if !ref.DType.Supported() {
+		return nil, fmt.Errorf("tensor %s in %s has dtype %s; only BF16, F16, F32 and U8 are supported", ref.Name, ref.File, ref.DType)
+	}
+	m, err := c.mapping(ref.File)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Offset > uint64(len(m)) || ref.Size > uint64(len(m))-ref.Offset {
+		return nil, fmt.Errorf("tensor %s: bytes [%d, %d) are beyond the end of %s (%d bytes); was the file changed?", ref.Name, ref.Offset, ref.Offset+ref.Size, ref.File, len(m))
+	}
+	return &TensorData{Ref: ref, Raw: m[ref.Offset : ref.Offset+ref.Size : ref.Offset+ref.Size]}, nil
+}
+
+func (c *Checkpoint) mapping(file string) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("read %s: checkpoint is closed", file)
+	}
+	if m, ok := c.maps[file]; ok {
+		return m, nil
+	}
+	p := filepath.Join(c.Dir, file)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if size == 0 || int64(int(size)) != size {
+		return nil, fmt.Errorf("cannot map %s (%d bytes)", p, size)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %s: %w", p, err)
+	}
+	c.maps[file] = m
+	return m, nil
+}
+
+// Close unmaps every shard. TensorData obtained from c must not be used
+// afterwards.
+func (c *Checkpoint) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var first error
+	for f, m := range c.maps {
+		if err := unix.Munmap(m); err != nil && first == nil {
+			first = fmt.Errorf("munmap %s: %w", f, err)
+		}
+		delete(c.maps, f)
+	}
+	return first
+}
+
+// TensorData is one tensor's bytes as stored (little-endian, HF order).
+type TensorData struct {
+	Ref TensorRef
+	// Raw is exactly the tensor's Ref.Size bytes, a read-only sub-slice of
+	// the shard's memory map; it need not be aligned.
+	Raw []byte
+}
+
+// Float32s decodes a BF16, F16 or F32 tensor to float32 exactly (bf16 bits
+// shifted into the high half; f16 via IEEE conversion; f32 copied) and
+// returns the NElements values, reusing dst when its capacity suffices. U8
+// and other dtypes are an error naming the tensor.
+func (d *TensorData) Float32s(dst []float32) ([]float32, error) {
+	n := d.Ref.NElements()
+	es := d.Ref.DType.Size()
+	if es == 0 || n*es != uint64(len(d.Raw)) {
+		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", d.Ref.Name, len(d.Raw), n, d.Ref.DType)
+	}
+	if uint64(cap(dst)) >= n {
+		dst = dst[:n]
+	} else {
+		dst = make([]float32, n)
+	}
+	raw := d.Raw
+	switch d.Ref.DType {
+	case BF16:
+		for i := range dst {
+			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+		}
+	case F16:
+		for i := range dst {
+			dst[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
+		}
+	case F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	default:
+		return nil, fmt.Errorf("tensor %s in %s has dtype %s, which is not a float type", d.Ref.Name, d.Ref.File, d.Ref.DType)
+	}
+	return dst, nil
+}
+
+// Release tells the kernel the pages of Raw are not needed any more
+// (madvise MADV_DONTNEED on the page-aligned interior of Raw; pages shared
+// with neighbouring tensors are kept), so resident memory stays near one
+// tensor while a whole model streams through. Raw stays readable: the pages
+// are faulted in again from the file if touched. Errors are ignored (it is
+// only advice).
+func (d *TensorData) Release() {
+	if len(d.Raw) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafePointer(d.Raw))
+	end := start + uintptr(len(d.Raw))
+	a := (start + page - 1) &^ (page - 1)
+	b := end &^ (page - 1)
+	if b <= a {
+		return
+	}
+	_ = unix.Madvise(d.Raw[a-start:b-start], unix.MADV_DONTNEED)
+}
