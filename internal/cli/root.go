@@ -9,19 +9,17 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
-// UsageError marks a bad invocation (unknown flag, bad flag value, missing
-// argument); Main exits 2 for it and 1 for every other error.
-type UsageError struct{ Err error }
+// UsageError marks a bad invocation; Main exits 2 for it. Command packages
+// (which cannot import this package) use usage.Error / usage.Errorf, the same
+// type.
+type UsageError = usage.Error
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-// Usagef returns a *UsageError with a formatted message.
-func Usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+// Usagef returns a *UsageError with a formatted message (usage.Errorf).
+func Usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // NewRootCmd builds the bitnet-convert command tree writing to stdout and
 // stderr.
