@@ -1,0 +1,309 @@
+package tokenizer
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dlclark/regexp2"
+)
+
+func init() {
+	builders["gpt2"] = func(v *Vocab) (Tokenizer, error) { return NewBPE(v) }
+}
+
+// BPE is the byte-level BPE ("gpt2") tokenizer of llama.cpp
+// (llm_tokenizer_bpe): special tokens are split off first, the rest is cut
+// into pre-tokens by the regex of the vocabulary's pre type, each pre-token's
+// bytes are mapped to the GPT-2 byte alphabet and merged by merge rank,
+// lowest rank first (leftmost first on ties).
+type BPE struct {
+	v     *Vocab
+	pre   *preTokenizer
+	re    *regexp2.Regexp
+	ids   map[string]int32
+	ranks map[[2]int32]int32 // (left id, right id) → merge rank
+	// specials are the tokens matched as a whole in raw text, longest
+	// first: USER_DEFINED always, CONTROL and UNKNOWN with parseSpecial.
+	specials []int32
+	addBOS   bool
+	addEOS   bool
+}
+
+var _ Tokenizer = (*BPE)(nil)
+
+// NewBPE builds the byte-level BPE tokenizer for a "gpt2" vocabulary. It
+// returns an error when v.Model is not "gpt2", v.Pre is not a pre type the
+// runtime knows (llama-bpe, qwen2, gpt-2), Tokens and Types differ in length,
+// or a merge is not two vocabulary tokens whose concatenation is one.
+// Add-BOS defaults to llama.cpp's value for the pre type (true for
+// llama-bpe) when v.AddBOS is nil.
+func NewBPE(v *Vocab) (*BPE, error) {
+	if v.Model != "gpt2" {
+		return nil, fmt.Errorf("byte-level BPE needs tokenizer.ggml.model gpt2, got %q", v.Model)
+	}
+	pre, ok := lookupPre(v.Pre)
+	if !ok {
+		return nil, fmt.Errorf("tokenizer.ggml.pre %q is not supported by the runtime (supported: %s)", v.Pre, supportedPres())
+	}
+	if len(v.Types) != len(v.Tokens) {
+		return nil, fmt.Errorf("vocabulary has %d tokens but %d token types", len(v.Tokens), len(v.Types))
+	}
+	re, err := pre.compiledRegex()
+	if err != nil {
+		return nil, err
+	}
+	t := &BPE{v: v, pre: pre, re: re, ids: make(map[string]int32, len(v.Tokens))}
+	for id := len(v.Tokens) - 1; id >= 0; id-- {
+		t.ids[v.Tokens[id]] = int32(id)
+	}
+	t.ranks = make(map[[2]int32]int32, len(v.Merges))
+	for r, m := range v.Merges {
+		// llama.cpp splits at the first space after the first byte, so a
+		// left part may itself start with a space.
+		sp := strings.IndexByte(m[min(1, len(m)):], ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("merge %d %q has no space between its parts", r, m)
+		}
+		sp += min(1, len(m))
+		a, b := m[:sp], m[sp+1:]
+		ia, oka := t.ids[a]
+		ib, okb := t.ids[b]
+		_, okab := t.ids[a+b]
+		if !oka || !okb || !okab {
+			return nil, fmt.Errorf("merge %d %q: parts or result are not in the vocabulary", r, m)
+		}
+		if _, dup := t.ranks[[2]int32{ia, ib}]; !dup {
+			t.ranks[[2]int32{ia, ib}] = int32(r)
+		}
+	}
+	for id, typ := range v.Types {
+		if (typ == TypeControl || typ == TypeUserDefined || typ == TypeUnknown) && v.Tokens[id] != "" {
+			t.specials = append(t.specials, int32(id))
+		}
+	}
+	sort.SliceStable(t.specials, func(a, b int) bool {
+		return len(v.Tokens[t.specials[a]]) > len(v.Tokens[t.specials[b]])
+	})
+	t.addBOS = pre.addBOS
+	if v.AddBOS != nil {
+		t.addBOS = *v.AddBOS
+	}
+	t.addEOS = v.AddEOS != nil && *v.AddEOS
+	return t, nil
+}
+
+// Vocab returns the vocabulary t was built from.
+func (t *BPE) Vocab() *Vocab { return t.v }
+
+// bpeFragment is a piece of the input: raw text, or a special token id.
+type bpeFragment struct {
+	text string
+	id   int32 // NoToken for raw text
+}
+
+// partition splits text at special tokens, longest first (llama.cpp
+// tokenizer_st_partition).
+func (t *BPE) partition(text string, parseSpecial bool) []bpeFragment {
+	frags := []bpeFragment{{text: text, id: NoToken}}
+	for _, id := range t.specials {
+		typ := t.v.Types[id]
+		if !parseSpecial && (typ == TypeControl || typ == TypeUnknown) {
+			continue
+		}
+		tok := t.v.Tokens[id]
+		var out []bpeFragment
+		changed := false
+		for _, f := range frags {
+			if f.id != NoToken || !strings.Contains(f.text, tok) {
+				out = append(out, f)
+				continue
+			}
+			changed = true
+			s := f.text
+			for {
+				i := strings.Index(s, tok)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					out = append(out, bpeFragment{text: s[:i], id: NoToken})
+				}
+				out = append(out, bpeFragment{id: id})
+				s = s[i+len(tok):]
+			}
+			if s != "" {
+				out = append(out, bpeFragment{text: s, id: NoToken})
+			}
+		}
+		if changed {
+			frags = out
+		}
+	}
+	return frags
+}
+
+// Encode tokenizes text (see Tokenizer). With addSpecial, BOS is prepended
+// when add_bos is on and EOS appended when add_eos is on; a missing BOS/EOS
+// id is then an error. parseSpecial lets CONTROL tokens' text map to their
+// ids; USER_DEFINED tokens are always matched whole, as in llama.cpp.
+func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	var out []int32
+	if addSpecial && t.addBOS {
+		if t.v.BOS == NoToken {
+			return nil, fmt.Errorf("add_bos is set but the vocabulary has no BOS token")
+		}
+		out = append(out, t.v.BOS)
+	}
+	for _, f := range t.partition(text, parseSpecial) {
+		if f.id != NoToken {
+			out = append(out, f.id)
+			continue
+		}
+		words, err := splitText(t.re, f.text)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range words {
+			if out, err = t.encodeWord(out, byteEncode(w)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if addSpecial && t.addEOS {
+		if t.v.EOS == NoToken {
+			return nil, fmt.Errorf("add_eos is set but the vocabulary has no EOS token")
+		}
+		out = append(out, t.v.EOS)
+	}
+	return out, nil
+}
+
+// bpeSymbol is a piece of a word during merging, in a doubly linked list.
+type bpeSymbol struct {
+	text       string
+	id         int32 // NoToken when text is not a token
+	prev, next int
+}
+
+// bpeBigram is a candidate merge of symbols left and right.
+type bpeBigram struct {
+	left, right int
+	rank        int32
+	size        int // len(left text)+len(right text) when queued, to detect stale entries
+}
+
+// bpeBigramQueue orders candidate merges by rank, then position.
+type bpeBigramQueue []bpeBigram
+
+func (q bpeBigramQueue) Len() int { return len(q) }
+func (q bpeBigramQueue) Less(a, b int) bool {
+	if q[a].rank != q[b].rank {
+		return q[a].rank < q[b].rank
+	}
+	return q[a].left < q[b].left
+}
+func (q bpeBigramQueue) Swap(a, b int) { q[a], q[b] = q[b], q[a] }
+func (q *bpeBigramQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
+func (q *bpeBigramQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// encodeWord appends the ids of one byte-encoded pre-token.
+func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
+	if word == "" {
+		return out, nil
+	}
+	if t.pre.ignoreMerges {
+		if id, ok := t.ids[word]; ok {
+			return append(out, id), nil
+		}
+	}
+	syms := make([]bpeSymbol, 0, len(word))
+	for _, r := range word {
+		s := string(r)
+		id, ok := t.ids[s]
+		if !ok {
+			id = NoToken
+		}
+		syms = append(syms, bpeSymbol{text: s, id: id, prev: len(syms) - 1, next: len(syms) + 1})
+	}
+	syms[len(syms)-1].next = -1
+
+	var q bpeBigramQueue
+	tryAdd := func(left, right int) {
+		if left < 0 || right < 0 {
+			return
+		}
+		l, r := syms[left], syms[right]
+		if l.id == NoToken || r.id == NoToken {
+			return
+		}
+		rank, ok := t.ranks[[2]int32{l.id, r.id}]
+		if !ok {
+			return
+		}
+		heap.Push(&q, bpeBigram{left: left, right: right, rank: rank, size: len(l.text) + len(r.text)})
+	}
+	for i := 0; i+1 < len(syms); i++ {
+		tryAdd(i, i+1)
+	}
+	for q.Len() > 0 {
+		b := heap.Pop(&q).(bpeBigram)
+		l, r := &syms[b.left], &syms[b.right]
+		// Skip stale candidates: a side was merged away or grew.
+		if l.text == "" || r.text == "" || l.next != b.right || len(l.text)+len(r.text) != b.size {
+			continue
+		}
+		l.text += r.text
+		l.id = t.ids[l.text]
+		r.text = ""
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		tryAdd(l.prev, b.left)
+		tryAdd(b.left, l.next)
+	}
+	for i := 0; i >= 0 && i < len(syms); i = syms[i].next {
+		s := syms[i]
+		if s.id != NoToken {
+			out = append(out, s.id)
+			continue
+		}
+		// Not a token: fall back to one token per byte character.
+		for _, r := range s.text {
+			id, ok := t.ids[string(r)]
+			if !ok {
+				return nil, fmt.Errorf("byte %#02x has no token in the vocabulary (its byte-level alphabet is incomplete)", runeToByte[r])
+			}
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Decode concatenates the text of ids: NORMAL tokens are mapped back from
+// the GPT-2 byte alphabet to bytes, CONTROL and USER_DEFINED tokens give
+// their text as is, UNUSED/BYTE/UNKNOWN tokens give nothing (llama.cpp
+// llama_token_to_piece with special rendering on). An id outside the
+// vocabulary is an error naming it.
+func (t *BPE) Decode(ids []int32) (string, error) {
+	var sb strings.Builder
+	for _, id := range ids {
+		if id < 0 || int(id) >= len(t.v.Tokens) {
+			return "", fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, len(t.v.Tokens)-1)
+		}
+		switch t.v.Types[id] {
+		case TypeNormal:
+			sb.WriteString(byteDecode(t.v.Tokens[id]))
+		case TypeControl, TypeUserDefined:
+			sb.WriteString(t.v.Tokens[id])
+		}
+	}
+	return sb.String(), nil
+}
