@@ -14,20 +14,6 @@ const QKI2S = 128
 // little-endian float32 scale followed by 28 pad bytes (spec §3.3).
 const I2STailBytes = 32
 
-// code maps a ternary value to its 2-bit I2_S code: -1 → 0, 0 → 1, +1 → 2.
-// Any other input is a programmer error.
-func code(t int8) byte {
-	switch t {
-	case -1:
-		return 0
-	case 0:
-		return 1
-	case 1:
-		return 2
-	}
-	panic("quantize: ternary value outside {-1, 0, 1}")
-}
-
 // PackI2S packs ternary values t (flat, HF row-major [out, in]) into the x86
 // I2_S layout (QK 128, spec conversion.md §3.1; bitnet.cpp quantize_i2_s with
 // ACT_PARALLEL): for block b and j = 0..31,
@@ -46,10 +32,14 @@ func PackI2S(dst []byte, t []int8) {
 		panic("quantize: PackI2S: len(dst) != len(t)/4")
 	}
 	for b := 0; b < len(t); b += QKI2S {
-		blk := t[b : b+QKI2S]
-		out := dst[b/4 : b/4+32]
+		blk := t[b : b+QKI2S : b+QKI2S]
+		out := dst[b/4 : b/4+32 : b/4+32]
 		for j := 0; j < 32; j++ {
-			out[j] = code(blk[j])<<6 | code(blk[j+32])<<4 | code(blk[j+64])<<2 | code(blk[j+96])
+			c0, c1, c2, c3 := byte(blk[j]+1), byte(blk[j+32]+1), byte(blk[j+64]+1), byte(blk[j+96]+1)
+			if c0 > 2 || c1 > 2 || c2 > 2 || c3 > 2 {
+				panic("quantize: PackI2S: ternary value outside {-1, 0, 1}")
+			}
+			out[j] = c0<<6 | c1<<4 | c2<<2 | c3
 		}
 	}
 }

@@ -23,7 +23,7 @@ const (
 // (SumKernel.cpp cascade_sum) for one contiguous tensor.
 //
 // VecWidth is the number of float lanes of at::vec::Vectorized<float> (8 for
-// AVX2, 16 for AVX-512). Threads is torch's intra-op thread count; a sum of n
+// AVX2, 16 for AVX-512; values outside 1..16 are clamped). Threads is torch's intra-op thread count; a sum of n
 // elements is split into min(Threads, ceil(n/32768)) equal chunks whose sums
 // are added in order (two_pass_reduction).
 type TorchSumOrder struct {
@@ -73,10 +73,7 @@ func (o TorchSumOrder) sumAbs(x []float32) float32 {
 // chunkSum mirrors vectorized_inner_sum (contiguous inner reduction, n ≥ VecWidth)
 // or, for short inputs, the scalar path with four scalar accumulators.
 func (o TorchSumOrder) chunkSum(x []float32) float32 {
-	w := o.VecWidth
-	if w < 1 {
-		w = 1
-	}
+	w := min(max(o.VecWidth, 1), maxVecWidth)
 	if len(x) < w {
 		w = 1
 	}
@@ -92,6 +89,11 @@ func (o TorchSumOrder) chunkSum(x []float32) float32 {
 	return acc
 }
 
+// maxVecWidth bounds TorchSumOrder.VecWidth (AVX-512 has 16 float lanes).
+const maxVecWidth = 16
+
+type lanes = [maxVecWidth]float32
+
 // rowSum is torch's row_sum over nvec vectors of width w: four interleaved
 // accumulators (ilp), each a cascade, then the leftover vectors, then the
 // accumulators added in order. It returns the w lanes.
@@ -99,49 +101,45 @@ func rowSum(x []float32, w, nvec int) []float32 {
 	nilp := nvec / torchILP
 	acc := multiRowSum(x, w, nilp)
 	for i := nilp * torchILP; i < nvec; i++ {
-		for l := 0; l < w; l++ {
-			acc[0][l] += abs32(x[i*w+l])
-		}
+		addAbs(&acc[0], x[i*w:i*w+w])
 	}
 	for k := 1; k < torchILP; k++ {
 		for l := 0; l < w; l++ {
 			acc[0][l] += acc[k][l]
 		}
 	}
-	return acc[0]
+	return acc[0][:w]
+}
+
+// addAbs adds |v[l]| to lane l.
+func addAbs(acc *lanes, v []float32) {
+	for l, f := range v {
+		acc[l] += abs32(f)
+	}
 }
 
 // multiRowSum is torch's multi_row_sum with nrows = 4 vector columns: a
 // four-level cascade whose level width is 2^max(4, ceil(log2 n)/4) steps.
-func multiRowSum(x []float32, w, n int) [torchILP][]float32 {
+func multiRowSum(x []float32, w, n int) [torchILP]lanes {
 	levelPower := max(4, ceilLog2(n)/torchLevels)
 	levelStep := 1 << levelPower
 	levelMask := levelStep - 1
-	var acc [torchLevels][torchILP][]float32
-	for j := range acc {
-		for k := range acc[j] {
-			acc[j][k] = make([]float32, w)
-		}
-	}
-	add := func(dst []float32, i, k int) {
-		base := (i*torchILP + k) * w
-		for l := range dst {
-			dst[l] += abs32(x[base+l])
-		}
-	}
+	var acc [torchLevels][torchILP]lanes
+	stride := torchILP * w
 	i := 0
 	for i+levelStep <= n {
 		for j := 0; j < levelStep; j, i = j+1, i+1 {
+			row := x[i*stride : i*stride+stride]
 			for k := 0; k < torchILP; k++ {
-				add(acc[0][k], i, k)
+				addAbs(&acc[0][k], row[k*w:k*w+w])
 			}
 		}
 		for j := 1; j < torchLevels; j++ {
 			for k := 0; k < torchILP; k++ {
 				for l := 0; l < w; l++ {
 					acc[j][k][l] += acc[j-1][k][l]
-					acc[j-1][k][l] = 0
 				}
+				acc[j-1][k] = lanes{}
 			}
 			if i&(levelMask<<(j*levelPower)) != 0 {
 				break
@@ -149,8 +147,9 @@ func multiRowSum(x []float32, w, n int) [torchILP][]float32 {
 		}
 	}
 	for ; i < n; i++ {
+		row := x[i*stride : i*stride+stride]
 		for k := 0; k < torchILP; k++ {
-			add(acc[0][k], i, k)
+			addAbs(&acc[0][k], row[k*w:k*w+w])
 		}
 	}
 	for j := 1; j < torchLevels; j++ {

@@ -244,13 +244,20 @@ func UntransformTL2(dst []int8, data []byte, m, k, BM, BK int) (scale float32, e
 			// Balanced-ternary digits of v: v = 9·t0 + 3·t1 + t2.
 			c := row*k + 3*tri
 			for p, w := range [3]int{9, 3, 1} {
-				d := (v + 13*w/w*0) // placeholder removed below
-				_ = d
-				q := int(math.Round(float64(v) / float64(w)))
+				q := floorDiv(v+w/2, w)
 				dst[c+p] = int8(q)
 				v -= q * w
 			}
 		}
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(data[off:])), nil
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
