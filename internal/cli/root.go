@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -40,7 +41,9 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // commands lists the constructors of every subcommand, one line each.
-var commands = []func() *cobra.Command{}
+var commands = []func() *cobra.Command{
+	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
+}
 
 // Main runs the command line args and returns the process exit code: 0 on
 // success, 1 on failure, 2 on bad usage. Errors are printed as one line

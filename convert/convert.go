@@ -1,0 +1,153 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// OutType is the requested output type (--outtype).
+type OutType string
+
+// Output types.
+const (
+	OutI2S  OutType = "i2_s"
+	OutTL1  OutType = "tl1"
+	OutTL2  OutType = "tl2"
+	OutF32  OutType = "f32"
+	OutF16  OutType = "f16"
+	OutBF16 OutType = "bf16"
+)
+
+// OutTypes lists the accepted --outtype values.
+var OutTypes = []OutType{OutI2S, OutTL1, OutTL2, OutF32, OutF16, OutBF16}
+
+// ParseOutType validates s against OutTypes.
+func ParseOutType(s string) (OutType, error) {
+	for _, t := range OutTypes {
+		if string(t) == strings.ToLower(s) {
+			return t, nil
+		}
+	}
+	names := make([]string, len(OutTypes))
+	for i, t := range OutTypes {
+		names[i] = string(t)
+	}
+	return "", fmt.Errorf("unknown output type %q (supported: %s)", s, strings.Join(names, ", "))
+}
+
+// WeightScaleRule says how a packed checkpoint's weight_scale applies to its
+// ternary codes: W = t·ws (Multiply, HF AutoBitLinear) or W = t/ws (Divide, HF
+// BitLinear). Spec conversion.md §2.4 "Our rule".
+type WeightScaleRule string
+
+// Weight-scale rules. RuleAuto reads quantization_config.linear_class.
+const (
+	RuleAuto     WeightScaleRule = ""
+	RuleMultiply WeightScaleRule = "multiply"
+	RuleDivide   WeightScaleRule = "divide"
+)
+
+// Options configures a conversion. The zero value converts to I2_S.
+type Options struct {
+	OutType          OutType
+	ModelName        string          // general.name; default: the input directory's base name
+	WeightScale      WeightScaleRule // override for packed checkpoints
+	AllowFallback    bool            // write projections whose row length does not fit the packing as F16
+	AllowTieFallback bool            // tie_word_embeddings false without lm_head: tie instead of failing
+	NoVocab          bool            // convert without tokenizer
+	VocabOnly        bool            // write KVs only, no tensors
+	Pre              string          // override tokenizer.ggml.pre for byte-level BPE
+	Metadata         []gguf.KV       // general.* overrides (from --metadata)
+	KernelConfig     []byte          // kernel_config.ini for tl1/tl2; nil derives one
+	Threads          int             // goroutines per tensor; 0 = GOMAXPROCS
+	// Log receives warnings and notices, one line each (nil: discarded).
+	Log io.Writer
+	// Verbose adds one line per tensor and the weight-scale rule to Log.
+	Verbose bool
+	// Progress, when set, is called after each tensor is written.
+	Progress func(done, total int, name string)
+}
+
+// Converter is one architecture family: it knows its GGUF arch name, its
+// tensor-name table and its hyper-parameter KVs. Implementations are small
+// files (convert_<arch>.go) registered with Register.
+type Converter interface {
+	// Arch is the GGUF general.architecture value.
+	Arch() string
+	// Table maps HF tensor names to GGUF names and classes.
+	Table() *tensormap.Table
+	// StripPrefix is removed from HF names before the table lookup ("" for
+	// none; the embedding models drop a leading "model.").
+	StripPrefix() string
+	// HParams returns the architecture KVs ({arch}.*) from config.json.
+	HParams(cfg *hf.Config) ([]gguf.KV, error)
+	// Geometry returns the expected shapes for the shape checks.
+	Geometry(cfg *hf.Config) (Geometry, error)
+	// Embedding reports a sentence-embedding model (no output head; pooling).
+	Embedding() bool
+}
+
+// Geometry is what shape checks need from config.json.
+type Geometry struct {
+	Hidden, FF, Heads, HeadsKV, HeadDim, Vocab, Layers int
+}
+
+// NewFunc builds the converter for a parsed config.json.
+type NewFunc func(cfg *hf.Config) (Converter, error)
+
+var registry = map[string]NewFunc{}
+
+// Register adds a converter under an HF architectures[0] name (or a
+// "model_type:NAME" key for checkpoints matched by model_type). It panics on a
+// duplicate name (a programmer error).
+func Register(name string, f NewFunc) {
+	if _, dup := registry[name]; dup {
+		panic("convert: duplicate converter " + name)
+	}
+	registry[name] = f
+}
+
+// Supported returns the registered architecture names, sorted.
+func Supported() []string {
+	var out []string
+	for k := range registry {
+		if !strings.HasPrefix(k, "model_type:") {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrUnknownArch is returned (wrapped) for an architecture no converter
+// handles.
+var ErrUnknownArch = errors.New("unsupported architecture")
+
+// converterFor picks the converter from config.json's architectures[0], then
+// model_type.
+func converterFor(cfg *hf.Config) (Converter, error) {
+	archs, _ := cfg.Raw["architectures"].([]any)
+	var name string
+	if len(archs) > 0 {
+		name, _ = archs[0].(string)
+	}
+	if f, ok := registry[name]; ok && name != "" {
+		return f(cfg)
+	}
+	if mt, ok, _ := cfg.String("model_type"); ok {
+		if f, ok := registry["model_type:"+mt]; ok {
+			return f(cfg)
+		}
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%s: no \"architectures\" entry: %w (supported: %s)", cfg.Path, ErrUnknownArch, strings.Join(Supported(), ", "))
+	}
+	return nil, fmt.Errorf("%s: architecture %q: %w (supported: %s)", cfg.Path, name, ErrUnknownArch, strings.Join(Supported(), ", "))
+}

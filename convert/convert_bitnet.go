@@ -1,0 +1,81 @@
+package convert
+
+import (
+	"fmt"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// bitnetActArch maps config.json hidden_act to the GGUF arch of a
+// BitnetForCausalLM / BitNetForCausalLM checkpoint: the FFN activation is the
+// one graph difference (spec §1.2, our rule). "" stands for an absent key.
+var bitnetActArch = map[string]string{
+	"relu2": "bitnet-b1.58",
+	"silu":  "bitnet",
+	"":      "bitnet",
+}
+
+// bitnetModel converts the 1bitLLM (bitnet_b1_58-large/3B) and the 2B-4T
+// checkpoints.
+type bitnetModel struct {
+	arch string
+}
+
+var _ Converter = (*bitnetModel)(nil)
+
+func init() {
+	Register("BitnetForCausalLM", newBitnet)
+	Register("BitNetForCausalLM", newBitnet)
+}
+
+func newBitnet(cfg *hf.Config) (Converter, error) {
+	act, _, err := cfg.String("hidden_act")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	arch, ok := bitnetActArch[act]
+	if !ok {
+		return nil, fmt.Errorf("%s: hidden_act %q is not supported for BitNet (supported: relu2 → bitnet-b1.58, silu → bitnet)", cfg.Path, act)
+	}
+	return &bitnetModel{arch: arch}, nil
+}
+
+func (m *bitnetModel) Arch() string                              { return m.arch }
+func (m *bitnetModel) Table() *tensormap.Table                   { return tensormap.BitNet }
+func (m *bitnetModel) StripPrefix() string                       { return "" }
+func (m *bitnetModel) Embedding() bool                           { return false }
+func (m *bitnetModel) Geometry(cfg *hf.Config) (Geometry, error) { return geometry(cfg) }
+
+// HParams writes the llama-style hyper-parameters, vocab_size, the rope
+// scaling pair that bitnet.cpp's converter writes (linear, factor 1 unless the
+// config says otherwise) and the head_dim keys.
+func (m *bitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
+	kvs, err := tableKVs(m.arch, cfg, llamaHParams)
+	if err != nil {
+		return nil, err
+	}
+	g, err := geometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	kvs = append(kvs, gguf.KV{Key: m.arch + ".vocab_size", Value: gguf.Uint32(uint32(g.Vocab))})
+	factor := float32(1)
+	if rs, ok := cfg.Sub("rope_scaling"); ok {
+		typ, _, _ := rs.String("type", "rope_type")
+		if typ != "linear" {
+			return nil, fmt.Errorf("%s: rope_scaling type %q is not supported for BitNet (only linear)", cfg.Path, typ)
+		}
+		f, ok, err := rs.Float("factor")
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%s: rope_scaling needs a numeric \"factor\"", cfg.Path)
+		}
+		factor = float32(f)
+	}
+	kvs = append(kvs,
+		gguf.KV{Key: m.arch + ".rope.scaling.type", Value: gguf.String("linear")},
+		gguf.KV{Key: m.arch + ".rope.scaling.factor", Value: gguf.Float32(factor)})
+	kvs = append(kvs, headDimKVs(m.arch, g, false)...)
+	return kvs, nil
+}

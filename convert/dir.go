@@ -1,0 +1,44 @@
+package convert
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+)
+
+// ConvertDir converts the checkpoint in dir to the GGUF file outPath. The
+// output is written to a temp file beside outPath, fsynced and renamed, so
+// outPath never holds a partial file; on any error or cancellation the temp
+// file is removed. An existing outPath is an error unless force is set. With
+// dryRun nothing is written and the plan is returned.
+func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, opts Options) (*Plan, error) {
+	ckpt, err := hf.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ckpt.Close()
+	plan, err := NewPlan(ckpt, opts)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return plan, nil
+	}
+	f, err := atomicfile.Create(outPath, force)
+	if err != nil {
+		return plan, err
+	}
+	defer f.Abort()
+	if err := Convert(ctx, ckpt, plan, f, opts); err != nil {
+		if ctx.Err() != nil {
+			return plan, fmt.Errorf("interrupted; %s was not written", outPath)
+		}
+		return plan, err
+	}
+	if err := f.Commit(); err != nil {
+		return plan, err
+	}
+	return plan, nil
+}

@@ -1,0 +1,137 @@
+package convert
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+)
+
+// hparam is one row of the hyper-parameter table: the GGUF key suffix (after
+// "{arch}."), the config.json keys tried in order (first found wins), the
+// value type, and whether the key is required. Spec conversion.md §1.2.
+type hparam struct {
+	key      string
+	cfgKeys  []string
+	typ      gguf.ValueType // ValueUint32 or ValueFloat32
+	required bool
+}
+
+// llamaHParams is the table bitnet.cpp's Model.set_gguf_parameters follows,
+// in its write order.
+var llamaHParams = []hparam{
+	{"block_count", []string{"n_layers", "num_hidden_layers", "n_layer"}, gguf.ValueUint32, true},
+	{"context_length", []string{"max_position_embeddings", "n_ctx"}, gguf.ValueUint32, false},
+	{"embedding_length", []string{"hidden_size", "n_embd"}, gguf.ValueUint32, true},
+	{"feed_forward_length", []string{"intermediate_size", "n_inner"}, gguf.ValueUint32, false},
+	{"attention.head_count", []string{"num_attention_heads", "n_head"}, gguf.ValueUint32, true},
+	{"attention.head_count_kv", []string{"num_key_value_heads"}, gguf.ValueUint32, false},
+	{"rope.freq_base", []string{"rope_theta"}, gguf.ValueFloat32, false},
+	{"attention.layer_norm_rms_epsilon", []string{"rms_norm_eps"}, gguf.ValueFloat32, true},
+	{"attention.layer_norm_epsilon", []string{"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"}, gguf.ValueFloat32, false},
+}
+
+// tableKVs evaluates rows against cfg into "{arch}.key" KVs. Errors name the
+// config key and the file.
+func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
+	var kvs []gguf.KV
+	for _, r := range rows {
+		switch r.typ {
+		case gguf.ValueUint32:
+			v, ok, err := cfg.Int(r.cfgKeys...)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+			}
+			if !ok {
+				if r.required {
+					return nil, fmt.Errorf("%s: missing %q (needed for %s.%s)", cfg.Path, r.cfgKeys[0], arch, r.key)
+				}
+				continue
+			}
+			if v < 0 || v > math.MaxUint32 {
+				return nil, fmt.Errorf("%s: %q = %d is out of range", cfg.Path, r.cfgKeys[0], v)
+			}
+			kvs = append(kvs, gguf.KV{Key: arch + "." + r.key, Value: gguf.Uint32(uint32(v))})
+		case gguf.ValueFloat32:
+			v, ok, err := cfg.Float(r.cfgKeys...)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+			}
+			if !ok {
+				if r.required {
+					return nil, fmt.Errorf("%s: missing %q (needed for %s.%s)", cfg.Path, r.cfgKeys[0], arch, r.key)
+				}
+				continue
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s: %q is not finite", cfg.Path, r.cfgKeys[0])
+			}
+			kvs = append(kvs, gguf.KV{Key: arch + "." + r.key, Value: gguf.Float32(float32(v))})
+		}
+	}
+	return kvs, nil
+}
+
+// geometry reads the shape-deciding numbers with the head_dim rule:
+// config head_dim when present and not null, else hidden/heads (spec §1.2).
+func geometry(cfg *hf.Config) (Geometry, error) {
+	var g Geometry
+	var err error
+	get := func(dst *int, required bool, keys ...string) {
+		if err != nil {
+			return
+		}
+		v, ok, e := cfg.Int(keys...)
+		switch {
+		case e != nil:
+			err = fmt.Errorf("%s: %w", cfg.Path, e)
+		case !ok && required:
+			err = fmt.Errorf("%s: missing %q", cfg.Path, keys[0])
+		case ok && v <= 0:
+			err = fmt.Errorf("%s: %q must be positive, got %d", cfg.Path, keys[0], v)
+		case ok:
+			*dst = v
+		}
+	}
+	get(&g.Hidden, true, "hidden_size", "n_embd")
+	get(&g.Heads, true, "num_attention_heads", "n_head")
+	get(&g.Layers, true, "num_hidden_layers", "n_layers", "n_layer")
+	get(&g.Vocab, true, "vocab_size")
+	get(&g.FF, false, "intermediate_size", "n_inner")
+	get(&g.HeadsKV, false, "num_key_value_heads")
+	if err != nil {
+		return g, err
+	}
+	if g.HeadsKV == 0 {
+		g.HeadsKV = g.Heads
+	}
+	if cfg.Has("head_dim") {
+		get(&g.HeadDim, true, "head_dim")
+		if err != nil {
+			return g, err
+		}
+	} else {
+		if g.Hidden%g.Heads != 0 {
+			return g, fmt.Errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d and no head_dim is given", cfg.Path, g.Hidden, g.Heads)
+		}
+		g.HeadDim = g.Hidden / g.Heads
+	}
+	if g.Heads%g.HeadsKV != 0 {
+		return g, fmt.Errorf("%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", cfg.Path, g.Heads, g.HeadsKV)
+	}
+	return g, nil
+}
+
+// headDimKVs writes rope.dimension_count = head_dim, and key_length /
+// value_length when head_dim differs from hidden/heads (or always, when
+// always is set: the embedding converter writes all three).
+func headDimKVs(arch string, g Geometry, always bool) []gguf.KV {
+	kvs := []gguf.KV{{Key: arch + ".rope.dimension_count", Value: gguf.Uint32(uint32(g.HeadDim))}}
+	if always || g.HeadDim*g.Heads != g.Hidden {
+		kvs = append(kvs,
+			gguf.KV{Key: arch + ".attention.key_length", Value: gguf.Uint32(uint32(g.HeadDim))},
+			gguf.KV{Key: arch + ".attention.value_length", Value: gguf.Uint32(uint32(g.HeadDim))})
+	}
+	return kvs
+}

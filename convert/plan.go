@@ -1,0 +1,507 @@
+package convert
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// PlannedTensor is one output tensor of a Plan.
+type PlannedTensor struct {
+	HFName   string
+	GGUFName string
+	Class    tensormap.Class
+	Match    tensormap.Match
+	Source   hf.TensorRef // the weight (for packed projections: the U8 tensor)
+	// Scale is the packed checkpoint's weight_scale tensor (zero Name when
+	// none).
+	Scale   hf.TensorRef
+	Packed  bool     // U8 codes + weight_scale (spec §2.4)
+	HFShape []uint64 // [out, in] after unpacking
+	Ne      []uint64 // GGUF order
+	Type    gguf.Type
+	Bytes   uint64
+	// Fallback is set when the projection could not use the outtype's
+	// ternary type and was planned as F16 (--allow-fallback).
+	Fallback string
+	// Kernel is the TL1/TL2 tiling of this projection.
+	Kernel *TLKernel
+}
+
+// TLKernel is the tiling of one [M, K] shape for the TL1/TL2 layouts.
+type TLKernel struct{ M, K, BM, BK, Bm int }
+
+// Plan is everything decided before any tensor data is read: the GGUF arch,
+// the KVs and the tensors in file order. --dry-run prints it.
+type Plan struct {
+	Dir       string
+	Arch      string
+	OutType   OutType
+	Converter Converter
+	Geometry  Geometry
+	KVs       []gguf.KV
+	Tensors   []PlannedTensor
+	// WeightScaleRule is the rule applied to packed checkpoints ("" when the
+	// checkpoint is not packed) and WeightScaleWhy says where it came from.
+	WeightScaleRule WeightScaleRule
+	WeightScaleWhy  string
+	Warnings        []string
+	// Kernels is the TL1/TL2 configuration used (nil for other outtypes).
+	Kernels []TLKernel
+}
+
+// TotalBytes is the size of all tensor data.
+func (p *Plan) TotalBytes() uint64 {
+	var n uint64
+	for _, t := range p.Tensors {
+		n += t.Bytes
+	}
+	return n
+}
+
+// skipSuffixes are HF tensors that are never written (spec §5.4); weight_scale
+// tensors are consumed by their projection.
+var skipSuffixes = []string{".weight_scale", ".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq"}
+
+// NewPlan decides the output of converting ckpt with opts. Errors: an
+// unsupported architecture (listing the supported ones), a tensor that maps
+// to no GGUF name (listing every unmapped name), shape disagreements with
+// config.json, packed projections without a scale, row lengths that do not
+// fit the packing (unless AllowFallback), a missing untied LM head.
+func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
+	if opts.OutType == "" {
+		opts.OutType = OutI2S
+	}
+	if _, ok := typePolicy[opts.OutType]; !ok {
+		_, err := ParseOutType(string(opts.OutType))
+		return nil, err
+	}
+	cfg := ckpt.Config
+	conv, err := converterFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	geo, err := conv.Geometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Dir: ckpt.Dir, Arch: conv.Arch(), OutType: opts.OutType, Converter: conv, Geometry: geo}
+	p.Warnings = append(p.Warnings, ckpt.Notices...)
+
+	// Pass 1: weight_scale tensors (spec §2.4 pass 1).
+	scales := map[string]hf.TensorRef{}
+	for _, ref := range ckpt.Tensors {
+		if base, ok := strings.CutSuffix(ref.Name, ".weight_scale"); ok {
+			scales[base] = ref
+		}
+	}
+	if len(scales) > 0 {
+		rule, why, err := weightScaleRule(cfg, opts.WeightScale)
+		if err != nil {
+			return nil, err
+		}
+		p.WeightScaleRule, p.WeightScaleWhy = rule, why
+	}
+
+	var unmapped []string
+	seen := map[string]string{}
+	var lmHead, embed *hf.TensorRef
+	for i := range ckpt.Tensors {
+		ref := ckpt.Tensors[i]
+		if hasAnySuffix(ref.Name, skipSuffixes) {
+			continue
+		}
+		name := strings.TrimPrefix(ref.Name, conv.StripPrefix())
+		m, ok := conv.Table().Lookup(name)
+		if !ok {
+			unmapped = append(unmapped, ref.Name)
+			continue
+		}
+		if prev, dup := seen[m.GGUF]; dup {
+			return nil, fmt.Errorf("tensors %q and %q both map to %s", prev, ref.Name, m.GGUF)
+		}
+		seen[m.GGUF] = ref.Name
+		if m.Block >= geo.Layers {
+			return nil, fmt.Errorf("tensor %q: layer %d but config.json has num_hidden_layers %d", ref.Name, m.Block, geo.Layers)
+		}
+		switch m.Class {
+		case tensormap.Output:
+			lmHead = &ckpt.Tensors[i]
+			if conv.Embedding() {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s: embedding models have no output head; not written", ref.Name))
+				continue
+			}
+		case tensormap.Embedding:
+			embed = &ckpt.Tensors[i]
+		}
+		pt := PlannedTensor{HFName: ref.Name, GGUFName: m.GGUF, Class: m.Class, Match: m, Source: ref, HFShape: append([]uint64(nil), ref.Shape...)}
+		base := strings.TrimSuffix(ref.Name, ".weight")
+		if sc, ok := scales[base]; ok {
+			if m.Class != tensormap.Projection {
+				return nil, fmt.Errorf("tensor %q has a weight_scale but is not a ternary projection", ref.Name)
+			}
+			delete(scales, base)
+			pt.Scale = sc
+			if ref.DType == "U8" {
+				if len(ref.Shape) != 2 {
+					return nil, fmt.Errorf("packed tensor %q: want 2 dimensions, got shape %v", ref.Name, ref.Shape)
+				}
+				pt.Packed = true
+				pt.HFShape = []uint64{ref.Shape[0] * 4, ref.Shape[1]}
+			}
+			if n := elements(sc.Shape); n != 1 {
+				return nil, fmt.Errorf("tensor %q: weight_scale has %d elements, want 1", sc.Name, n)
+			}
+		} else if ref.DType == "U8" {
+			return nil, fmt.Errorf("tensor %q is packed U8 but %s.weight_scale is missing", ref.Name, base)
+		}
+		p.Tensors = append(p.Tensors, pt)
+	}
+	if len(unmapped) > 0 {
+		return nil, fmt.Errorf("%d tensor(s) map to no GGUF name for %s: %s", len(unmapped), p.Arch, strings.Join(unmapped, ", "))
+	}
+	for base, sc := range scales {
+		return nil, fmt.Errorf("tensor %q has no weight %q to scale", sc.Name, base+".weight")
+	}
+	if embed == nil {
+		return nil, fmt.Errorf("%s: no token embedding tensor (model.embed_tokens.weight) in the checkpoint", ckpt.Dir)
+	}
+	if !conv.Embedding() {
+		if err := p.planHead(ckpt, cfg, embed, lmHead, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.checkShapes(); err != nil {
+		return nil, err
+	}
+	if err := p.assignTypes(opts); err != nil {
+		return nil, err
+	}
+	if err := p.buildKVs(ckpt, opts); err != nil {
+		return nil, err
+	}
+	if opts.VocabOnly {
+		p.Tensors = nil
+	}
+	return p, nil
+}
+
+func hasAnySuffix(s string, suffixes []string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func elements(shape []uint64) uint64 {
+	n := uint64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// weightScaleRule decides multiply or divide for packed checkpoints from the
+// override or quantization_config.linear_class (spec §2.4 "Our rule").
+func weightScaleRule(cfg *hf.Config, override WeightScaleRule) (WeightScaleRule, string, error) {
+	if override != RuleAuto {
+		return override, "--weight-scale " + string(override), nil
+	}
+	qc, ok := cfg.Sub("quantization_config")
+	if !ok {
+		return "", "", fmt.Errorf("%s: packed checkpoint (weight_scale tensors) without quantization_config: pass --weight-scale multiply (HF AutoBitLinear) or divide (HF BitLinear)", cfg.Path)
+	}
+	lc, ok, err := qc.String("linear_class")
+	if err != nil {
+		return "", "", fmt.Errorf("%s: quantization_config: %w", cfg.Path, err)
+	}
+	switch {
+	case !ok:
+		return RuleDivide, "quantization_config has no linear_class (transformers default BitLinear)", nil
+	case lc == "autobitlinear":
+		return RuleMultiply, "quantization_config.linear_class autobitlinear", nil
+	case lc == "bitlinear":
+		return RuleDivide, "quantization_config.linear_class bitlinear", nil
+	}
+	return "", "", fmt.Errorf("%s: quantization_config.linear_class %q is unknown: pass --weight-scale multiply or divide", cfg.Path, lc)
+}
+
+// planHead applies the tie rules of BR-19: tied without lm_head → no output;
+// untied without lm_head → error (or tie with AllowTieFallback); tied with an
+// lm_head identical to the embedding → output omitted; tied with a different
+// lm_head → warning, the lm_head is kept.
+func (p *Plan) planHead(ckpt *hf.Checkpoint, cfg *hf.Config, embed, head *hf.TensorRef, opts Options) error {
+	tie, tieSet, err := cfg.Bool("tie_word_embeddings")
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Path, err)
+	}
+	switch {
+	case head == nil && tieSet && !tie:
+		if !opts.AllowTieFallback {
+			return fmt.Errorf("%s: tie_word_embeddings is false but lm_head.weight is missing (pass --allow-tie-fallback to use token_embd as the output head)", ckpt.Dir)
+		}
+		p.Warnings = append(p.Warnings, "lm_head.weight is missing although tie_word_embeddings is false: using token_embd as the output head (--allow-tie-fallback)")
+	case head != nil && tieSet && tie:
+		same, err := sameTensor(ckpt, *embed, *head)
+		if err != nil {
+			return err
+		}
+		if same {
+			p.dropTensor(head.Name)
+			p.Warnings = append(p.Warnings, "lm_head.weight equals model.embed_tokens.weight (tied): output.weight not written")
+		} else {
+			p.Warnings = append(p.Warnings, "tie_word_embeddings is true but lm_head.weight differs from model.embed_tokens.weight: keeping lm_head.weight as output.weight")
+		}
+	}
+	return nil
+}
+
+func (p *Plan) dropTensor(hfName string) {
+	out := p.Tensors[:0]
+	for _, t := range p.Tensors {
+		if t.HFName != hfName {
+			out = append(out, t)
+		}
+	}
+	p.Tensors = out
+}
+
+func sameTensor(ckpt *hf.Checkpoint, a, b hf.TensorRef) (bool, error) {
+	if a.DType != b.DType || fmt.Sprint(a.Shape) != fmt.Sprint(b.Shape) {
+		return false, nil
+	}
+	da, err := ckpt.Read(a)
+	if err != nil {
+		return false, err
+	}
+	defer da.Release()
+	db, err := ckpt.Read(b)
+	if err != nil {
+		return false, err
+	}
+	defer db.Release()
+	return bytes.Equal(da.Raw, db.Raw), nil
+}
+
+// checkShapes compares every tensor with the shapes config.json implies
+// (BR-15: q rows = heads·head_dim, k/v rows = kv_heads·head_dim).
+func (p *Plan) checkShapes() error {
+	g := p.Geometry
+	q := uint64(g.Heads * g.HeadDim)
+	kv := uint64(g.HeadsKV * g.HeadDim)
+	h, ff, v := uint64(g.Hidden), uint64(g.FF), uint64(g.Vocab)
+	want := map[string][]uint64{
+		"token_embd":          {v, h},
+		"output":              {v, h},
+		"output_norm":         {h},
+		"attn_norm":           {h},
+		"ffn_norm":            {h},
+		"attn_q":              {q, h},
+		"attn_k":              {kv, h},
+		"attn_v":              {kv, h},
+		"attn_output":         {h, q},
+		"attn_sub_norm":       {q},
+		"attn_q_norm":         {uint64(g.HeadDim)},
+		"attn_k_norm":         {uint64(g.HeadDim)},
+		"attn_q_norm_in":      {h},
+		"attn_k_norm_in":      {h},
+		"attn_v_norm_in":      {h},
+		"attn_output_norm_in": {q},
+		"post_attention_norm": {h},
+		"post_ffw_norm":       {h},
+	}
+	if ff > 0 {
+		want["ffn_gate"] = []uint64{ff, h}
+		want["ffn_up"] = []uint64{ff, h}
+		want["ffn_down"] = []uint64{h, ff}
+		want["ffn_sub_norm"] = []uint64{ff}
+		want["ffn_gate_norm_in"] = []uint64{h}
+		want["ffn_up_norm_in"] = []uint64{h}
+		want["ffn_down_norm_in"] = []uint64{ff}
+	}
+	for _, t := range p.Tensors {
+		stem := strings.TrimSuffix(strings.TrimSuffix(t.GGUFName, ".weight"), ".bias")
+		if i := strings.LastIndexByte(stem, '.'); i >= 0 {
+			stem = stem[i+1:]
+		}
+		w, ok := want[stem]
+		if !ok {
+			continue
+		}
+		got := t.HFShape
+		if fmt.Sprint(got) != fmt.Sprint(w) {
+			why := ""
+			switch stem {
+			case "attn_q", "attn_output":
+				why = fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, q)
+			case "attn_k", "attn_v":
+				why = fmt.Sprintf(" (num_key_value_heads %d × head_dim %d = %d)", g.HeadsKV, g.HeadDim, kv)
+			}
+			return fmt.Errorf("tensor %q has shape %v but config.json implies %v%s", t.HFName, got, w, why)
+		}
+	}
+	return nil
+}
+
+// assignTypes applies the type policy, the row-length rules of the packed
+// types, and computes ne and bytes.
+func (p *Plan) assignTypes(opts Options) error {
+	policy := typePolicy[p.OutType]
+	var kernels []TLKernel
+	if p.OutType == OutTL1 || p.OutType == OutTL2 {
+		ks, err := tlKernels(p, opts)
+		if err != nil {
+			return err
+		}
+		kernels = ks
+		p.Kernels = ks
+	}
+	var fallbacks []string
+	for i := range p.Tensors {
+		t := &p.Tensors[i]
+		t.Type = policy[t.Class]
+		if len(t.HFShape) <= 1 {
+			t.Type = gguf.TypeF32
+		}
+		if t.Class == tensormap.Projection && (t.Type == gguf.TypeI2S || t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2) {
+			m, k := t.HFShape[0], t.HFShape[1]
+			reason := ""
+			switch t.Type {
+			case gguf.TypeI2S:
+				if k%128 != 0 {
+					reason = fmt.Sprintf("row length K=%d is not a multiple of 128 (I2_S block); bitnet.cpp computes garbage for such rows", k)
+				}
+			default:
+				kn, ok := lookupKernel(kernels, int(m), int(k))
+				if !ok {
+					reason = fmt.Sprintf("no %s kernel for [M=%d, K=%d] in the kernel configuration", p.OutType, m, k)
+				} else {
+					t.Kernel = &kn
+				}
+			}
+			if reason != "" {
+				if !opts.AllowFallback {
+					return fmt.Errorf("tensor %s (%s): %s; pass --allow-fallback to write it as F16", t.GGUFName, t.HFName, reason)
+				}
+				t.Type = fallbackType
+				t.Fallback = reason
+				t.Kernel = nil
+				fallbacks = append(fallbacks, t.GGUFName)
+			}
+		}
+		t.Ne = reverse(t.HFShape)
+		if len(t.Ne) == 0 {
+			t.Ne = []uint64{1}
+		}
+		n, err := gguf.NBytes(t.Type, t.Ne)
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", t.GGUFName, err)
+		}
+		t.Bytes = n
+	}
+	if len(fallbacks) > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
+	}
+	return nil
+}
+
+func reverse(s []uint64) []uint64 {
+	out := make([]uint64, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// buildKVs assembles general.*, the architecture's hyper-parameters, the
+// tokenizer and the metadata overrides.
+func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
+	name := opts.ModelName
+	if name == "" {
+		abs, err := filepath.Abs(ckpt.Dir)
+		if err != nil {
+			abs = ckpt.Dir
+		}
+		name = filepath.Base(abs)
+	}
+	kvs := []gguf.KV{
+		{Key: "general.architecture", Value: gguf.String(p.Arch)},
+		{Key: "general.name", Value: gguf.String(name)},
+	}
+	hp, err := p.Converter.HParams(ckpt.Config)
+	if err != nil {
+		return err
+	}
+	// general.file_type goes after the llama hyper-parameters and before
+	// vocab_size, as the reference writes it (order is free for readers).
+	at := len(hp)
+	for i, kv := range hp {
+		if kv.Key == p.Arch+".vocab_size" {
+			at = i
+			break
+		}
+	}
+	kvs = append(kvs, hp[:at]...)
+	kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+	kvs = append(kvs, hp[at:]...)
+	if !opts.NoVocab {
+		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts)
+		if err != nil {
+			return err
+		}
+		p.Warnings = append(p.Warnings, warns...)
+		kvs = append(kvs, vkvs...)
+	}
+	if quantizationVersion[p.OutType] {
+		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
+	}
+	for _, o := range opts.Metadata {
+		replaced := false
+		for i := range kvs {
+			if kvs[i].Key == o.Key {
+				kvs[i].Value = o.Value
+				replaced = true
+			}
+		}
+		if !replaced {
+			kvs = append(kvs, o)
+		}
+	}
+	p.KVs = kvs
+	return nil
+}
+
+// Summary counts tensors and bytes per type, sorted by type name.
+func (p *Plan) Summary() []TypeCount {
+	m := map[gguf.Type]*TypeCount{}
+	for _, t := range p.Tensors {
+		c, ok := m[t.Type]
+		if !ok {
+			c = &TypeCount{Type: t.Type}
+			m[t.Type] = c
+		}
+		c.Tensors++
+		c.Bytes += t.Bytes
+	}
+	var out []TypeCount
+	for _, c := range m {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type.String() < out[j].Type.String() })
+	return out
+}
+
+// TypeCount is one line of a Plan summary.
+type TypeCount struct {
+	Type    gguf.Type
+	Tensors int
+	Bytes   uint64
+}

@@ -1,0 +1,346 @@
+package convert
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// chunkElems is the fixed work unit (elements) of the per-tensor parallel
+// loops; a multiple of 128 so I2_S blocks never straddle chunks. Chunks are
+// fixed, not derived from the thread count, so results do not depend on it.
+const chunkElems = 1 << 16
+
+// Convert streams the planned KVs and tensors of p as GGUF to w. The input
+// pages of each tensor are released after it is written. It checks ctx
+// between chunks and returns ctx.Err() when cancelled. Errors name the
+// tensor.
+func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opts Options) error {
+	infos := make([]gguf.TensorInfo, len(p.Tensors))
+	for i, t := range p.Tensors {
+		infos[i] = gguf.TensorInfo{Name: t.GGUFName, Type: t.Type, Ne: t.Ne}
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	gw, err := writer.New(bw, p.KVs, infos, 0)
+	if err != nil {
+		return err
+	}
+	c := &converter{ckpt: ckpt, plan: p, opts: opts, threads: opts.Threads}
+	if c.threads <= 0 {
+		c.threads = runtime.GOMAXPROCS(0)
+	}
+	for i := range p.Tensors {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t := &p.Tensors[i]
+		data, err := c.tensorData(ctx, t)
+		if err != nil {
+			return err
+		}
+		if err := gw.WriteTensor(i, data); err != nil {
+			return fmt.Errorf("write tensor %s: %w", t.GGUFName, err)
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(p.Tensors), t.GGUFName)
+		}
+	}
+	if err := gw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// converter holds the buffers reused from tensor to tensor, so memory stays
+// at about the largest tensor.
+type converter struct {
+	ckpt    *hf.Checkpoint
+	plan    *Plan
+	opts    Options
+	threads int
+	f32     []float32
+	codes   []int8
+	out     []byte
+}
+
+func (c *converter) logf(format string, args ...any) {
+	if c.opts.Log != nil {
+		fmt.Fprintf(c.opts.Log, format+"\n", args...)
+	}
+}
+
+// tensorData returns the GGUF bytes of one planned tensor. The returned slice
+// is only valid until the next call.
+func (c *converter) tensorData(ctx context.Context, t *PlannedTensor) ([]byte, error) {
+	d, err := c.ckpt.Read(t.Source)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	var out []byte
+	if t.Class == tensormap.Projection {
+		out, err = c.projection(ctx, t, d)
+	} else {
+		out, err = c.plain(ctx, t, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(out)) != t.Bytes {
+		return nil, fmt.Errorf("tensor %s: produced %d bytes, planned %d (internal error)", t.GGUFName, len(out), t.Bytes)
+	}
+	if c.opts.Verbose {
+		c.logf("%-32s %-28s %-5s → %-4s ne %v %d bytes", t.HFName, t.GGUFName, t.Source.DType, t.Type, t.Ne, t.Bytes)
+	}
+	return out, nil
+}
+
+func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]float32, error) {
+	x, err := d.Float32s(c.f32)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	}
+	c.f32 = x
+	var bad int64 = -1
+	var mu sync.Mutex
+	err = c.parallel(ctx, len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			f := x[i]
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				mu.Lock()
+				if bad < 0 || int64(i) < bad {
+					bad = int64(i)
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if bad >= 0 {
+		return nil, fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", t.HFName, x[bad], bad)
+	}
+	return x, nil
+}
+
+// projection ternarizes (or unpacks) one of the seven linear weights and
+// encodes it in the planned type.
+func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
+	n := int(t.HFShape[0] * t.HFShape[1])
+	c.codes = grow(c.codes, n)
+	codes := c.codes
+	var scale float32
+	var x []float32 // the master weights, when the tensor has them
+	if t.Packed {
+		rows, cols := int(t.Source.Shape[0]), int(t.Source.Shape[1])
+		if len(d.Raw) != rows*cols {
+			return nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
+		}
+		quantize.UnpackPackedU8(codes, d.Raw, rows, cols)
+		ws, err := c.weightScale(t)
+		if err != nil {
+			return nil, err
+		}
+		switch c.plan.WeightScaleRule {
+		case RuleMultiply:
+			scale = ws
+		case RuleDivide:
+			scale = 1 / ws
+		}
+		if !(scale > 0) || math.IsInf(float64(scale), 0) {
+			return nil, fmt.Errorf("tensor %s: weight_scale %v gives scale %v; the checkpoint is damaged", t.Scale.Name, ws, scale)
+		}
+	} else {
+		var err error
+		x, err = c.decode(ctx, t, d)
+		if err != nil {
+			return nil, err
+		}
+		m := max(quantize.AbsMean(x), quantize.AbsMeanFloor)
+		inv := 1 / m
+		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {
+			return nil, err
+		}
+		scale = 1 / inv
+		if m == quantize.AbsMeanFloor {
+			c.warn("tensor %s: abs-mean is %g (all weights ~0); its ternary codes are all zero", t.HFName, m)
+		}
+	}
+	if allEqual(codes) {
+		c.warn("tensor %s: every ternary code is %d", t.HFName, codes[0])
+	}
+	switch t.Type {
+	case gguf.TypeI2S:
+		c.out = grow(c.out, int(t.Bytes))
+		out := c.out
+		clear(out[n/4:])
+		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.PackI2S(out[lo/4:hi/4], codes[lo:hi]) }); err != nil {
+			return nil, err
+		}
+		binary.LittleEndian.PutUint32(out[n/4:], math.Float32bits(scale))
+		return out, nil
+	case gguf.TypeTL1, gguf.TypeTL2:
+		return c.tl(t, codes, scale)
+	}
+	// Float outtypes: W = t·scale, exactly ±scale or 0. A zero keeps the sign
+	// of the master weight, as torch's t/s does (−0.0 for small negatives), so
+	// F32 output is bit-identical to the reference.
+	vals := [3]float32{-scale, 0, scale}
+	negZero := float32(math.Copysign(0, -1))
+	if x == nil {
+		return c.encodeFloat(ctx, t, n, func(i int) float32 { return vals[codes[i]+1] })
+	}
+	return c.encodeFloat(ctx, t, n, func(i int) float32 {
+		if codes[i] == 0 && math.Signbit(float64(x[i])) {
+			return negZero
+		}
+		return vals[codes[i]+1]
+	})
+}
+
+func (c *converter) weightScale(t *PlannedTensor) (float32, error) {
+	d, err := c.ckpt.Read(t.Scale)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Release()
+	v, err := d.Float32s(nil)
+	if err != nil || len(v) != 1 {
+		return 0, fmt.Errorf("tensor %s: want one float weight_scale: %v", t.Scale.Name, err)
+	}
+	return v[0], nil
+}
+
+// plain converts an embedding, head or norm to its planned float type. The
+// Gemma (1 + w) fix applies to tensors whose rule carries "gemma-norm" when the
+// converter asks for it.
+func (c *converter) plain(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
+	x, err := c.decode(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if g, ok := c.plan.Converter.(interface{ GemmaNormFix() bool }); ok && g.GemmaNormFix() && t.Match.HasFlag("gemma-norm") {
+		for i := range x {
+			x[i] += 1
+		}
+	}
+	return c.encodeFloat(ctx, t, len(x), func(i int) float32 { return x[i] })
+}
+
+// encodeFloat writes n values given by at in t.Type (F32, F16 or BF16). F16
+// output fails on values beyond the f16 range, naming the tensor and max|x|.
+func (c *converter) encodeFloat(ctx context.Context, t *PlannedTensor, n int, at func(i int) float32) ([]byte, error) {
+	c.out = grow(c.out, int(t.Bytes))
+	out := c.out
+	var err error
+	switch t.Type {
+	case gguf.TypeF32:
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(at(i)))
+			}
+		})
+	case gguf.TypeBF16:
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToBF16(at(i)))
+			}
+		})
+	case gguf.TypeF16:
+		var mu sync.Mutex
+		var maxAbs float32
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			local := float32(0)
+			for i := lo; i < hi; i++ {
+				v := at(i)
+				if a := float32(math.Abs(float64(v))); a > local {
+					local = a
+				}
+				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToF16(v))
+			}
+			mu.Lock()
+			maxAbs = max(maxAbs, local)
+			mu.Unlock()
+		})
+		if err == nil && maxAbs > 65504 {
+			return nil, fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", t.HFName, maxAbs)
+		}
+	default:
+		return nil, fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *converter) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.plan.Warnings = append(c.plan.Warnings, msg)
+	c.logf("warning: %s", msg)
+}
+
+// parallel runs fn over [0, n) in fixed chunks of chunkElems on c.threads
+// goroutines. Each chunk covers the same elements whatever the thread count.
+func (c *converter) parallel(ctx context.Context, n int, fn func(lo, hi int)) error {
+	chunks := (n + chunkElems - 1) / chunkElems
+	if chunks <= 1 || c.threads <= 1 {
+		for lo := 0; lo < n; lo += chunkElems {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fn(lo, min(n, lo+chunkElems))
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, chunks)
+	for i := 0; i < chunks; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < min(c.threads, chunks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := range next {
+				if ctx.Err() != nil {
+					return
+				}
+				lo := ch * chunkElems
+				fn(lo, min(n, lo+chunkElems))
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func allEqual(c []int8) bool {
+	for _, v := range c[1:] {
+		if v != c[0] {
+			return false
+		}
+	}
+	return len(c) > 0
+}

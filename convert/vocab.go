@@ -1,0 +1,55 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
+)
+
+// vocabSources are the tokenizer files tried in order: a SentencePiece model
+// first (as bitnet.cpp's converter does), then an HF tokenizer.json.
+var vocabSources = []struct {
+	file string
+	load func(dir string, vocabSize int, opts Options) (*tokenizer.Vocab, []string, error)
+}{
+	{"tokenizer.model", func(dir string, n int, _ Options) (*tokenizer.Vocab, []string, error) {
+		return tokenizer.LoadSentencePiece(dir, n)
+	}},
+	{"tokenizer.json", func(dir string, n int, opts Options) (*tokenizer.Vocab, []string, error) {
+		return tokenizer.LoadTokenizerJSON(dir, tokenizer.JSONOptions{VocabSize: n, Pre: opts.Pre})
+	}},
+}
+
+// ErrNoTokenizer is returned (wrapped) when the directory has none of the
+// tokenizer files and --no-vocab was not given.
+var ErrNoTokenizer = errors.New("no tokenizer found")
+
+// loadVocab builds the tokenizer KVs from the first tokenizer file present.
+func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options) ([]gguf.KV, []string, error) {
+	var looked []string
+	for _, src := range vocabSources {
+		path := filepath.Join(ckpt.Dir, src.file)
+		looked = append(looked, src.file)
+		if _, err := os.Stat(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("tokenizer %s: %w", path, err)
+		}
+		v, warns, err := src.load(ckpt.Dir, vocabSize, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(v.Tokens) != vocabSize {
+			return nil, nil, fmt.Errorf("tokenizer %s: %d tokens but config.json vocab_size is %d", path, len(v.Tokens), vocabSize)
+		}
+		return v.KVs(), warns, nil
+	}
+	return nil, nil, fmt.Errorf("%s: %w (looked for %v); pass --no-vocab to convert without one", ckpt.Dir, ErrNoTokenizer, looked)
+}

@@ -1,0 +1,332 @@
+// Package hf2gguf is the `bitnet-convert hf2gguf DIR` command: a Hugging Face
+// BitNet checkpoint to GGUF in one step.
+package hf2gguf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+)
+
+// Options are the parsed flags of hf2gguf.
+type Options struct {
+	Dir              string
+	OutType          string
+	OutFile          string
+	ModelName        string
+	DryRun           bool
+	VocabOnly        bool
+	NoVocab          bool
+	MetadataFile     string
+	Force            bool
+	Verbose          bool
+	WeightScale      string
+	AllowFallback    bool
+	AllowTieFallback bool
+	Pre              string
+	KernelConfig     string
+	Threads          int
+
+	Stdout, Stderr io.Writer
+	// StderrIsTerminal enables the progress bar.
+	StderrIsTerminal bool
+	// Context is cancelled on Ctrl-C; nil means context.Background with
+	// signal handling installed by Run.
+	Context context.Context
+}
+
+// NewCmd returns the hf2gguf command. runF replaces Run in tests (nil: Run).
+func NewCmd(runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "hf2gguf DIR",
+		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, F32, F16, BF16)",
+		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
+to a GGUF file that bitnet.cpp runs. Master weights are ternarized with abs-mean; packed checkpoints
+(U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
+output is written atomically.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usage.Errorf("hf2gguf takes exactly one argument, the checkpoint directory (got %d)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			opts.Stdout = cmd.OutOrStdout()
+			opts.Stderr = cmd.ErrOrStderr()
+			if f, ok := opts.Stderr.(*os.File); ok {
+				opts.StderrIsTerminal = term.IsTerminal(int(f.Fd()))
+			}
+			if _, err := convert.ParseOutType(opts.OutType); err != nil {
+				return usage.Errorf("--outtype: %v", err)
+			}
+			switch opts.WeightScale {
+			case "", "multiply", "divide":
+			default:
+				return usage.Errorf("--weight-scale must be multiply or divide, got %q", opts.WeightScale)
+			}
+			if opts.VocabOnly && opts.NoVocab {
+				return usage.Errorf("--vocab-only and --no-vocab exclude each other")
+			}
+			if opts.Threads < 0 {
+				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: i2_s, tl1, tl2, f32, f16, bf16")
+	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./<model-name>-<outtype>.gguf)")
+	f.StringVar(&opts.ModelName, "model-name", "", "general.name (default: the input directory's name)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (tensor names, shapes, types, bytes) and write nothing")
+	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors")
+	f.BoolVar(&opts.NoVocab, "no-vocab", false, "convert without a tokenizer")
+	f.StringVar(&opts.MetadataFile, "metadata", "", "TOML file of general.* keys to set or override")
+	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor and the weight-scale rule")
+	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply (AutoBitLinear) or divide (BitLinear) by weight_scale; default from quantization_config.linear_class")
+	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the ternary packing as F16 instead of failing")
+	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
+	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: derived from the shapes)")
+	f.IntVar(&opts.Threads, "threads", 0, "goroutines per tensor (0 = all cores); the output does not depend on it")
+	return cmd
+}
+
+// Run converts opts.Dir as the flags say and prints the summary (or the plan
+// for --dry-run) to opts.Stdout; warnings go to opts.Stderr.
+func Run(opts *Options) error {
+	ctx := opts.Context
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	outType, _ := convert.ParseOutType(opts.OutType)
+	copts := convert.Options{
+		OutType:          outType,
+		ModelName:        opts.ModelName,
+		WeightScale:      convert.WeightScaleRule(opts.WeightScale),
+		AllowFallback:    opts.AllowFallback,
+		AllowTieFallback: opts.AllowTieFallback,
+		NoVocab:          opts.NoVocab,
+		VocabOnly:        opts.VocabOnly,
+		Pre:              opts.Pre,
+		Threads:          opts.Threads,
+		Verbose:          opts.Verbose,
+		Log:              prefixWriter{w: opts.Stderr},
+	}
+	if opts.MetadataFile != "" {
+		md, err := ReadMetadata(opts.MetadataFile)
+		if err != nil {
+			return err
+		}
+		copts.Metadata = md
+	}
+	if opts.KernelConfig != "" {
+		data, err := os.ReadFile(opts.KernelConfig)
+		if err != nil {
+			return fmt.Errorf("--kernel-config: %w", err)
+		}
+		copts.KernelConfig = data
+	}
+	name := opts.ModelName
+	if name == "" {
+		abs, err := filepath.Abs(opts.Dir)
+		if err != nil {
+			abs = opts.Dir
+		}
+		name = filepath.Base(abs)
+	}
+	out := opts.OutFile
+	if out == "" {
+		out = "./" + name + "-" + string(outType) + ".gguf"
+	}
+	var bar *progressbar.ProgressBar
+	if opts.StderrIsTerminal && !opts.DryRun {
+		copts.Progress = func(done, total int, tensor string) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Stderr), progressbar.OptionSetDescription("converting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+			}
+			bar.Describe(tensor)
+			_ = bar.Add(1)
+		}
+	}
+	start := time.Now()
+	plan, err := convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if plan != nil {
+		printWarnings(opts.Stderr, plan)
+		if plan.WeightScaleRule != "" && opts.Verbose {
+			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		printPlan(opts.Stdout, plan)
+		return nil
+	}
+	printSummary(opts.Stdout, plan, out, time.Since(start))
+	return nil
+}
+
+func printWarnings(w io.Writer, p *convert.Plan) {
+	for _, msg := range p.Warnings {
+		fmt.Fprintf(w, "bitnet-convert: %s\n", msg)
+	}
+}
+
+func printPlan(w io.Writer, p *convert.Plan) {
+	fmt.Fprintf(w, "arch %s, outtype %s, %d tensors, %d KVs\n", p.Arch, p.OutType, len(p.Tensors), len(p.KVs))
+	var largest uint64
+	for _, t := range p.Tensors {
+		fmt.Fprintf(w, "%-48s → %-32s %-16s %-4s → %-4s %12d bytes\n", t.HFName, t.GGUFName, fmt.Sprint(t.HFShape), t.Source.DType, t.Type, t.Bytes)
+		if n := elementsOf(t.HFShape) * 4; n > largest {
+			largest = n
+		}
+	}
+	printTotals(w, p)
+	fmt.Fprintf(w, "estimated peak memory: about %s (largest tensor as f32, plus its output and buffers)\n", human(largest*2))
+}
+
+func printTotals(w io.Writer, p *convert.Plan) {
+	var parts []string
+	for _, c := range p.Summary() {
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", c.Type, c.Tensors, human(c.Bytes)))
+	}
+	fmt.Fprintf(w, "tensors: %s; data %s\n", strings.Join(parts, ", "), human(p.TotalBytes()))
+}
+
+func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration) {
+	fmt.Fprintf(w, "wrote %s: arch %s, outtype %s, %d tensors, %d KVs in %.2fs\n", out, p.Arch, p.OutType, len(p.Tensors), len(p.KVs), took.Seconds())
+	printTotals(w, p)
+}
+
+func elementsOf(s []uint64) uint64 {
+	n := uint64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+func human(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// prefixWriter prefixes each write (one line) with the program name.
+type prefixWriter struct{ w io.Writer }
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if p.w == nil {
+		return len(b), nil
+	}
+	if _, err := fmt.Fprintf(p.w, "bitnet-convert: %s", b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// protectedKeys cannot be overridden with --metadata: they describe the data.
+var protectedKeys = map[string]bool{"general.architecture": true, "general.file_type": true, "general.quantization_version": true, "general.alignment": true}
+
+// ReadMetadata reads a TOML file of general.* overrides. Keys are written
+// either dotted and quoted ("general.license" = "MIT") or as a [general]
+// table. Integers become uint32 (int64 when negative or above 2^32−1), floats
+// float32, booleans bool, strings string, string arrays string arrays.
+// Errors name the file and the key.
+func ReadMetadata(path string) ([]gguf.KV, error) {
+	var raw map[string]any
+	md, err := toml.DecodeFile(path, &raw)
+	if err != nil {
+		return nil, fmt.Errorf("--metadata %s: %w", path, err)
+	}
+	var kvs []gguf.KV
+	for _, key := range md.Keys() {
+		parts := []string(key)
+		var v any = raw
+		for _, p := range parts {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[p]
+		}
+		if _, isTable := v.(map[string]any); isTable {
+			continue
+		}
+		name := strings.Join(parts, ".")
+		if !strings.HasPrefix(name, "general.") {
+			return nil, fmt.Errorf("--metadata %s: key %q is not a general.* key", path, name)
+		}
+		if protectedKeys[name] {
+			return nil, fmt.Errorf("--metadata %s: key %q describes the data and cannot be overridden", path, name)
+		}
+		val, err := tomlValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("--metadata %s: key %q: %w", path, name, err)
+		}
+		kvs = append(kvs, gguf.KV{Key: name, Value: val})
+	}
+	return kvs, nil
+}
+
+func tomlValue(v any) (gguf.Value, error) {
+	switch x := v.(type) {
+	case string:
+		return gguf.String(x), nil
+	case bool:
+		return gguf.Bool(x), nil
+	case int64:
+		if x >= 0 && x <= 1<<32-1 {
+			return gguf.Uint32(uint32(x)), nil
+		}
+		return gguf.Int64(x), nil
+	case float64:
+		return gguf.Float32(float32(x)), nil
+	case []any:
+		ss := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return gguf.Value{}, errors.New("only arrays of strings are supported")
+			}
+			ss[i] = s
+		}
+		return gguf.Strings(ss), nil
+	}
+	return gguf.Value{}, fmt.Errorf("unsupported TOML value %T", v)
+}
