@@ -130,7 +130,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	switch {
 	case version == 2 || version == 3:
-	case version&0xFFFF == 0 && bits.ReverseBytes32(version) <= 3:
+	case version&0xFFFF == 0 && version != 0 && bits.ReverseBytes32(version) <= 3:
 		return nil, fmt.Errorf("%w: version %d looks big-endian; only little-endian GGUF is supported", ErrVersion, bits.ReverseBytes32(version))
 	default:
 		return nil, fmt.Errorf("%w %d (want 2 or 3)", ErrVersion, version)
@@ -196,6 +196,11 @@ func Parse(data []byte) (*File, error) {
 		nb, err := gguf.NBytes(ti.Type, ti.Ne)
 		if err != nil {
 			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
+		}
+		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
+		// a size that wraps there is an overflow (llama.cpp #26978).
+		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
+			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, ti.Name, ti.Type, ti.Ne, nb, gguf.ErrOverflow)
 		}
 		if ti.Offset%f.Alignment != 0 {
 			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, ti.Name, ti.Offset, ErrAlignment, f.Alignment)
