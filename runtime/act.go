@@ -1,0 +1,71 @@
+package runtime
+
+import "math"
+
+// roundHalfEven32 rounds f to the nearest integer, ties to even, as ggml's
+// nearest_int (the 12582912.f magic-number trick) and _mm256_round_ps with
+// _MM_ROUND_NEAREST do.
+func roundHalfEven32(f float32) float32 { return float32(math.RoundToEven(float64(f))) }
+
+// QuantizeI8S quantizes one activation row x for the I2_S kernel, as
+// bitnet.cpp's quantize_row_i8_s (ggml-bitnet-mad.cpp) does:
+//
+//	amax  = max(1e-5, max_k |x_k|)            (in float64)
+//	scale = float32(127 / amax)
+//	q_k   = clamp(round_half_even(float32(x_k·scale)), −128, 127)
+//	sum   = Σ_k q_k
+//
+// dst must have len(x) elements; it returns scale (the activation scale, so a
+// value is q/scale) and sum. It panics if the lengths differ.
+func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
+	if len(dst) != len(x) {
+		panic("runtime: QuantizeI8S length mismatch")
+	}
+	amax := 1e-5
+	for _, v := range x {
+		amax = math.Max(amax, math.Abs(float64(v)))
+	}
+	scale = float32(127 / amax)
+	for i, v := range x {
+		r := roundHalfEven32(v * scale)
+		if r > 127 {
+			r = 127
+		} else if r < -128 {
+			r = -128
+		}
+		dst[i] = int8(r)
+		sum += int32(r)
+	}
+	return scale, sum
+}
+
+// q8Block is the number of elements of one Q8_0 block.
+const q8Block = 32
+
+// QuantizeQ8_0 quantizes x (len a multiple of 32) to Q8_0 blocks the way
+// ggml's AVX2 quantize_row_q8_0 does: per block amax = max|x| (float32),
+// d = f16(amax/127), id = 127/amax (0 when amax is 0), q = round_half_even(x·id).
+// qs receives len(x) codes and d one widened f16 scale per block. It panics on
+// length mismatches.
+func QuantizeQ8_0(qs []int8, d []float32, x []float32) {
+	if len(x)%q8Block != 0 || len(qs) != len(x) || len(d) != len(x)/q8Block {
+		panic("runtime: QuantizeQ8_0 length mismatch")
+	}
+	for b := range d {
+		blk := x[b*q8Block : (b+1)*q8Block]
+		var amax float32
+		for _, v := range blk {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		d[b] = roundF16(amax / 127)
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		for i, v := range blk {
+			qs[b*q8Block+i] = int8(roundHalfEven32(v * id))
+		}
+	}
+}

@@ -1,0 +1,29 @@
+// Package runtime is a small pure-Go inference engine for BitNet b1.58 GGUF
+// files (GGUF archs "bitnet", "bitnet-b1.58" and its legacy alias
+// "bitnet-25"). It exists to check converted files: it reproduces the
+// numbers of bitnet.cpp (c82b5e66 with its llama.cpp fork 406a5036, x86 I2_S
+// build) one token per call to within 1e-4 on the golden tiny model.
+//
+// Conventions:
+//   - Weight shapes are given in GGUF ne order: ne = [K, M] is a matrix with M
+//     output rows of K inputs each (HF [out, in] = [M, K]).
+//   - Every matrix-vector product computes y[r] = Σ_k W[r][k]·x[k] for one
+//     token; the arithmetic follows ggml's per-type vec_dot: I2_S quantizes the
+//     activation row to int8 (one scale per token row) and corrects with the
+//     activation sum; F16 and Q8_0 weights first round the activation to F16 or
+//     to Q8_0 blocks; F32 and BF16 weights take f32 activations.
+//   - Work is split over goroutines by output rows only, so results never
+//     depend on the thread count; float dot products accumulate in float64
+//     (exact products) or as exact integers, and float code that could be
+//     fused into FMA instructions is written with explicit conversions, so
+//     amd64 and arm64 give bit-identical logits.
+//   - Programmer errors (length mismatches) panic with a "runtime: " message;
+//     data errors (a missing tensor, a bad shape) are returned as errors that
+//     name the key or tensor.
+//
+// The graph (see spec/runtime.md): per layer RMSNorm → Q/K/V → NEOX rope →
+// F16 KV cache → softmax attention (GQA) → attn_sub_norm → W_o → residual;
+// RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58) → ffn_sub_norm →
+// W_down → residual; then output_norm and the LM head (output, or the tied
+// token_embd).
+package runtime

@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+)
+
+const (
+	tinyDir = "../testdata/golden/tiny-bitnet"
+	b158Dir = "../testdata/golden/b158-h512"
+)
+
+// openModel loads a golden GGUF; the file is closed when the test ends.
+func openModel(t testing.TB, path string, threads int) *Model {
+	t.Helper()
+	f, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := LoadFile(f, Options{Threads: threads})
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return m
+}
+
+// readRows reads a raw little-endian float32 file as rows of n.
+func readRows(t testing.TB, path string, n int) [][]float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%(4*n) != 0 {
+		t.Fatalf("%s: %d bytes is not a whole number of %d-float rows", path, len(b), n)
+	}
+	rows := make([][]float32, len(b)/(4*n))
+	for r := range rows {
+		rows[r] = make([]float32, n)
+		for i := range rows[r] {
+			rows[r][i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*(r*n+i):]))
+		}
+	}
+	return rows
+}
+
+// goldenIDs reads the prompt_ids and generated_ids lines of a golden PREFIX.txt.
+func goldenIDs(t testing.TB, path string) (prompt, gen []int32) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	parse := func(fields []string) []int32 {
+		var ids []int32
+		for _, s := range fields {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s: bad id %q", path, s)
+			}
+			ids = append(ids, int32(v))
+		}
+		return ids
+	}
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 {
+			continue
+		}
+		switch fs[0] {
+		case "prompt_ids":
+			prompt = parse(fs[1:])
+		case "generated_ids":
+			gen = parse(fs[1:])
+		}
+	}
+	if len(prompt) == 0 || len(gen) == 0 {
+		t.Fatalf("%s: no prompt_ids/generated_ids", path)
+	}
+	return prompt, gen
+}
+
+// runSeq feeds prompt one token per call, then decodes n tokens greedily.
+// It returns every prompt row of logits, the n generated rows (row 0 = the
+// last prompt row, as in the golden files) and the generated ids.
+func runSeq(t testing.TB, m *Model, prompt []int32, n int) (promptRows, genRows [][]float32, gen []int32) {
+	t.Helper()
+	s := m.NewSession(len(prompt) + n)
+	var last []float32
+	for _, id := range prompt {
+		l, err := s.Eval(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = append([]float32(nil), l...)
+		promptRows = append(promptRows, last)
+	}
+	for i := 0; i < n; i++ {
+		genRows = append(genRows, last)
+		tok := Argmax(last)
+		gen = append(gen, tok)
+		if i == n-1 {
+			break
+		}
+		l, err := s.Eval(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = append([]float32(nil), l...)
+	}
+	return promptRows, genRows, gen
+}
+
+func maxAbsDiff(a, b [][]float32) (float64, int, int) {
+	var worst float64
+	wr, wc := -1, -1
+	for r := range a {
+		for c := range a[r] {
+			if d := math.Abs(float64(a[r][c] - b[r][c])); d > worst || math.IsNaN(d) {
+				worst, wr, wc = d, r, c
+			}
+		}
+	}
+	return worst, wr, wc
+}
+
+func TestGoldenLogits(t *testing.T) {
+	cases := []struct {
+		gguf, prefix, dir string
+		tol               float64
+	}{
+		{"gguf/ggml-model-i2_s.gguf", "i2s_hello_seq_t1", tinyDir, 1e-4},
+		{"gguf/ggml-model-i2_s.gguf", "i2s_ids_seq_t1", tinyDir, 1e-4},
+		{"gguf/ggml-model-f32.gguf", "f32_hello_seq_t1", tinyDir, 1e-4},
+		{"gguf/ggml-model-f32.gguf", "f32_ids_seq_t1", tinyDir, 1e-4},
+		{"gguf/ggml-model-i2_s-q8embd.gguf", "i2s_q8embd_hello_seq_t1", tinyDir, 1e-4},
+		{"gguf/tiny-b158-h512-f32.gguf", "tiny-b158-h512_f32_hello_seq", b158Dir, 2e-3},
+		{"gguf/tiny-b158-h512-f32.gguf", "tiny-b158-h512_f32_ids_seq", b158Dir, 2e-3},
+	}
+	for _, c := range cases {
+		t.Run(c.prefix, func(t *testing.T) {
+			t.Parallel()
+			m := openModel(t, filepath.Join(c.dir, c.gguf), 1)
+			out := filepath.Join(c.dir, "outputs", c.prefix)
+			prompt, wantGen := goldenIDs(t, out+".txt")
+			wantP := readRows(t, out+".prompt_logits.f32", m.Params.NVocab)
+			wantG := readRows(t, out+".gen_logits.f32", m.Params.NVocab)
+			gotP, gotG, gen := runSeq(t, m, prompt, len(wantGen))
+			if d, r, col := maxAbsDiff(gotP, wantP); d > c.tol {
+				t.Errorf("prompt logits: max |Δ| %.3g at row %d id %d (got %v want %v), tolerance %g", d, r, col, gotP[r][col], wantP[r][col], c.tol)
+			} else {
+				t.Logf("prompt logits: max |Δ| %.3g", d)
+			}
+			if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
+				t.Fatalf("generated ids\n got %v\nwant %v", gen, wantGen)
+			}
+			if d, r, col := maxAbsDiff(gotG, wantG); d > c.tol {
+				t.Errorf("generated logits: max |Δ| %.3g at row %d id %d, tolerance %g", d, r, col, c.tol)
+			} else {
+				t.Logf("generated logits: max |Δ| %.3g", d)
+			}
+		})
+	}
+}

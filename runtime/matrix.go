@@ -1,0 +1,280 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// Matrix is one 2-D weight tensor of a GGUF file, ne = [K, M] (GGUF order:
+// M rows of K inputs). It keeps the stored form (packed I2_S bytes, F16 bits,
+// Q8_0 blocks) and multiplies with ggml's per-type arithmetic.
+type Matrix struct {
+	Type gguf.Type // F32, F16, BF16, Q8_0 or I2_S
+	K, M int       // ne[0] (inputs per row), ne[1] (rows)
+	// Scale is the per-tensor weight scale of an I2_S tensor (the float32 at
+	// byte K·M/4); 0 for other types.
+	Scale float32
+
+	f32  []float32 // F32
+	u16  []uint16  // F16, BF16 bits
+	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0 blocks
+	rowB int       // bytes per row of raw
+}
+
+// NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
+// Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0) and I2_S (x86 layout,
+// QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
+// conversion spec). data must hold at least gguf.NBytes(typ, ne) bytes; the
+// I2_S scale is read from byte k·m/4. Errors name the problem; the caller adds
+// the tensor name.
+func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
+	if k <= 0 || m <= 0 {
+		return nil, fmt.Errorf("bad shape [%d, %d]", k, m)
+	}
+	need, err := gguf.NBytes(typ, []uint64{uint64(k), uint64(m)})
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(data)) < need {
+		return nil, fmt.Errorf("%s [%d, %d] needs %d bytes, have %d", typ, k, m, need, len(data))
+	}
+	w := &Matrix{Type: typ, K: k, M: m}
+	n := k * m
+	switch typ {
+	case gguf.TypeF32:
+		w.f32 = make([]float32, n)
+		for i := range w.f32 {
+			w.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case gguf.TypeF16, gguf.TypeBF16:
+		w.u16 = make([]uint16, n)
+		for i := range w.u16 {
+			w.u16[i] = binary.LittleEndian.Uint16(data[2*i:])
+		}
+	case gguf.TypeQ8_0:
+		w.raw = data[:need]
+		w.rowB = k / q8Block * 34
+	case gguf.TypeI2S:
+		if k%128 != 0 {
+			return nil, fmt.Errorf("I2_S row length %d is not a multiple of 128 (x86 layout, QK_I2_S = 128)", k)
+		}
+		w.raw = data[:n/4]
+		w.rowB = k / 4
+		w.Scale = math.Float32frombits(binary.LittleEndian.Uint32(data[n/4:]))
+		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
+			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
+		}
+	default:
+		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S)", typ)
+	}
+	return w, nil
+}
+
+// Activation is one token's input row prepared for a weight type (the
+// "vec_dot_type" conversion of ggml): f32 as-is, F16-rounded for F16
+// weights, Q8_0 blocks for Q8_0 weights, int8 with one scale and the sum for
+// I2_S weights.
+type Activation struct {
+	typ gguf.Type
+	f   []float32 // F32/BF16: x; F16: x rounded to F16
+	q   []int8    // I2_S, Q8_0 codes
+	d   []float32 // Q8_0 block scales
+	s   float32   // I2_S activation scale
+	sum int32     // I2_S Σq
+}
+
+// Prepare converts x (len K) into the activation form w's dot product needs,
+// reusing a's buffers. It panics if len(x) != w.K.
+func (w *Matrix) Prepare(a *Activation, x []float32) {
+	if len(x) != w.K {
+		panic(fmt.Sprintf("runtime: activation length %d, matrix K %d", len(x), w.K))
+	}
+	a.typ = w.Type
+	switch w.Type {
+	case gguf.TypeF32, gguf.TypeBF16:
+		a.f = append(a.f[:0], x...)
+	case gguf.TypeF16:
+		a.f = a.f[:0]
+		for _, v := range x {
+			a.f = append(a.f, roundF16(v))
+		}
+	case gguf.TypeQ8_0:
+		a.q = resizeI8(a.q, len(x))
+		a.d = resizeF32(a.d, len(x)/q8Block)
+		QuantizeQ8_0(a.q, a.d, x)
+	case gguf.TypeI2S:
+		a.q = resizeI8(a.q, len(x))
+		a.s, a.sum = QuantizeI8S(a.q, x)
+	}
+}
+
+func resizeI8(b []int8, n int) []int8 {
+	if cap(b) < n {
+		return make([]int8, n)
+	}
+	return b[:n]
+}
+
+func resizeF32(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// Row returns output row r (0 ≤ r < M) for the prepared activation a:
+//   - F32/BF16/F16: Σ w·x with exact products summed in float64, rounded
+//     once to float32 (ggml sums in float32 lanes; the difference is far
+//     below 1e-6 relative);
+//   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0);
+//   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
+//     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue).
+func (w *Matrix) Row(r int, a *Activation) float32 {
+	if a.typ != w.Type {
+		panic("runtime: activation prepared for another weight type")
+	}
+	k := w.K
+	switch w.Type {
+	case gguf.TypeF32:
+		return dotF32(w.f32[r*k:(r+1)*k], a.f)
+	case gguf.TypeF16:
+		row := w.u16[r*k : (r+1)*k]
+		x := a.f[:len(row)]
+		var acc float64
+		for i, h := range row {
+			acc += float64(f16Table[h]) * float64(x[i])
+		}
+		return float32(acc)
+	case gguf.TypeBF16:
+		row := w.u16[r*k : (r+1)*k]
+		x := a.f[:len(row)]
+		var acc float64
+		for i, h := range row {
+			acc += float64(bf16ToF32(h)) * float64(x[i])
+		}
+		return float32(acc)
+	case gguf.TypeQ8_0:
+		return dotQ8_0(w.raw[r*w.rowB:(r+1)*w.rowB], a.q, a.d)
+	case gguf.TypeI2S:
+		sumi := dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q)
+		v := float32(sumi) - float32(a.sum)
+		v = v / a.s
+		return v * w.Scale
+	}
+	panic("runtime: unsupported matrix type")
+}
+
+func dotF32(w, x []float32) float32 {
+	x = x[:len(w)]
+	var acc float64
+	for i, v := range w {
+		acc += float64(v) * float64(x[i])
+	}
+	return float32(acc)
+}
+
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 for one row: blocks of 34 bytes (f16 d,
+// 32 int8).
+func dotQ8_0(row []byte, q []int8, d []float32) float32 {
+	var acc float64
+	for b := range d {
+		blk := row[b*34 : b*34+34]
+		dw := f16Table[binary.LittleEndian.Uint16(blk)]
+		qs := q[b*q8Block : b*q8Block+q8Block]
+		var sumi int32
+		for i, v := range blk[2:] {
+			sumi += int32(int8(v)) * int32(qs[i])
+		}
+		scale := dw * d[b]
+		acc += float64(scale) * float64(sumi)
+	}
+	return float32(acc)
+}
+
+// dotI2S returns Σ code_k·q_k over one packed I2_S row (x86 layout: each
+// 32-byte group holds 128 codes, byte j carrying elements j, j+32, j+64, j+96
+// in bits 7-6, 5-4, 3-2, 1-0).
+func dotI2S(row []byte, q []int8) int32 {
+	var sum int32
+	for g := 0; g+32 <= len(row); g += 32 {
+		b := row[g : g+32 : g+32]
+		x := q[g*4 : g*4+128 : g*4+128]
+		var s0, s1, s2, s3 int32
+		for j := 0; j < 32; j++ {
+			c := b[j]
+			s0 += int32(c>>6) * int32(x[j])
+			s1 += int32(c>>4&3) * int32(x[j+32])
+			s2 += int32(c>>2&3) * int32(x[j+64])
+			s3 += int32(c&3) * int32(x[j+96])
+		}
+		sum += s0 + s1 + s2 + s3
+	}
+	return sum
+}
+
+// MatVec computes dst[r] = Row(r) for every row of w on the token row x,
+// splitting the rows over threads goroutines (threads ≤ 1 runs inline). The
+// result does not depend on threads. a is scratch (may be nil). It panics if
+// len(dst) != w.M or len(x) != w.K.
+func (w *Matrix) MatVec(dst, x []float32, a *Activation, threads int) {
+	if len(dst) != w.M {
+		panic(fmt.Sprintf("runtime: MatVec dst length %d, matrix M %d", len(dst), w.M))
+	}
+	if a == nil {
+		a = new(Activation)
+	}
+	w.Prepare(a, x)
+	parallelRows(w.M, threads, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst[r] = w.Row(r, a)
+		}
+	})
+}
+
+// MatMul multiplies w with a batch of token rows: dst[t] = W·xs[t]. Each
+// token row is quantized on its own (one activation scale per token, as in
+// bitnet.cpp), so every dst[t] equals MatVec on xs[t] alone, whatever the
+// batch size or thread count.
+func (w *Matrix) MatMul(dst, xs [][]float32, threads int) {
+	if len(dst) != len(xs) {
+		panic("runtime: MatMul batch length mismatch")
+	}
+	acts := make([]Activation, len(xs))
+	for t, x := range xs {
+		if len(dst[t]) != w.M {
+			panic("runtime: MatMul dst row length mismatch")
+		}
+		w.Prepare(&acts[t], x)
+	}
+	parallelRows(w.M, threads, func(lo, hi int) {
+		for t := range xs {
+			for r := lo; r < hi; r++ {
+				dst[t][r] = w.Row(r, &acts[t])
+			}
+		}
+	})
+}
+
+// parallelRows runs f over [0, n) split into contiguous chunks, one per
+// goroutine.
+func parallelRows(n, threads int, f func(lo, hi int)) {
+	if threads <= 1 || n < 2*threads {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + threads - 1) / threads
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// FFNActivation is the gate nonlinearity of the feed-forward block.
+type FFNActivation int
+
+const (
+	// SiLU: s = silu(g)·u (arch bitnet, the 1bitLLM models).
+	SiLU FFNActivation = iota
+	// ReLU2: s = relu(g)²·u (arch bitnet-b1.58, BitNet b1.58 2B-4T).
+	ReLU2
+)
+
+// String returns "silu" or "relu2".
+func (a FFNActivation) String() string {
+	if a == ReLU2 {
+		return "relu2"
+	}
+	return "silu"
+}
+
+// archSpec is what differs between the supported GGUF architectures.
+type archSpec struct {
+	ffn FFNActivation
+	// attnF16Operands: K·q and V·softmax round q and the probabilities to
+	// F16 (ggml's non-flash attention, vec_dot_type of F16, as bitnet.cpp
+	// runs arch bitnet). The bitnet-b1.58 reference (ik_llama.cpp, flash
+	// attention) keeps them in f32: rounding them moves the golden logits
+	// by up to 1e-2, not rounding matches within 1.4e-3.
+	attnF16Operands bool
+}
+
+// archs lists the GGUF general.architecture values the runtime runs. The
+// graph is the same except for the FFN activation (conversion spec §4.6);
+// bitnet-25 is the name bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for
+// the 2B-4T model.
+var archs = map[string]archSpec{
+	"bitnet":       {ffn: SiLU, attnF16Operands: true},
+	"bitnet-b1.58": {ffn: ReLU2},
+	"bitnet-25":    {ffn: ReLU2},
+}
+
+// ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
+// the runtime's table.
+var ErrUnsupportedArch = errors.New("unsupported architecture")
+
+// ErrMissing is returned (wrapped, with the key or tensor name) by Load when
+// a required KV or tensor is absent.
+var ErrMissing = errors.New("missing")
+
+// Params are the hyper-parameters of a loaded model, read from the GGUF KVs
+// "{arch}.…" and the tensor shapes.
+type Params struct {
+	NLayer    int     // {arch}.block_count
+	NEmbd     int     // {arch}.embedding_length (hidden size d)
+	NHead     int     // {arch}.attention.head_count
+	NHeadKV   int     // {arch}.attention.head_count_kv (default NHead)
+	HeadDim   int     // {arch}.attention.key_length, else NEmbd/NHead
+	NFF       int     // {arch}.feed_forward_length (else ffn_gate ne[1])
+	NVocab    int     // token_embd ne[1]
+	NCtx      int     // {arch}.context_length (training context; default 2048)
+	RopeTheta float32 // {arch}.rope.freq_base (default 10000)
+	RMSEps    float32 // {arch}.attention.layer_norm_rms_epsilon (required)
+	FFN       FFNActivation
+}
+
+// File is the part of an opened GGUF file that Load reads: its KVs, its
+// tensor-info table (ne in GGUF order) and a function returning a tensor's
+// data (exactly gguf.NBytes bytes). A *reader.File provides all three
+// (KVs, Tensors, TensorData).
+type File struct {
+	KVs     []gguf.KV
+	Tensors []gguf.TensorInfo
+	Data    func(name string) ([]byte, error)
+}
+
+// Options configure a Model.
+type Options struct {
+	// Threads is the number of goroutines each matrix product is split over
+	// (by rows); ≤ 1 runs single-threaded. Results do not depend on it.
+	Threads int
+}
+
+type layer struct {
+	attnNorm, attnSubNorm, ffnNorm, ffnSubNorm []float32
+	wq, wk, wv, wo, wGate, wUp, wDown          *Matrix
+}
+
+// Model is a loaded BitNet model: hyper-parameters, norm vectors decoded to
+// float32 and weight matrices in their stored form.
+type Model struct {
+	Arch   string
+	Params Params
+
+	spec       archSpec
+	opts       Options
+	tokEmbd    *Matrix // ne [NEmbd, NVocab]
+	output     *Matrix // LM head: output.weight or tok_embd (tied)
+	outputNorm []float32
+	layers     []layer
+}
+
+// Load builds a Model from a GGUF file: arch bitnet (silu FFN),
+// bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
+// and I2_S are supported for the matrices, F32/F16/BF16 for norm vectors.
+// Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
+// key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
+func Load(f File, opts Options) (*Model, error) {
+	kv := func(key string) (gguf.Value, bool) { return gguf.Lookup(f.KVs, key) }
+	av, ok := kv("general.architecture")
+	if !ok {
+		return nil, fmt.Errorf("key general.architecture: %w", ErrMissing)
+	}
+	arch, _ := av.V.(string)
+	spec, ok := archs[arch]
+	if !ok {
+		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25)", arch, ErrUnsupportedArch)
+	}
+	m := &Model{Arch: arch, opts: opts, spec: spec}
+	p := &m.Params
+	p.FFN = spec.ffn
+	getUint := func(key string, def int, required bool) (int, error) {
+		v, ok := kv(arch + "." + key)
+		if !ok {
+			if required {
+				return 0, fmt.Errorf("key %s.%s: %w", arch, key, ErrMissing)
+			}
+			return def, nil
+		}
+		u, ok := v.Uint()
+		if !ok || u > 1<<31 {
+			return 0, fmt.Errorf("key %s.%s: want a non-negative integer, have %s", arch, key, v.Type)
+		}
+		return int(u), nil
+	}
+	getFloat := func(key string, def float32, required bool) (float32, error) {
+		v, ok := kv(arch + "." + key)
+		if !ok {
+			if required {
+				return 0, fmt.Errorf("key %s.%s: %w", arch, key, ErrMissing)
+			}
+			return def, nil
+		}
+		x, ok := v.Float()
+		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("key %s.%s: want a finite float, have %s", arch, key, v.Type)
+		}
+		return float32(x), nil
+	}
+	var err error
+	if p.NLayer, err = getUint("block_count", 0, true); err != nil {
+		return nil, err
+	}
+	if p.NEmbd, err = getUint("embedding_length", 0, true); err != nil {
+		return nil, err
+	}
+	if p.NHead, err = getUint("attention.head_count", 0, true); err != nil {
+		return nil, err
+	}
+	if p.NHeadKV, err = getUint("attention.head_count_kv", p.NHead, false); err != nil {
+		return nil, err
+	}
+	if p.NCtx, err = getUint("context_length", 2048, false); err != nil {
+		return nil, err
+	}
+	if p.NFF, err = getUint("feed_forward_length", 0, false); err != nil {
+		return nil, err
+	}
+	if p.RopeTheta, err = getFloat("rope.freq_base", 10000, false); err != nil {
+		return nil, err
+	}
+	if p.RMSEps, err = getFloat("attention.layer_norm_rms_epsilon", 0, true); err != nil {
+		return nil, err
+	}
+	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
+		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
+	}
+	if p.HeadDim, err = getUint("attention.key_length", p.NEmbd/p.NHead, false); err != nil {
+		return nil, err
+	}
+	if vl, err := getUint("attention.value_length", p.HeadDim, false); err != nil {
+		return nil, err
+	} else if vl != p.HeadDim {
+		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
+	}
+	if p.HeadDim == 0 || p.HeadDim%2 != 0 {
+		return nil, fmt.Errorf("head dimension %d must be even and non-zero", p.HeadDim)
+	}
+	if rd, err := getUint("rope.dimension_count", p.HeadDim, false); err != nil {
+		return nil, err
+	} else if rd != p.HeadDim {
+		return nil, fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", arch, rd, p.HeadDim)
+	}
+
+	infos := make(map[string]gguf.TensorInfo, len(f.Tensors))
+	for _, ti := range f.Tensors {
+		if strings.HasSuffix(ti.Name, ".scale") || strings.HasSuffix(ti.Name, "_scale") {
+			return nil, fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data or the values)", ti.Name)
+		}
+		infos[ti.Name] = ti
+	}
+	matrix := func(name string, k, rows int) (*Matrix, error) {
+		ti, ok := infos[name]
+		if !ok {
+			return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
+		}
+		if len(ti.Ne) != 2 || ti.Ne[0] != uint64(k) || (rows >= 0 && ti.Ne[1] != uint64(rows)) || ti.Ne[1] == 0 || ti.Ne[1] > 1<<31 {
+			return nil, fmt.Errorf("tensor %s: ne %v, want [%d, %d]", name, ti.Ne, k, rows)
+		}
+		data, err := f.Data(name)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		w, err := NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		return w, nil
+	}
+	vector := func(name string, n int) ([]float32, error) {
+		ti, ok := infos[name]
+		if !ok {
+			return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
+		}
+		if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
+			return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)
+		}
+		data, err := f.Data(name)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		v, err := decodeVector(ti.Type, n, data)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		return v, nil
+	}
+
+	if m.tokEmbd, err = matrix("token_embd.weight", p.NEmbd, -1); err != nil {
+		return nil, err
+	}
+	p.NVocab = m.tokEmbd.M
+	if vs, err := getUint("vocab_size", p.NVocab, false); err != nil {
+		return nil, err
+	} else if vs != p.NVocab {
+		return nil, fmt.Errorf("key %s.vocab_size %d differs from token_embd.weight rows %d", arch, vs, p.NVocab)
+	}
+	m.output = m.tokEmbd
+	if _, ok := infos["output.weight"]; ok {
+		if m.output, err = matrix("output.weight", p.NEmbd, p.NVocab); err != nil {
+			return nil, err
+		}
+	}
+	if m.outputNorm, err = vector("output_norm.weight", p.NEmbd); err != nil {
+		return nil, err
+	}
+	if p.NFF == 0 {
+		if ti, ok := infos["blk.0.ffn_gate.weight"]; ok && len(ti.Ne) == 2 {
+			p.NFF = int(ti.Ne[1])
+		}
+	}
+	qDim, kvDim := p.NHead*p.HeadDim, p.NHeadKV*p.HeadDim
+	m.layers = make([]layer, p.NLayer)
+	for i := range m.layers {
+		l := &m.layers[i]
+		b := fmt.Sprintf("blk.%d.", i)
+		steps := []struct {
+			dst  **Matrix
+			name string
+			k, n int
+		}{
+			{&l.wq, "attn_q", p.NEmbd, qDim},
+			{&l.wk, "attn_k", p.NEmbd, kvDim},
+			{&l.wv, "attn_v", p.NEmbd, kvDim},
+			{&l.wo, "attn_output", qDim, p.NEmbd},
+			{&l.wGate, "ffn_gate", p.NEmbd, p.NFF},
+			{&l.wUp, "ffn_up", p.NEmbd, p.NFF},
+			{&l.wDown, "ffn_down", p.NFF, p.NEmbd},
+		}
+		for _, s := range steps {
+			if *s.dst, err = matrix(b+s.name+".weight", s.k, s.n); err != nil {
+				return nil, err
+			}
+		}
+		vecs := []struct {
+			dst  *[]float32
+			name string
+			n    int
+		}{
+			{&l.attnNorm, "attn_norm", p.NEmbd},
+			{&l.attnSubNorm, "attn_sub_norm", qDim},
+			{&l.ffnNorm, "ffn_norm", p.NEmbd},
+			{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
+		}
+		for _, s := range vecs {
+			if *s.dst, err = vector(b+s.name+".weight", s.n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.
+func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
+	v := make([]float32, n)
+	switch t {
+	case gguf.TypeF32:
+		if len(data) < 4*n {
+			return nil, fmt.Errorf("F32 [%d] needs %d bytes, have %d", n, 4*n, len(data))
+		}
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case gguf.TypeF16, gguf.TypeBF16:
+		if len(data) < 2*n {
+			return nil, fmt.Errorf("%s [%d] needs %d bytes, have %d", t, n, 2*n, len(data))
+		}
+		for i := range v {
+			h := binary.LittleEndian.Uint16(data[2*i:])
+			if t == gguf.TypeF16 {
+				v[i] = f16ToF32(h)
+			} else {
+				v[i] = bf16ToF32(h)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("type %s is not supported for a norm vector (F32, F16, BF16)", t)
+	}
+	return v, nil
+}
+
+// embedRow writes row id of token_embd (ne [NEmbd, NVocab]) as float32 into
+// dst, as ggml's get_rows does: F32 copied, F16/BF16 widened, Q8_0 as d·q.
+func (w *Matrix) embedRow(dst []float32, id int) {
+	k := w.K
+	switch w.Type {
+	case gguf.TypeF32:
+		copy(dst, w.f32[id*k:(id+1)*k])
+	case gguf.TypeF16:
+		for i, h := range w.u16[id*k : (id+1)*k] {
+			dst[i] = f16ToF32(h)
+		}
+	case gguf.TypeBF16:
+		for i, h := range w.u16[id*k : (id+1)*k] {
+			dst[i] = bf16ToF32(h)
+		}
+	case gguf.TypeQ8_0:
+		row := w.raw[id*w.rowB : (id+1)*w.rowB]
+		for b := 0; b < k/q8Block; b++ {
+			blk := row[b*34 : b*34+34]
+			d := f16ToF32(binary.LittleEndian.Uint16(blk))
+			for i, q := range blk[2:] {
+				dst[b*q8Block+i] = d * float32(int8(q))
+			}
+		}
+	case gguf.TypeI2S:
+		for i := range k {
+			e := id*k + i
+			g, j := e/128, e%128
+			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
+			dst[i] = float32(int(c)-1) * w.Scale
+		}
+	}
+}
