@@ -192,4 +192,3 @@ func bitnetFixture(t *testing.T, dir string, l llamaLayout, cfgEdit func(map[str
 		t.Fatal(err)
 	}
 }
-
