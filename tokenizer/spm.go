@@ -1,0 +1,396 @@
+package tokenizer
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+func init() {
+	builders["llama"] = func(v *Vocab) (Tokenizer, error) { return NewSPM(v) }
+}
+
+// spmSpace is U+2581 LOWER ONE EIGHTH BLOCK, which SentencePiece uses for
+// a space inside pieces.
+const spmSpace = "\u2581"
+
+// spmDefaults are the special ids and flags llama.cpp's llm_load_vocab
+// assumes for a "llama" (SPM) vocabulary when the GGUF has no key for them.
+var spmDefaults = struct {
+	bos, eos, unk                  int32
+	addBOS, addEOS, addSpacePrefix bool
+}{bos: 1, eos: 2, unk: 0, addBOS: true, addEOS: false, addSpacePrefix: true}
+
+// SPM is llama.cpp's "llama" tokenizer (llm_tokenizer_spm of bitnet.cpp's
+// llama.cpp fork): SentencePiece-BPE-style greedy bigram merging by piece
+// score over UTF-8 characters, with <0xXX> byte fallback. It is safe for
+// concurrent use.
+type SPM struct {
+	vocab *Vocab
+	// toID maps token text to id; on duplicate texts the highest id wins,
+	// as llama.cpp fills token_to_id in id order.
+	toID  map[string]int32
+	score []float32
+	// byteTok[b] is the id for byte b under byte fallback, or NoToken.
+	byteTok [256]int32
+	// special lists ids whose text is matched before SPM (CONTROL,
+	// USER_DEFINED, UNKNOWN), longest text first (llama.cpp
+	// cache_special_tokens).
+	special []int32
+
+	bos, eos, unk                  int32
+	addBOS, addEOS, addSpacePrefix bool
+}
+
+var _ Tokenizer = (*SPM)(nil)
+
+// NewSPM builds the "llama" tokenizer for v. Special ids and the add_bos /
+// add_eos / add_space_prefix flags that v leaves unset take llama.cpp's SPM
+// defaults (BOS 1, EOS 2, UNK 0, add BOS, no EOS, add space prefix). An
+// empty vocabulary, or Scores/Types whose length differs from Tokens, is an
+// error.
+func NewSPM(v *Vocab) (*SPM, error) {
+	n := len(v.Tokens)
+	if n == 0 {
+		return nil, fmt.Errorf("llama tokenizer: the vocabulary has no tokens")
+	}
+	if v.Scores != nil && len(v.Scores) != n {
+		return nil, fmt.Errorf("llama tokenizer: %d scores for %d tokens", len(v.Scores), n)
+	}
+	if v.Types != nil && len(v.Types) != n {
+		return nil, fmt.Errorf("llama tokenizer: %d token types for %d tokens", len(v.Types), n)
+	}
+	t := &SPM{vocab: v, toID: make(map[string]int32, n), score: v.Scores}
+	if t.score == nil {
+		t.score = make([]float32, n)
+	}
+	for i, s := range v.Tokens {
+		t.toID[s] = int32(i)
+	}
+	for b := range t.byteTok {
+		t.byteTok[b] = NoToken
+		if id, ok := t.toID[fmt.Sprintf("<0x%02X>", b)]; ok {
+			t.byteTok[b] = id
+		} else if id, ok := t.toID[string([]byte{byte(b)})]; ok {
+			t.byteTok[b] = id
+		}
+	}
+	for i := range v.Tokens {
+		switch t.typeOf(int32(i)) {
+		case TypeControl, TypeUserDefined, TypeUnknown:
+			if v.Tokens[i] != "" {
+				t.special = append(t.special, int32(i))
+			}
+		}
+	}
+	sort.SliceStable(t.special, func(a, b int) bool {
+		return len(v.Tokens[t.special[a]]) > len(v.Tokens[t.special[b]])
+	})
+	pick := func(id, def int32) int32 {
+		if id >= 0 && int(id) < n {
+			return id
+		}
+		if int(def) < n {
+			return def
+		}
+		return NoToken
+	}
+	t.bos, t.eos, t.unk = pick(v.BOS, spmDefaults.bos), pick(v.EOS, spmDefaults.eos), pick(v.UNK, spmDefaults.unk)
+	flag := func(p *bool, def bool) bool {
+		if p != nil {
+			return *p
+		}
+		return def
+	}
+	t.addBOS = flag(v.AddBOS, spmDefaults.addBOS)
+	t.addEOS = flag(v.AddEOS, spmDefaults.addEOS)
+	t.addSpacePrefix = flag(v.AddSpacePrefix, spmDefaults.addSpacePrefix)
+	return t, nil
+}
+
+// Vocab returns the vocabulary t was built from.
+func (t *SPM) Vocab() *Vocab { return t.vocab }
+
+func (t *SPM) typeOf(id int32) int32 {
+	if t.vocab.Types == nil {
+		return TypeNormal
+	}
+	return t.vocab.Types[id]
+}
+
+// spmFragment is a piece of the input: raw text, or a special token id
+// (llama.cpp fragment_buffer_variant).
+type spmFragment struct {
+	text  string
+	token int32 // NoToken for text
+}
+
+// partition splits text around the text of special tokens, longest token
+// first, leftmost occurrences first, as llama.cpp tokenizer_st_partition
+// does. Without parseSpecial only USER_DEFINED tokens are matched.
+func (t *SPM) partition(text string, parseSpecial bool) []spmFragment {
+	if text == "" {
+		return nil // llama.cpp adds no fragment for empty text
+	}
+	frags := []spmFragment{{text: text, token: NoToken}}
+	for _, id := range t.special {
+		if !parseSpecial && t.typeOf(id) != TypeUserDefined {
+			continue
+		}
+		tok := t.vocab.Tokens[id]
+		var out []spmFragment
+		for _, f := range frags {
+			if f.token != NoToken || !strings.Contains(f.text, tok) {
+				out = append(out, f)
+				continue
+			}
+			rest := f.text
+			for {
+				i := strings.Index(rest, tok)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					out = append(out, spmFragment{text: rest[:i], token: NoToken})
+				}
+				out = append(out, spmFragment{token: id})
+				rest = rest[i+len(tok):]
+			}
+			if rest != "" {
+				out = append(out, spmFragment{text: rest, token: NoToken})
+			}
+		}
+		frags = out
+	}
+	return frags
+}
+
+// Encode tokenizes text as llama.cpp's llama_tokenize does for an SPM
+// vocabulary. With addSpecial, BOS is prepended when add_bos is on and EOS
+// appended when add_eos is on. The text is cut around special-token text
+// (CONTROL and UNKNOWN only with parseSpecial; USER_DEFINED always); each
+// text fragment that follows the start or a special token gets a leading
+// space when add_space_prefix is on (llama.cpp's is_prev_special rule), has
+// its spaces replaced by U+2581 and is merged by bigram score. Characters
+// with no token come out as <0xXX> byte tokens, else as UNK. Invalid UTF-8 is
+// handled byte-wise as llama.cpp does (a lead byte takes the length its
+// high bits say). The error is non-nil only when a needed BOS/EOS/UNK id
+// does not exist in the vocabulary.
+func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	var out []int32
+	if addSpecial && t.addBOS {
+		if t.bos == NoToken {
+			return nil, fmt.Errorf("llama tokenizer: add_bos is set but there is no BOS token")
+		}
+		out = append(out, t.bos)
+	}
+	prevSpecial := true
+	for _, f := range t.partition(text, parseSpecial) {
+		if f.token != NoToken {
+			out = append(out, f.token)
+			prevSpecial = true
+			continue
+		}
+		s := f.text
+		if t.addSpacePrefix && prevSpecial {
+			s = " " + s
+		}
+		var err error
+		out, err = t.encodeFragment(strings.ReplaceAll(s, " ", spmSpace), out)
+		if err != nil {
+			return nil, err
+		}
+		prevSpecial = false
+	}
+	if addSpecial && t.addEOS {
+		if t.eos == NoToken {
+			return nil, fmt.Errorf("llama tokenizer: add_eos is set but there is no EOS token")
+		}
+		out = append(out, t.eos)
+	}
+	return out, nil
+}
+
+// spmSymbol is one node of the doubly linked symbol list of
+// llm_tokenizer_spm: text[start:start+n] of the escaped fragment.
+type spmSymbol struct {
+	start, n   int
+	prev, next int
+}
+
+// spmBigram is a candidate merge of symbols left and right into a token of
+// the given score; size is the merged byte length, used to detect stale
+// entries.
+type spmBigram struct {
+	left, right int
+	score       float32
+	size        int
+}
+
+// bigramQueue is a max-heap by score, ties to the leftmost pair (the
+// comparator of llm_bigram_spm).
+type bigramQueue []spmBigram
+
+func (q bigramQueue) Len() int { return len(q) }
+func (q bigramQueue) Less(i, j int) bool {
+	if q[i].score != q[j].score {
+		return q[i].score > q[j].score
+	}
+	return q[i].left < q[j].left
+}
+func (q bigramQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *bigramQueue) Push(x any)   { *q = append(*q, x.(spmBigram)) }
+func (q *bigramQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// spmUTF8Len is llama.cpp's utf8_len: the sequence length a lead byte
+// announces (1 for ASCII and stray continuation bytes).
+func spmUTF8Len(b byte) int {
+	return [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4}[b>>4]
+}
+
+// encodeFragment runs llm_tokenizer_spm::tokenize on one escaped fragment
+// and appends the ids to out.
+func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
+	if text == "" {
+		return out, nil
+	}
+	syms := make([]spmSymbol, 0, len(text))
+	for off := 0; off < len(text); {
+		n := min(spmUTF8Len(text[off]), len(text)-off)
+		idx := len(syms)
+		next := idx + 1
+		if off+n == len(text) {
+			next = -1
+		}
+		syms = append(syms, spmSymbol{start: off, n: n, prev: idx - 1, next: next})
+		off += n
+	}
+	q := make(bigramQueue, 0, len(syms))
+	tryAdd := func(left, right int) {
+		if left < 0 || right < 0 {
+			return
+		}
+		s := text[syms[left].start : syms[right].start+syms[right].n]
+		id, ok := t.toID[s]
+		if !ok {
+			return
+		}
+		heap.Push(&q, spmBigram{left: left, right: right, score: t.score[id], size: len(s)})
+	}
+	for i := 1; i < len(syms); i++ {
+		tryAdd(i-1, i)
+	}
+	for q.Len() > 0 {
+		b := heap.Pop(&q).(spmBigram)
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue // one side was merged away since this pair was queued
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		tryAdd(l.prev, b.left)
+		tryAdd(b.left, l.next)
+	}
+	for i := 0; i != -1; i = syms[i].next {
+		s := text[syms[i].start : syms[i].start+syms[i].n]
+		if id, ok := t.toID[s]; ok {
+			out = append(out, id)
+			continue
+		}
+		// Byte fallback (llama_byte_to_token for SPM), then UNK.
+		for j := 0; j < len(s); j++ {
+			id := t.byteTok[s[j]]
+			if id == NoToken {
+				id = t.unk
+			}
+			if id == NoToken {
+				return nil, fmt.Errorf("llama tokenizer: byte 0x%02X has no <0x%02X> token and there is no UNK token", s[j], s[j])
+			}
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// Piece returns the text of token id as llama.cpp's llama_token_to_piece
+// renders it for an SPM vocabulary: NORMAL tokens with U+2581 turned into
+// spaces, BYTE tokens as their single byte (not necessarily valid UTF-8),
+// USER_DEFINED tokens as their text; CONTROL and UNKNOWN tokens as their
+// text when special is true and as "" otherwise; UNUSED and other types as
+// "". An id outside the vocabulary is an error naming it.
+func (t *SPM) Piece(id int32, special bool) (string, error) {
+	if id < 0 || int(id) >= len(t.vocab.Tokens) {
+		return "", fmt.Errorf("llama tokenizer: token id %d is outside the vocabulary of %d tokens", id, len(t.vocab.Tokens))
+	}
+	text := t.vocab.Tokens[id]
+	switch t.typeOf(id) {
+	case TypeNormal:
+		return strings.ReplaceAll(text, spmSpace, " "), nil
+	case TypeByte:
+		if b, ok := spmParseByteToken(text); ok {
+			return string([]byte{b}), nil
+		}
+		return text, nil
+	case TypeUserDefined:
+		return text, nil
+	case TypeControl, TypeUnknown:
+		if special {
+			return text, nil
+		}
+	}
+	return "", nil
+}
+
+// spmParseByteToken decodes a "<0xXX>" token text.
+func spmParseByteToken(s string) (byte, bool) {
+	if len(s) != 6 || s[:3] != "<0x" || s[5] != '>' {
+		return 0, false
+	}
+	var b byte
+	for _, c := range []byte(s[3:5]) {
+		switch {
+		case c >= '0' && c <= '9':
+			b = b<<4 | (c - '0')
+		case c >= 'A' && c <= 'F':
+			b = b<<4 | (c - 'A' + 10)
+		case c >= 'a' && c <= 'f':
+			b = b<<4 | (c - 'a' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return b, true
+}
+
+// Decode concatenates the pieces of ids (Piece with special false: control
+// tokens such as BOS render as nothing) and, when add_space_prefix is on,
+// removes one leading space from the first piece that renders any text —
+// the space Encode's prefix added — so Decode(Encode(s)) == s for text
+// without special-token text. Byte tokens are joined as raw bytes. An id
+// outside the vocabulary is an error naming it.
+func (t *SPM) Decode(ids []int32) (string, error) {
+	var sb strings.Builder
+	strip := t.addSpacePrefix
+	for _, id := range ids {
+		p, err := t.Piece(id, false)
+		if err != nil {
+			return "", err
+		}
+		if strip && p != "" {
+			p = strings.TrimPrefix(p, " ")
+			strip = false
+		}
+		sb.WriteString(p)
+	}
+	return sb.String(), nil
+}
