@@ -155,10 +155,10 @@ func TestSPMRoundTrip(t *testing.T) {
 func TestSPMEncodeCases(t *testing.T) {
 	tk := spmLoad(t, llama2Dir, 0)
 	for _, c := range []struct {
-		name                    string
-		text                    string
+		name                     string
+		text                     string
 		addSpecial, parseSpecial bool
-		want                    []int32
+		want                     []int32
 	}{
 		{"empty with BOS", "", true, false, []int32{1}},
 		{"empty without BOS", "", false, false, nil},
