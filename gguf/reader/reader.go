@@ -66,7 +66,7 @@ type File struct {
 func Open(path string) (*File, error) {
 	fd, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gguf %s: %w", path, err)
+		return nil, fmt.Errorf("gguf: %w", err) // *PathError names the path
 	}
 	defer fd.Close()
 	st, err := fd.Stat()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -43,6 +44,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 // commands lists the constructors of every subcommand, one line each.
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
+	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on

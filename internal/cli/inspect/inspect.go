@@ -1,0 +1,295 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+)
+
+// ArrayPreview is how many leading items of an array KV are shown.
+const ArrayPreview = 8
+
+// maxTextString is the longest scalar string printed whole in text mode
+// (chat templates can be kilobytes); --json always prints it whole.
+const maxTextString = 160
+
+// InspectOptions are the parsed arguments of inspect.
+type InspectOptions struct {
+	// Path is the GGUF file to inspect.
+	Path string
+	// JSON selects one JSON object instead of text.
+	JSON bool
+	// Out receives the report (the command's stdout).
+	Out io.Writer
+}
+
+// NewCmdInspect returns the inspect command. It only parses flags; runF
+// replaces the real run in tests (nil: inspectRun).
+func NewCmdInspect(runF func(*InspectOptions) error) *cobra.Command {
+	opts := &InspectOptions{}
+	cmd := &cobra.Command{
+		Use:   "inspect FILE",
+		Short: "Print the metadata and tensor table of a GGUF file (types, shapes, offsets, I2_S/TL scales)",
+		Long: `Print a GGUF file's version, alignment, data offset, every metadata key (arrays shortened to
+their count and first 8 items) and every tensor: name, type by name and ggml id (I2_S(36), TL1(38),
+TL2(39)), ne in GGUF order, offset within the data section, size in bytes, and for I2_S/TL1/TL2
+the per-tensor float32 scale. --json prints the same as one JSON object.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usage.Errorf("inspect takes exactly one argument, the GGUF file (got %d)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			opts.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(opts)
+			}
+			return inspectRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object instead of text")
+	return cmd
+}
+
+// report is what inspect prints; the JSON form is its encoding.
+type report struct {
+	Path       string         `json:"path"`
+	Version    uint32         `json:"version"`
+	Alignment  uint64         `json:"alignment"`
+	DataOffset uint64         `json:"data_offset"`
+	KVs        []kvReport     `json:"kvs"`
+	Tensors    []tensorReport `json:"tensors"`
+}
+
+type kvReport struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+	// Value is set for scalars.
+	Value any `json:"value,omitempty"`
+	// Elem, Count and First are set for arrays.
+	Elem  string `json:"elem_type,omitempty"`
+	Count *int   `json:"count,omitempty"`
+	First []any  `json:"first,omitempty"`
+}
+
+type tensorReport struct {
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	TypeID uint32   `json:"type_id"`
+	Ne     []uint64 `json:"ne"`
+	Offset uint64   `json:"offset"`
+	Bytes  uint64   `json:"bytes"`
+	// Scale is the per-tensor float32 of I2_S/TL1/TL2 tensors.
+	Scale any `json:"scale,omitempty"`
+}
+
+// inspectRun opens opts.Path and prints the report to opts.Out.
+func inspectRun(opts *InspectOptions) error {
+	f, err := reader.Open(opts.Path)
+	if err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
+	defer f.Close()
+	r, err := buildReport(opts.Path, f)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", opts.Path, err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return writeText(opts.Out, r)
+}
+
+func buildReport(path string, f *reader.File) (*report, error) {
+	r := &report{Path: path, Version: f.Version, Alignment: f.Alignment, DataOffset: f.DataOffset,
+		KVs: make([]kvReport, 0, len(f.KVs)), Tensors: make([]tensorReport, 0, len(f.Tensors))}
+	for _, kv := range f.KVs {
+		k := kvReport{Key: kv.Key, Type: kv.Value.Type.String()}
+		if kv.Value.Type == gguf.ValueArray {
+			items := arrayItems(kv.Value)
+			n := len(items)
+			k.Elem, k.Count = kv.Value.Elem.String(), &n
+			k.First = items[:min(n, ArrayPreview)]
+		} else {
+			k.Value = jsonable(kv.Value.V)
+		}
+		r.KVs = append(r.KVs, k)
+	}
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			return nil, err
+		}
+		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: uint32(ti.Type), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
+		if off, ok := gguf.ScaleOffset(ti.Type, ti.Ne); ok && off+4 <= uint64(len(data)) {
+			t.Scale = jsonable(math.Float32frombits(binary.LittleEndian.Uint32(data[off:])))
+		}
+		r.Tensors = append(r.Tensors, t)
+	}
+	return r, nil
+}
+
+// arrayItems returns the elements of an array value as []any.
+func arrayItems(v gguf.Value) []any {
+	var out []any
+	switch s := v.V.(type) {
+	case []string:
+		out = make([]any, len(s))
+		for i, x := range s {
+			out[i] = x
+		}
+	case []float32:
+		out = make([]any, len(s))
+		for i, x := range s {
+			out[i] = jsonable(x)
+		}
+	case []float64:
+		out = make([]any, len(s))
+		for i, x := range s {
+			out[i] = jsonable(x)
+		}
+	default:
+		out = genericItems(v.V)
+	}
+	return out
+}
+
+func genericItems(x any) []any {
+	switch s := x.(type) {
+	case []uint8:
+		return each(s)
+	case []int8:
+		return each(s)
+	case []uint16:
+		return each(s)
+	case []int16:
+		return each(s)
+	case []uint32:
+		return each(s)
+	case []int32:
+		return each(s)
+	case []uint64:
+		return each(s)
+	case []int64:
+		return each(s)
+	case []bool:
+		return each(s)
+	}
+	return nil
+}
+
+func each[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
+}
+
+// jsonable replaces non-finite floats (which encoding/json refuses) by
+// their names.
+func jsonable(x any) any {
+	var f float64
+	switch v := x.(type) {
+	case float32:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return x
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return x
+}
+
+// textValue formats one scalar or array item for the text report: strings
+// quoted (Go syntax, so empty and odd tokens stay visible), floats in the
+// shortest form that round-trips their width.
+func textValue(x any) string {
+	switch v := x.(type) {
+	case string:
+		if len(v) > maxTextString {
+			return strconv.Quote(v[:maxTextString]) + fmt.Sprintf("… (%d bytes)", len(v))
+		}
+		return strconv.Quote(v)
+	case float32:
+		return strconv.FormatFloat(float64(v), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return fmt.Sprint(x)
+}
+
+func neString(ne []uint64) string {
+	parts := make([]string, len(ne))
+	for i, d := range ne {
+		parts[i] = strconv.FormatUint(d, 10)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func writeText(out io.Writer, r *report) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "file:\t%s\n", r.Path)
+	fmt.Fprintf(tw, "version:\t%d\n", r.Version)
+	fmt.Fprintf(tw, "alignment:\t%d\n", r.Alignment)
+	fmt.Fprintf(tw, "data offset:\t%d\n", r.DataOffset)
+	tw.Flush()
+	fmt.Fprintf(&buf, "\nmetadata (%d keys):\n", len(r.KVs))
+	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	for _, k := range r.KVs {
+		if k.Count != nil {
+			items := make([]string, len(k.First))
+			for i, x := range k.First {
+				items[i] = textValue(x)
+			}
+			more := ""
+			if *k.Count > len(k.First) {
+				more = " …"
+			}
+			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", k.Key, k.Elem, *k.Count, strings.Join(items, " "), more)
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, k.Type, textValue(k.Value))
+	}
+	tw.Flush()
+	fmt.Fprintf(&buf, "\ntensors (%d):\n", len(r.Tensors))
+	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  name\ttype\tne\toffset\tbytes\tscale\n")
+	for _, t := range r.Tensors {
+		scale := ""
+		if t.Scale != nil {
+			scale = textValue(t.Scale)
+		}
+		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
+	}
+	tw.Flush()
+	// Drop the padding tabwriter leaves after the last non-empty cell.
+	lines := strings.SplitAfter(buf.String(), "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			lines[i] = strings.TrimRight(l[:len(l)-1], " ") + "\n"
+		}
+	}
+	_, err := io.WriteString(out, strings.Join(lines, ""))
+	return err
+}
