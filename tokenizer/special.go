@@ -231,7 +231,7 @@ func specialChatTemplate(raw json.RawMessage) (string, string) {
 // fraction or exponent (Python's isinstance(x, int) on the parsed value).
 func specialJSONInt(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.ContainsAny(raw, ".eE\"") {
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') || bytes.ContainsAny(raw, ".eE") {
 		return 0, false
 	}
 	var n int64
