@@ -139,49 +139,11 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 // projection ternarizes (or unpacks) one of the seven linear weights and
 // encodes it in the planned type.
 func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
-	n := int(t.HFShape[0] * t.HFShape[1])
-	c.codes = grow(c.codes, n)
-	codes := c.codes
-	var scale float32
-	var x []float32 // the master weights, when the tensor has them
-	if t.Packed {
-		rows, cols := int(t.Source.Shape[0]), int(t.Source.Shape[1])
-		if len(d.Raw) != rows*cols {
-			return nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
-		}
-		quantize.UnpackPackedU8(codes, d.Raw, rows, cols)
-		ws, err := c.weightScale(t)
-		if err != nil {
-			return nil, err
-		}
-		switch c.plan.WeightScaleRule {
-		case RuleMultiply:
-			scale = ws
-		case RuleDivide:
-			scale = 1 / ws
-		}
-		if !(scale > 0) || math.IsInf(float64(scale), 0) {
-			return nil, fmt.Errorf("tensor %s: weight_scale %v gives scale %v; the checkpoint is damaged", t.Scale.Name, ws, scale)
-		}
-	} else {
-		var err error
-		x, err = c.decode(ctx, t, d)
-		if err != nil {
-			return nil, err
-		}
-		m := max(quantize.AbsMean(x), quantize.AbsMeanFloor)
-		inv := 1 / m
-		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {
-			return nil, err
-		}
-		scale = 1 / inv
-		if m == quantize.AbsMeanFloor {
-			c.warn("tensor %s: abs-mean is %g (all weights ~0); its ternary codes are all zero", t.HFName, m)
-		}
+	codes, scale, x, err := c.ternary(ctx, t, d)
+	if err != nil {
+		return nil, err
 	}
-	if allEqual(codes) {
-		c.warn("tensor %s: every ternary code is %d", t.HFName, codes[0])
-	}
+	n := len(codes)
 	switch t.Type {
 	case gguf.TypeI2S:
 		c.out = grow(c.out, int(t.Bytes))
@@ -195,20 +157,73 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 	case gguf.TypeTL1, gguf.TypeTL2:
 		return c.tl(t, codes, scale)
 	}
-	// Float outtypes: W = t·scale, exactly ±scale or 0. A zero keeps the sign
-	// of the master weight, as torch's t/s does (−0.0 for small negatives), so
-	// F32 output is bit-identical to the reference.
+	return c.encodeFloat(ctx, t, n, ternaryValue(codes, scale, x))
+}
+
+// ternaryValue returns W[i] = t[i]·scale, exactly ±scale or 0. A zero keeps
+// the sign of the master weight x (when there is one), as torch's t/s does
+// (−0.0 for small negatives), so F32 output is bit-identical to the reference.
+func ternaryValue(codes []int8, scale float32, x []float32) func(i int) float32 {
 	vals := [3]float32{-scale, 0, scale}
 	negZero := float32(math.Copysign(0, -1))
 	if x == nil {
-		return c.encodeFloat(ctx, t, n, func(i int) float32 { return vals[codes[i]+1] })
+		return func(i int) float32 { return vals[codes[i]+1] }
 	}
-	return c.encodeFloat(ctx, t, n, func(i int) float32 {
+	return func(i int) float32 {
 		if codes[i] == 0 && math.Signbit(float64(x[i])) {
 			return negZero
 		}
 		return vals[codes[i]+1]
-	})
+	}
+}
+
+// ternary returns the codes (HF [out, in] row-major) and the per-tensor scale
+// of a projection: abs-mean ternarization of master weights (spec §2.1), or
+// the axis-0 unpacking of a packed U8 tensor with its weight_scale under the
+// plan's rule (spec §2.4). x is the decoded master weight (nil when packed).
+// The slices are reused by the next call.
+func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (codes []int8, scale float32, x []float32, err error) {
+	n := int(t.HFShape[0] * t.HFShape[1])
+	c.codes = grow(c.codes, n)
+	codes = c.codes
+	if t.Packed {
+		rows, cols := int(t.Source.Shape[0]), int(t.Source.Shape[1])
+		if len(d.Raw) != rows*cols {
+			return nil, 0, nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
+		}
+		quantize.UnpackPackedU8(codes, d.Raw, rows, cols)
+		ws, err := c.weightScale(t)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		switch c.plan.WeightScaleRule {
+		case RuleMultiply:
+			scale = ws
+		case RuleDivide:
+			scale = 1 / ws
+		}
+		if !(scale > 0) || math.IsInf(float64(scale), 0) {
+			return nil, 0, nil, fmt.Errorf("tensor %s: weight_scale %v gives scale %v; the checkpoint is damaged", t.Scale.Name, ws, scale)
+		}
+	} else {
+		x, err = c.decode(ctx, t, d)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		m := max(quantize.AbsMean(x), quantize.AbsMeanFloor)
+		inv := 1 / m
+		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {
+			return nil, 0, nil, err
+		}
+		scale = 1 / inv
+		if m == quantize.AbsMeanFloor {
+			c.warn("tensor %s: abs-mean is %g (all weights ~0); its ternary codes are all zero", t.HFName, m)
+		}
+	}
+	if allEqual(codes) {
+		c.warn("tensor %s: every ternary code is %d", t.HFName, codes[0])
+	}
+	return codes, scale, x, nil
 }
 
 func (c *converter) weightScale(t *PlannedTensor) (float32, error) {
@@ -232,12 +247,19 @@ func (c *converter) plain(ctx context.Context, t *PlannedTensor, d *hf.TensorDat
 	if err != nil {
 		return nil, err
 	}
-	if g, ok := c.plan.Converter.(interface{ GemmaNormFix() bool }); ok && g.GemmaNormFix() && t.Match.HasFlag("gemma-norm") {
+	if gemmaFix(c.plan, t) {
 		for i := range x {
 			x[i] += 1
 		}
 	}
 	return c.encodeFloat(ctx, t, len(x), func(i int) float32 { return x[i] })
+}
+
+// gemmaFix reports whether t gets the Gemma (1 + w) norm fix: its rule is
+// flagged "gemma-norm" and the converter asks for the fix.
+func gemmaFix(p *Plan, t *PlannedTensor) bool {
+	g, ok := p.Converter.(interface{ GemmaNormFix() bool })
+	return ok && g.GemmaNormFix() && t.Match.HasFlag("gemma-norm")
 }
 
 // encodeFloat writes n values given by at in t.Type (F32, F16 or BF16). F16

@@ -58,7 +58,9 @@ func TestGoldenTL(t *testing.T) {
 	}
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // Without --kernel-config the converter derives a valid configuration from
 // the shapes, says so, and every projection gets a TL type.

@@ -1,0 +1,130 @@
+package convert
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// Source gives the values a conversion of a checkpoint means, tensor by
+// tensor and by GGUF name, without writing a file: the ternary codes and
+// scale of each projection, and the float32 weights an F32 conversion would
+// write. `verify` compares GGUF files and runs its float reference with it.
+type Source struct {
+	ckpt   *hf.Checkpoint
+	plan   *Plan
+	conv   *converter
+	byName map[string]int
+}
+
+// OpenSource opens the checkpoint in dir and plans an F32 conversion with
+// opts (OutType, NoVocab and VocabOnly are ignored: the plan always has every
+// tensor and no vocabulary). Errors are those of hf.Open and NewPlan.
+func OpenSource(dir string, opts Options) (*Source, error) {
+	ckpt, err := hf.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.OutType, opts.NoVocab, opts.VocabOnly = OutF32, true, false
+	opts.AllowFallback = true
+	opts.Log, opts.Verbose, opts.Progress = nil, false, nil
+	plan, err := NewPlan(ckpt, opts)
+	if err != nil {
+		ckpt.Close()
+		return nil, err
+	}
+	s := &Source{ckpt: ckpt, plan: plan, byName: map[string]int{}}
+	s.conv = &converter{ckpt: ckpt, plan: plan, opts: opts, threads: opts.Threads}
+	if s.conv.threads <= 0 {
+		s.conv.threads = 1
+	}
+	for i, t := range plan.Tensors {
+		s.byName[t.GGUFName] = i
+	}
+	return s, nil
+}
+
+// Plan returns the F32 plan (tensor list with HF names, classes and shapes).
+func (s *Source) Plan() *Plan { return s.plan }
+
+// Config returns the checkpoint's config.json.
+func (s *Source) Config() *hf.Config { return s.ckpt.Config }
+
+// Close releases the checkpoint.
+func (s *Source) Close() error { return s.ckpt.Close() }
+
+// Tensor returns the planned tensor of a GGUF name.
+func (s *Source) Tensor(ggufName string) (PlannedTensor, bool) {
+	i, ok := s.byName[ggufName]
+	if !ok {
+		return PlannedTensor{}, false
+	}
+	return s.plan.Tensors[i], true
+}
+
+// Ternary returns a fresh copy of the codes (HF [out, in] row-major, values
+// −1/0/1) and the per-tensor scale of the projection ggufName. Errors name the
+// tensor; a non-projection is an error.
+func (s *Source) Ternary(ggufName string) ([]int8, float32, error) {
+	t, d, err := s.read(ggufName)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Release()
+	if t.Class != tensormap.Projection {
+		return nil, 0, fmt.Errorf("tensor %s is not a ternary projection", ggufName)
+	}
+	codes, scale, _, err := s.conv.ternary(context.Background(), &t, d)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append([]int8(nil), codes...), scale, nil
+}
+
+// Float32 returns a fresh copy of the float32 values an F32 conversion writes
+// for ggufName (HF row-major order): ternary × scale for projections, the
+// weights (with the Gemma (1 + w) fix where it applies) for the rest.
+func (s *Source) Float32(ggufName string) ([]float32, error) {
+	t, d, err := s.read(ggufName)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	if t.Class == tensormap.Projection {
+		codes, scale, x, err := s.conv.ternary(context.Background(), &t, d)
+		if err != nil {
+			return nil, err
+		}
+		at := ternaryValue(codes, scale, x)
+		out := make([]float32, len(codes))
+		for i := range out {
+			out[i] = at(i)
+		}
+		return out, nil
+	}
+	x, err := s.conv.decode(context.Background(), &t, d)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]float32(nil), x...)
+	if gemmaFix(s.plan, &t) {
+		for i := range out {
+			out[i] += 1
+		}
+	}
+	return out, nil
+}
+
+func (s *Source) read(ggufName string) (PlannedTensor, *hf.TensorData, error) {
+	t, ok := s.Tensor(ggufName)
+	if !ok {
+		return t, nil, fmt.Errorf("tensor %s has no source in %s", ggufName, s.ckpt.Dir)
+	}
+	d, err := s.ckpt.Read(t.Source)
+	if err != nil {
+		return t, nil, err
+	}
+	return t, d, nil
+}
