@@ -1,10 +1,30 @@
 package runtime
 
-import "github.com/bitnet-convert/bitnet-convert/gguf/reader"
+import (
+	"fmt"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+)
 
 // LoadFile is Load on an opened GGUF file. The Model keeps slices of f's
 // mmapped data (I2_S and Q8_0 tensors), so f must stay open while the
 // Model is used.
 func LoadFile(f *reader.File, opts Options) (*Model, error) {
 	return Load(File{KVs: f.KVs, Tensors: f.Tensors, Data: f.TensorData}, opts)
+}
+
+// Open opens the GGUF file at path and loads its model. The returned file
+// must be closed after the last use of the Model (it holds the mmap). Errors
+// name path.
+func Open(path string, opts Options) (*Model, *reader.File, error) {
+	f, err := reader.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open model %s: %w", path, err)
+	}
+	m, err := LoadFile(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("load model %s: %w", path, err)
+	}
+	return m, f, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -45,6 +47,8 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
 	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
+	func() *cobra.Command { return run.NewCmdRun(nil) },
+	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on

@@ -1,0 +1,114 @@
+// Package perplexity is the `bitnet-convert perplexity` command: the
+// perplexity of a text file under a GGUF model, scored one token per call
+// the way the golden README describes llama-perplexity's scoring.
+package perplexity
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
+)
+
+// PerplexityOptions are the parsed flags of perplexity.
+type PerplexityOptions struct {
+	Model   string // -m: GGUF file
+	File    string // -f: UTF-8 text file
+	Ctx     int    // -c: tokens per chunk
+	Chunks  int    // --chunks: at most this many chunks (≤ 0: all)
+	Threads int    // --threads
+	Out     io.Writer
+}
+
+// NewCmdPerplexity returns the perplexity command. It only parses flags;
+// runF replaces perplexityRun in tests (nil: perplexityRun).
+func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
+	opts := &PerplexityOptions{}
+	cmd := &cobra.Command{
+		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks 4]",
+		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime, one token per call)",
+		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
+run each chunk on an empty KV cache one token per call, and score positions c/2 … c−2 with the
+log-probability of the next token, as llama-perplexity does. Prints PPL = exp(mean NLL).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if opts.Model == "" {
+				return usage.Errorf("-m/--model FILE is required")
+			}
+			if opts.File == "" {
+				return usage.Errorf("-f/--file TEXT is required")
+			}
+			if opts.Ctx < 4 {
+				return usage.Errorf("-c %d: the chunk size must be ≥ 4", opts.Ctx)
+			}
+			if opts.Threads < 0 {
+				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return perplexityRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
+	f.StringVarP(&opts.File, "file", "f", "", "text file to score (required)")
+	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
+	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: all whole chunks)")
+	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	return cmd
+}
+
+// perplexityRun loads the model and the text and prints the perplexity.
+func perplexityRun(opts *PerplexityOptions) error {
+	text, err := os.ReadFile(opts.File)
+	if err != nil {
+		return fmt.Errorf("read text %s: %w", opts.File, err)
+	}
+	m, f, err := runtime.Open(opts.Model, runtime.Options{Threads: opts.Threads})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	v, err := tokenizer.FromGGUF(f.KVs)
+	if err != nil {
+		return fmt.Errorf("model %s: tokenizer metadata: %w", opts.Model, err)
+	}
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		return fmt.Errorf("model %s: %w", opts.Model, err)
+	}
+	ids, err := tok.Encode(string(text), true, false)
+	if err != nil {
+		return fmt.Errorf("tokenize %s: %w", opts.File, err)
+	}
+	// llama-perplexity replaces each chunk's first token by BOS when the
+	// vocabulary adds BOS (llama's default for SPM vocabularies when the
+	// GGUF does not say).
+	addBOS := v.Model == "llama"
+	if v.AddBOS != nil {
+		addBOS = *v.AddBOS
+	}
+	bos := int32(-1)
+	if addBOS && v.BOS >= 0 {
+		bos = v.BOS
+	}
+	res, err := runtime.Perplexity(m, ids, opts.Ctx, opts.Chunks, bos)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.File, err)
+	}
+	fmt.Fprintf(opts.Out, "tokens %d, chunks %d of %d, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
+	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
+	return nil
+}

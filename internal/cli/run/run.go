@@ -1,0 +1,215 @@
+// Package run is the `bitnet-convert run` command: greedy (or sampled)
+// generation with the pure-Go runtime, one token per call, optionally
+// dumping every row of logits in the golden files' layout.
+package run
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
+)
+
+// RunOptions are the parsed flags of run.
+type RunOptions struct {
+	Model      string  // -m: GGUF file
+	Prompt     string  // -p: text, tokenized with BOS (add_bos of the vocabulary)
+	IDs        []int32 // --ids: prompt token ids, used as given
+	HasPrompt  bool    // -p was given (an empty prompt is allowed)
+	N          int     // -n: tokens to generate
+	Temp       float64 // --temp: 0 = greedy (ties to the lowest id)
+	Seed       uint64  // --seed for sampling
+	Threads    int     // --threads
+	DumpLogits string  // --dump-logits FILE: raw little-endian float32 rows
+
+	Out io.Writer
+}
+
+// NewCmdRun returns the run command. It only parses flags; runF replaces
+// runRun in tests (nil: runRun).
+func NewCmdRun(runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{}
+	var ids string
+	cmd := &cobra.Command{
+		Use:   "run -m FILE (-p TEXT | --ids 1,2,3) [-n N]",
+		Short: "Generate tokens from a GGUF model with the pure-Go runtime (one token per call)",
+		Long: `Feed the prompt one token per call through the pure-Go runtime, then generate -n tokens,
+greedily by default (ties go to the lowest id) or sampled with --temp/--seed. Prints the generated ids
+and text. --dump-logits writes every prompt row of logits and then every generated row (generated row 0
+is the last prompt row) as raw little-endian float32, the layout of the golden
+PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usage.Errorf("run takes no arguments (got %q); use -p TEXT or --ids", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			opts.HasPrompt = cmd.Flags().Changed("prompt")
+			if opts.Model == "" {
+				return usage.Errorf("-m/--model FILE is required")
+			}
+			if opts.HasPrompt == cmd.Flags().Changed("ids") {
+				return usage.Errorf("give exactly one of -p/--prompt TEXT and --ids 1,2,3")
+			}
+			if cmd.Flags().Changed("ids") {
+				var err error
+				if opts.IDs, err = ParseIDs(ids); err != nil {
+					return usage.Errorf("--ids: %v", err)
+				}
+			}
+			if opts.N < 0 {
+				return usage.Errorf("-n %d: must be ≥ 0", opts.N)
+			}
+			if opts.Temp < 0 || math.IsNaN(opts.Temp) || math.IsInf(opts.Temp, 0) {
+				return usage.Errorf("--temp %v: must be a finite number ≥ 0", opts.Temp)
+			}
+			if opts.Threads < 0 {
+				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
+	f.StringVarP(&opts.Prompt, "prompt", "p", "", "prompt text (tokenized with the GGUF vocabulary, BOS as add_bos_token says)")
+	f.StringVar(&ids, "ids", "", "prompt token ids, comma-separated (e.g. 1,100,200)")
+	f.IntVarP(&opts.N, "n-predict", "n", 16, "number of tokens to generate")
+	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
+	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
+	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
+	return cmd
+}
+
+// ParseIDs parses a comma-separated list of non-negative token ids
+// ("1,100,200"; spaces allowed). An empty list is an error.
+func ParseIDs(s string) ([]int32, error) {
+	var ids []int32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		v, err := strconv.ParseInt(part, 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%q is not a token id (want non-negative integers separated by commas)", part)
+		}
+		ids = append(ids, int32(v))
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no token ids")
+	}
+	return ids, nil
+}
+
+// runRun loads the model, runs the prompt one token per call and generates
+// opts.N tokens.
+func runRun(opts *RunOptions) error {
+	m, f, err := runtime.Open(opts.Model, runtime.Options{Threads: opts.Threads})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var tok tokenizer.Tokenizer
+	if v, err := tokenizer.FromGGUF(f.KVs); err == nil {
+		tok, _ = tokenizer.New(v)
+	}
+	prompt := opts.IDs
+	if opts.HasPrompt {
+		if tok == nil {
+			return fmt.Errorf("model %s: no usable tokenizer in the GGUF metadata; use --ids", opts.Model)
+		}
+		if prompt, err = tok.Encode(opts.Prompt, true, false); err != nil {
+			return fmt.Errorf("tokenize the prompt: %w", err)
+		}
+	}
+	if len(prompt) == 0 {
+		return fmt.Errorf("the prompt has no tokens (the vocabulary adds no BOS); give a non-empty -p or --ids")
+	}
+	for _, id := range prompt {
+		if int(id) >= m.Params.NVocab {
+			return usage.Errorf("prompt token id %d is outside the vocabulary of %s (%d tokens)", id, opts.Model, m.Params.NVocab)
+		}
+	}
+	gen, rows, err := Generate(m, prompt, opts.N, opts.Temp, opts.Seed)
+	if err != nil {
+		return fmt.Errorf("model %s: %w", opts.Model, err)
+	}
+	if opts.DumpLogits != "" {
+		var buf bytes.Buffer
+		var b [4]byte
+		for _, row := range rows {
+			for _, v := range row {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+				buf.Write(b[:])
+			}
+		}
+		if err := atomicfile.WriteFile(opts.DumpLogits, buf.Bytes(), true); err != nil {
+			return fmt.Errorf("--dump-logits %s: %w", opts.DumpLogits, err)
+		}
+	}
+	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))
+	fmt.Fprintf(opts.Out, "generated ids: %s\n", joinIDs(gen))
+	if tok != nil {
+		if text, err := tok.Decode(gen); err == nil {
+			fmt.Fprintf(opts.Out, "generated text: %s\n", text)
+		}
+	}
+	return nil
+}
+
+// Generate feeds prompt one token per call and then produces n tokens
+// (greedy for temp 0). It returns the generated ids and every row of logits
+// in the golden layout: one row per prompt position, then n generated rows,
+// generated row 0 being the last prompt row (the logits that chose the first
+// new token) and row i the logits after feeding generated token i−1.
+func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64) ([]int32, [][]float32, error) {
+	s := m.NewSession(len(prompt) + n)
+	rng := rand.New(rand.NewPCG(seed, 0x6269746e6574))
+	var rows [][]float32
+	var last []float32
+	for i, id := range prompt {
+		l, err := s.Eval(id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("prompt position %d: %w", i, err)
+		}
+		last = append([]float32(nil), l...)
+		rows = append(rows, last)
+	}
+	var gen []int32
+	for i := 0; i < n; i++ {
+		rows = append(rows, last)
+		next := runtime.Sample(last, temp, rng.Float64())
+		gen = append(gen, next)
+		if i == n-1 {
+			break
+		}
+		l, err := s.Eval(next)
+		if err != nil {
+			return nil, nil, fmt.Errorf("generation step %d: %w", i+1, err)
+		}
+		last = append([]float32(nil), l...)
+	}
+	return gen, rows, nil
+}
+
+func joinIDs(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(parts, " ")
+}

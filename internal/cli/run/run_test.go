@@ -1,0 +1,197 @@
+package run
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+)
+
+const golden = "../../../testdata/golden/tiny-bitnet"
+
+func TestNewCmdRun(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		want    *RunOptions
+		wantErr string // substring; usage errors are checked with errors.As
+	}{
+		{"ids", []string{"-m", "x.gguf", "--ids", "1, 100,200", "-n", "4"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1, 100, 200}, N: 4, Threads: 1}, ""},
+		{"prompt", []string{"-m", "x.gguf", "-p", "Hello", "--temp", "0.7", "--seed", "3", "--threads", "4", "--dump-logits", "o.f32"},
+			&RunOptions{Model: "x.gguf", Prompt: "Hello", HasPrompt: true, N: 16, Temp: 0.7, Seed: 3, Threads: 4, DumpLogits: "o.f32"}, ""},
+		{"no model", []string{"--ids", "1"}, nil, "-m/--model"},
+		{"both prompts", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},
+		{"no prompt", []string{"-m", "x"}, nil, "exactly one"},
+		{"bad ids", []string{"-m", "x", "--ids", "1,a"}, nil, "--ids"},
+		{"negative id", []string{"-m", "x", "--ids", "-1"}, nil, "--ids"},
+		{"negative n", []string{"-m", "x", "--ids", "1", "-n", "-2"}, nil, "-n"},
+		{"negative temp", []string{"-m", "x", "--ids", "1", "--temp", "-1"}, nil, "--temp"},
+		{"extra arg", []string{"-m", "x", "--ids", "1", "extra"}, nil, "no arguments"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got *RunOptions
+			cmd := NewCmdRun(func(o *RunOptions) error { got = o; return nil })
+			cmd.SetArgs(c.args)
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if c.wantErr != "" {
+				var ue *usage.Error
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, c.wantErr)
+				}
+				if !asUsage(err, &ue) {
+					t.Fatalf("error %v is not a usage error (exit 2)", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Out = nil
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("options\n got %+v\nwant %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func asUsage(err error, ue **usage.Error) bool {
+	for e := err; e != nil; {
+		if u, ok := e.(*usage.Error); ok {
+			*ue = u
+			return true
+		}
+		un, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = un.Unwrap()
+	}
+	return false
+}
+
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// Test_runRun_goldenDump: --ids 1,100,200,300,400,500,7,8 -n 16 on the I2_S
+// golden file prints the golden generated ids, and --dump-logits equals
+// prompt file + gen file concatenated within 1e-4.
+func Test_runRun_goldenDump(t *testing.T) {
+	dump := filepath.Join(t.TempDir(), "logits.f32")
+	var out bytes.Buffer
+	opts := &RunOptions{
+		Model: filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"),
+		IDs:   []int32{1, 100, 200, 300, 400, 500, 7, 8}, N: 16, Threads: 2,
+		DumpLogits: dump, Out: &out,
+	}
+	if err := runRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "generated ids: 440 17 11 1 175 59 215 140 266 461 17 299 486 131 305 158\n") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	got := readF32(t, dump)
+	want := append(readF32(t, filepath.Join(golden, "outputs/i2s_ids_seq_t1.prompt_logits.f32")),
+		readF32(t, filepath.Join(golden, "outputs/i2s_ids_seq_t1.gen_logits.f32"))...)
+	if len(got) != len(want) {
+		t.Fatalf("dump has %d floats, golden %d", len(got), len(want))
+	}
+	for i := range got {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
+			t.Fatalf("row %d id %d: %v, golden %v", i/512, i%512, got[i], want[i])
+		}
+	}
+}
+
+// Test_runRun_prompt tokenizes -p with the GGUF vocabulary (BOS added) and
+// reproduces the golden greedy ids of the hello prompt.
+func Test_runRun_prompt(t *testing.T) {
+	var out bytes.Buffer
+	opts := &RunOptions{
+		Model:  filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"),
+		Prompt: "Hello world, this is a tiny BitNet test.", HasPrompt: true, N: 16, Out: &out,
+	}
+	if err := runRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"prompt ids: 1 413 480 414 271 417 313 269 421 427 457 360 314 411 280 262 261 437 413 461 268 469 316 262 414 284 432\n",
+		"generated ids: 141 11 374 403 133 360 452 225 35 114 248 496 476 19 359 137\n",
+		"generated text: ",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func Test_runRun_errors(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "never.f32")
+	bad := filepath.Join(dir, "bad.gguf")
+	os.WriteFile(bad, []byte("not a gguf"), 0o644)
+	for _, c := range []struct {
+		name string
+		opts RunOptions
+		want string
+	}{
+		{"missing file", RunOptions{Model: filepath.Join(dir, "nope.gguf"), IDs: []int32{1}, N: 1, DumpLogits: dump}, "nope.gguf"},
+		{"not gguf", RunOptions{Model: bad, IDs: []int32{1}, N: 1, DumpLogits: dump}, "bad.gguf"},
+		{"id out of range", RunOptions{Model: filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), IDs: []int32{1, 512}, N: 1, DumpLogits: dump}, "512"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.opts
+			o.Out = &bytes.Buffer{}
+			err := runRun(&o)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming %q", err, c.want)
+			}
+			if _, err := os.Stat(dump); !os.IsNotExist(err) {
+				t.Fatalf("%s exists after a failed run", dump)
+			}
+		})
+	}
+}
+
+func FuzzParseIDs(f *testing.F) {
+	for _, s := range []string{"1,2,3", "", " 7 ", "1,,2", "-1", "99999999999", "0x10", "1,2,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := ParseIDs(s)
+		if err != nil {
+			return
+		}
+		if len(ids) == 0 {
+			t.Fatal("no error and no ids")
+		}
+		again, err := ParseIDs(strings.ReplaceAll(joinIDs(ids), " ", ","))
+		if err != nil || !reflect.DeepEqual(again, ids) {
+			t.Fatalf("round trip of %v: %v, %v", ids, again, err)
+		}
+		for _, id := range ids {
+			if id < 0 {
+				t.Fatalf("negative id %d from %q", id, s)
+			}
+		}
+	})
+}

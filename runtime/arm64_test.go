@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"testing"
+)
+
+// logitDigest runs the hello prompt plus 16 greedy tokens through every
+// golden GGUF and returns the sha256 of all logits (float32 bits, little
+// endian) and generated ids. Equal digests mean bit-identical numbers.
+func logitDigest(t testing.TB) string {
+	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
+	h := sha256.New()
+	var b [4]byte
+	for _, file := range []string{
+		filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"),
+		filepath.Join(tinyDir, "gguf/ggml-model-f32.gguf"),
+		filepath.Join(tinyDir, "gguf/ggml-model-i2_s-q8embd.gguf"),
+		filepath.Join(b158Dir, "gguf/tiny-b158-h512-f32.gguf"),
+	} {
+		m := openModel(t, file, 2)
+		p, g, ids := runSeq(t, m, prompt, 16)
+		for _, row := range append(p, g...) {
+			for _, v := range row {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+				h.Write(b[:])
+			}
+		}
+		fmt.Fprint(h, ids)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestLogitDigest prints the digest; TestArm64SameNumbers runs it under
+// qemu-aarch64 and compares.
+func TestLogitDigest(t *testing.T) {
+	fmt.Printf("logit-digest: %s\n", logitDigest(t))
+}
+
+// TestArm64SameNumbers cross-compiles this package's tests for GOARCH=arm64,
+// runs the golden-logit tests and the logit digest under qemu-aarch64 (Debian
+// package qemu-user), and requires the same bits as the native run: the
+// float code must not be fused into FMA on arm64 and the I2_S layout must
+// not depend on the CPU. Skipped when qemu-aarch64 is absent, unless the
+// environment variable CI is set, in which case a missing qemu or a failed
+// cross build fails the test.
+func TestArm64SameNumbers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross build and emulation")
+	}
+	if goruntime.GOARCH == "arm64" {
+		t.Skip("already running on arm64")
+	}
+	ci := os.Getenv("CI") != ""
+	qemu, err := exec.LookPath("qemu-aarch64")
+	if err != nil {
+		if ci {
+			t.Fatal("qemu-aarch64 not found: install Debian package qemu-user (CI is set, so this check may not be skipped)")
+		}
+		t.Skip("qemu-aarch64 not found (apt-get install qemu-user); set CI to make this fatal")
+	}
+	goTool := filepath.Join(goruntime.GOROOT(), "bin", "go")
+	bin := filepath.Join(t.TempDir(), "runtime.arm64.test")
+	build := exec.Command(goTool, "test", "-c", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("GOARCH=arm64 go test -c: %v\n%s", err, out)
+	}
+	run := exec.Command(qemu, bin, "-test.run", "^(TestGoldenLogits|TestLogitDigest|TestThreadsIdentical|TestBR09BatchSizes)$", "-test.v")
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("arm64 tests under qemu failed: %v\n%s", err, out)
+	}
+	var got string
+	for _, line := range strings.Split(string(out), "\n") {
+		if d, ok := strings.CutPrefix(line, "logit-digest: "); ok {
+			got = strings.TrimSpace(d)
+		}
+	}
+	want := logitDigest(t)
+	if got != want {
+		t.Fatalf("arm64 logit digest %q, native %q: the numbers differ\n%s", got, want, out)
+	}
+	t.Logf("arm64 under qemu: same logit digest %s", want)
+}

@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+)
+
+// PerplexityResult is the outcome of Perplexity.
+type PerplexityResult struct {
+	PPL    float64 // exp(mean NLL)
+	NLL    float64 // mean negative log-likelihood (nats per token)
+	Tokens int     // number of scored tokens
+	Chunks int     // number of chunks evaluated
+}
+
+// Perplexity scores ids (already tokenized, with BOS) the way
+// llama-perplexity does, but one token per Eval call: ids is cut into
+// consecutive chunks of nCtx tokens (at most chunks of them; chunks ≤ 0
+// means all whole chunks), each chunk's first token is replaced by bos when
+// bos ≥ 0, the chunk runs on an empty KV cache, and positions nCtx/2 …
+// nCtx−2 are scored with the log-probability of the next token (log-softmax
+// in float64). Errors: nCtx < 4, fewer than nCtx ids, a token id outside the
+// vocabulary.
+func Perplexity(m *Model, ids []int32, nCtx, chunks int, bos int32) (PerplexityResult, error) {
+	var res PerplexityResult
+	if nCtx < 4 {
+		return res, fmt.Errorf("context %d is too small (need ≥ 4)", nCtx)
+	}
+	n := len(ids) / nCtx
+	if n == 0 {
+		return res, fmt.Errorf("%d tokens is less than one chunk of %d (use a longer text or a smaller context)", len(ids), nCtx)
+	}
+	if chunks > 0 && chunks < n {
+		n = chunks
+	}
+	s := m.NewSession(nCtx)
+	first := nCtx / 2
+	var nll float64
+	chunk := make([]int32, nCtx)
+	for c := 0; c < n; c++ {
+		copy(chunk, ids[c*nCtx:(c+1)*nCtx])
+		if bos >= 0 {
+			chunk[0] = bos
+		}
+		s.Reset()
+		for j, id := range chunk[:nCtx-1] {
+			if j < first {
+				if err := s.EvalHidden(id); err != nil {
+					return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
+				}
+				continue
+			}
+			logits, err := s.Eval(id)
+			if err != nil {
+				return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
+			}
+			next := chunk[j+1]
+			if next < 0 || int(next) >= len(logits) {
+				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, j+1, next)
+			}
+			nll -= LogSoftmax(logits, int(next))
+			res.Tokens++
+		}
+	}
+	res.Chunks = n
+	res.NLL = nll / float64(res.Tokens)
+	res.PPL = math.Exp(res.NLL)
+	return res, nil
+}
+
+// LogSoftmax returns log(softmax(logits)[tok]) as llama-perplexity computes
+// it: max in float32, Σ exp(l − max) in float64, l[tok] − max − log(Σ).
+func LogSoftmax(logits []float32, tok int) float64 {
+	mx := logits[0]
+	for _, v := range logits[1:] {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += float64(float32(math.Exp(float64(v - mx))))
+	}
+	return float64(logits[tok]-mx) - math.Log(sum)
+}

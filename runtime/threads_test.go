@@ -1,0 +1,213 @@
+package runtime
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// TestThreadsIdentical: the logits of the hello prompt and 4 greedy tokens
+// are bit-identical for 1, 2, 3 and 4 threads, for every golden file.
+func TestThreadsIdentical(t *testing.T) {
+	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
+	for _, file := range []string{
+		filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"),
+		filepath.Join(tinyDir, "gguf/ggml-model-f32.gguf"),
+		filepath.Join(tinyDir, "gguf/ggml-model-i2_s-q8embd.gguf"),
+		filepath.Join(b158Dir, "gguf/tiny-b158-h512-f32.gguf"),
+	} {
+		var ref [][]float32
+		for _, th := range []int{1, 2, 3, 4} {
+			m := openModel(t, file, th)
+			p, g, _ := runSeq(t, m, prompt[:12], 4)
+			rows := append(p, g...)
+			if ref == nil {
+				ref = rows
+				continue
+			}
+			for r := range rows {
+				for i := range rows[r] {
+					if math.Float32bits(rows[r][i]) != math.Float32bits(ref[r][i]) {
+						t.Fatalf("%s: %d threads row %d id %d: %v, 1 thread %v", filepath.Base(file), th, r, i, rows[r][i], ref[r][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// randomI2S returns the packed data (codes, scale, 28 zero bytes) of an M×K
+// I2_S tensor with seeded random ternary codes, and the same weights as F32
+// values t·scale (row-major [M][K]).
+func randomI2S(k, m int, scale float32, seed uint64) ([]byte, []float32) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	n := k * m
+	data := make([]byte, n/4+32)
+	w := make([]float32, n)
+	for e := 0; e < n; e++ {
+		c := r.IntN(3)
+		w[e] = float32(c-1) * scale
+		g, j := e/128, e%128
+		data[g*32+j%32] |= byte(c) << (6 - 2*uint(j/32))
+	}
+	b := math.Float32bits(scale)
+	data[n/4], data[n/4+1], data[n/4+2], data[n/4+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	return data, w
+}
+
+// TestBR09BatchSizes: an I2_S tensor ne [128, 512] with scale 0.037 gives,
+// for batch sizes 1, 2, 7 and 32, exactly the batch-1 result on every row,
+// reads its scale from byte n/4, and stays within the int8-activation error
+// bound of the f32 reference (BR-09).
+func TestBR09BatchSizes(t *testing.T) {
+	const k, m = 128, 512
+	const scale = 0.037
+	data, wf := randomI2S(k, m, scale, 9)
+	w, err := NewMatrix(gguf.TypeI2S, k, m, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Scale != scale {
+		t.Fatalf("scale read %v, want %v (byte n/4)", w.Scale, scale)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	xs := make([][]float32, 32)
+	for i := range xs {
+		xs[i] = make([]float32, k)
+		for j := range xs[i] {
+			xs[i][j] = float32(r.NormFloat64()) * float32(1+i%5)
+		}
+	}
+	single := make([][]float32, len(xs))
+	for i, x := range xs {
+		single[i] = make([]float32, m)
+		w.MatVec(single[i], x, nil, 1)
+	}
+	for _, bs := range []int{1, 2, 7, 32} {
+		for _, th := range []int{1, 4} {
+			for lo := 0; lo < len(xs); lo += bs {
+				hi := min(lo+bs, len(xs))
+				dst := make([][]float32, hi-lo)
+				for i := range dst {
+					dst[i] = make([]float32, m)
+				}
+				w.MatMul(dst, xs[lo:hi], th)
+				for i := range dst {
+					for row := range dst[i] {
+						if dst[i][row] != single[lo+i][row] {
+							t.Fatalf("batch %d threads %d token %d row %d: %v, batch-1 %v", bs, th, lo+i, row, dst[i][row], single[lo+i][row])
+						}
+					}
+				}
+			}
+		}
+	}
+	// Against the f32 reference: each activation is off by at most half a
+	// quantization step (amax/254), so |Δy| ≤ scale·K·amax/254 per row.
+	for i, x := range xs {
+		var amax float64
+		for _, v := range x {
+			amax = math.Max(amax, math.Abs(float64(v)))
+		}
+		bound := scale*k*amax/254 + 1e-5
+		var worst float64
+		for row := 0; row < m; row++ {
+			var ref float64
+			for j := 0; j < k; j++ {
+				ref += float64(wf[row*k+j]) * float64(x[j])
+			}
+			worst = math.Max(worst, math.Abs(ref-float64(single[i][row])))
+		}
+		if worst > bound {
+			t.Errorf("token %d: max |Δ| vs f32 %.4g > bound %.4g", i, worst, bound)
+		}
+	}
+}
+
+// TestI2SWorkedExample is conversion spec §4.4 padded to K = 128 (the extra
+// weights are 0, the extra activations 0): sumi − Σq = −31, y = −0.0158661.
+func TestI2SWorkedExample(t *testing.T) {
+	const k = 128
+	codes := make([]byte, k)
+	for i := range codes {
+		codes[i] = 1
+	}
+	copy(codes, []byte{2, 0, 1, 0})
+	data := make([]byte, k/4+32)
+	for j := 0; j < 32; j++ {
+		data[j] = codes[j]<<6 | codes[j+32]<<4 | codes[j+64]<<2 | codes[j+96]
+	}
+	scale := float32(0.0325)
+	b := math.Float32bits(scale)
+	data[32], data[33], data[34], data[35] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	w, err := NewMatrix(gguf.TypeI2S, k, 1, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, k)
+	copy(x, []float32{1.0, -0.5, 0.25, 2.0})
+	q := make([]int8, k)
+	s, sum := QuantizeI8S(q, x)
+	if s != 63.5 || sum != 175 || q[0] != 64 || q[1] != -32 || q[2] != 16 || q[3] != 127 {
+		t.Fatalf("QuantizeI8S: scale %v sum %d q %v, want 63.5 175 [64 -32 16 127]", s, sum, q[:4])
+	}
+	y := make([]float32, 1)
+	w.MatVec(y, x, nil, 1)
+	want := float32(float32(-31)/63.5) * scale
+	if y[0] != want || math.Abs(float64(y[0])+0.0158661) > 1e-7 {
+		t.Fatalf("y = %v, want %v (≈ −0.0158661)", y[0], want)
+	}
+}
+
+func TestQuantizeI8SClampAndTies(t *testing.T) {
+	// amax 127 gives scale 1: x·1 rounds half to even.
+	x := []float32{127, 0.5, 1.5, 2.5, -0.5, -1.5, -127}
+	q := make([]int8, len(x))
+	s, sum := QuantizeI8S(q, x)
+	want := []int8{127, 0, 2, 2, 0, -2, -127}
+	if s != 1 {
+		t.Fatalf("scale %v, want 1", s)
+	}
+	var ws int32
+	for i := range want {
+		ws += int32(want[i])
+		if q[i] != want[i] {
+			t.Errorf("q[%d] = %d, want %d", i, q[i], want[i])
+		}
+	}
+	if sum != ws {
+		t.Errorf("sum %d, want %d", sum, ws)
+	}
+	// All zero: amax floors at 1e-5, every q is 0.
+	z := make([]float32, 8)
+	qz := make([]int8, 8)
+	s, sum = QuantizeI8S(qz, z)
+	if s != float32(127/1e-5) || sum != 0 {
+		t.Errorf("zero row: scale %v sum %d", s, sum)
+	}
+}
+
+func TestQuantizeQ8_0(t *testing.T) {
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i-16) / 8
+	}
+	q := make([]int8, 64)
+	d := make([]float32, 2)
+	QuantizeQ8_0(q, d, x)
+	// block 0: amax 2 (x[0] = −2), d = f16(2/127), id = 63.5.
+	if d[0] != roundF16(2.0/127) {
+		t.Errorf("d[0] = %v, want %v", d[0], roundF16(2.0/127))
+	}
+	if q[0] != -127 || q[16] != 0 || q[17] != 8 { // 0.125·63.5 = 7.9375 → 8
+		t.Errorf("q = %v", q[:20])
+	}
+	for i := range x {
+		if got := d[i/32] * float32(q[i]); math.Abs(float64(got-x[i])) > float64(d[i/32]) {
+			t.Errorf("x[%d] = %v reconstructs as %v", i, x[i], got)
+		}
+	}
+}
