@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
@@ -91,14 +92,8 @@ func (d *decoder) array() (gguf.Value, error) {
 	}
 	v := gguf.Value{Type: gguf.ValueArray, Elem: et}
 	if et == gguf.ValueString {
-		s := make([]string, n)
-		for i := range s {
-			if s[i], err = d.str(); err != nil {
-				return gguf.Value{}, fmt.Errorf("array of %d string: element %d: %w", n, i, err)
-			}
-		}
-		v.V = s
-		return v, nil
+		v.V, err = d.strs(n)
+		return v, err
 	}
 	p, _ := d.take(n * size) // bounded above
 	le := binary.LittleEndian
@@ -139,4 +134,42 @@ func decodeSlice[T any](p []byte, size int, f func([]byte) T) []T {
 		out[i] = f(p[i*size : (i+1)*size])
 	}
 	return out
+}
+
+// strs reads n strings. They share one backing allocation (a 128k-token
+// vocabulary would otherwise cost 128k allocations): a first pass checks the
+// lengths, a second slices one string holding all the bytes.
+func (d *decoder) strs(n uint64) ([]string, error) {
+	start := d.pos
+	var total uint64
+	for i := uint64(0); i < n; i++ {
+		l, err := d.u64()
+		if err == nil {
+			_, err = d.take(l)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("array of %d string: element %d: %w", n, i, err)
+		}
+		total += l // bounded by the input length
+	}
+	end := d.pos
+	var sb strings.Builder
+	sb.Grow(int(total))
+	d.pos = start
+	for d.pos < end {
+		l, _ := d.u64()
+		p, _ := d.take(l)
+		sb.Write(p)
+	}
+	all := sb.String()
+	out := make([]string, n)
+	var off uint64
+	d.pos = start
+	for i := range out {
+		l, _ := d.u64()
+		d.pos += l
+		out[i] = all[off : off+l]
+		off += l
+	}
+	return out, nil
 }
