@@ -14,6 +14,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -47,6 +48,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
 	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
+	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },
 	func() *cobra.Command { return run.NewCmdRun(nil) },
 	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
 }

@@ -1,0 +1,157 @@
+package tokenize
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
+)
+
+// TokenizeOptions are the parsed flags of tokenize.
+type TokenizeOptions struct {
+	// Model is the GGUF file whose tokenizer.* metadata is used (-m).
+	Model string
+	// Prompt is the text to tokenize (-p); HasPrompt says -p was given, so
+	// an empty prompt is allowed.
+	Prompt    string
+	HasPrompt bool
+	// File is a file whose whole content is the text (-f).
+	File string
+	// NoBOS turns off the special tokens the vocabulary adds (BOS, and EOS
+	// where add_eos is set), like llama-tokenize --no-bos.
+	NoBOS bool
+	// ParseSpecial makes control-token text such as "<s>" map to its id.
+	ParseSpecial bool
+	// JSON prints {"ids":[…],"pieces":[…]} instead of one line per token.
+	JSON bool
+	// Out receives the result (the command's stdout).
+	Out io.Writer
+}
+
+// NewCmdTokenize returns the tokenize command. It only parses flags; runF
+// replaces the real run in tests (nil: tokenizeRun). Exactly one of -p and
+// -f is required (usage error otherwise).
+func NewCmdTokenize(runF func(*TokenizeOptions) error) *cobra.Command {
+	opts := &TokenizeOptions{}
+	cmd := &cobra.Command{
+		Use:   "tokenize -m FILE (-p TEXT | -f FILE) [--no-bos] [--parse-special] [--json]",
+		Short: "Tokenize text with the vocabulary of a GGUF file, as llama-tokenize does",
+		Long: `Load the tokenizer.* metadata of a GGUF file and tokenize the prompt (-p) or a file's content (-f)
+with llama.cpp's algorithm for that vocabulary ("llama" SentencePiece or "gpt2" byte-level BPE).
+Prints one line per token, "    id -> 'piece'" (pieces rendered with control tokens shown, as
+llama-tokenize prints them), or with --json one object {"ids":[…],"pieces":[…]}. BOS (and EOS
+where the vocabulary says add_eos) are added unless --no-bos; --parse-special maps the text of
+control tokens such as <s> to their ids.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usage.Errorf("tokenize takes no arguments (got %q); give the text with -p TEXT or -f FILE", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.HasPrompt = cmd.Flags().Changed("prompt")
+			if opts.Model == "" {
+				return usage.Errorf("tokenize needs -m FILE, the GGUF file whose vocabulary to use")
+			}
+			if opts.HasPrompt == (opts.File != "") {
+				return usage.Errorf("tokenize needs exactly one of -p TEXT and -f FILE")
+			}
+			opts.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(opts)
+			}
+			return tokenizeRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Model, "model", "m", "", "GGUF file with tokenizer.* metadata")
+	f.StringVarP(&opts.Prompt, "prompt", "p", "", "text to tokenize")
+	f.StringVarP(&opts.File, "file", "f", "", "file whose content is the text to tokenize")
+	f.BoolVar(&opts.NoBOS, "no-bos", false, "do not add BOS (nor EOS) even if the vocabulary asks for it")
+	f.BoolVar(&opts.ParseSpecial, "parse-special", false, "map the text of control tokens (e.g. <s>) to their ids")
+	f.BoolVar(&opts.JSON, "json", false, `print {"ids":[…],"pieces":[…]} instead of one line per token`)
+	return cmd
+}
+
+// piecer is implemented by tokenizers that render a single token as
+// llama_token_to_piece does (tokenizer.SPM).
+type piecer interface {
+	Piece(id int32, special bool) (string, error)
+}
+
+// result is the --json output.
+type result struct {
+	IDs    []int32  `json:"ids"`
+	Pieces []string `json:"pieces"`
+}
+
+// tokenizeRun loads the vocabulary of opts.Model, tokenizes the text and
+// prints it to opts.Out. Errors name the file they concern.
+func tokenizeRun(opts *TokenizeOptions) error {
+	text := opts.Prompt
+	if opts.File != "" {
+		b, err := os.ReadFile(opts.File)
+		if err != nil {
+			return fmt.Errorf("tokenize: read the text: %w", err)
+		}
+		text = string(b)
+	}
+	f, err := reader.Open(opts.Model)
+	if err != nil {
+		return fmt.Errorf("tokenize: %w", err)
+	}
+	v, err := tokenizer.FromGGUF(f.KVs)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+	}
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+	}
+	ids, err := tok.Encode(text, !opts.NoBOS, opts.ParseSpecial)
+	if err != nil {
+		return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+	}
+	res := result{IDs: ids, Pieces: make([]string, len(ids))}
+	if res.IDs == nil {
+		res.IDs = []int32{}
+	}
+	for i, id := range ids {
+		if res.Pieces[i], err = piece(tok, id); err != nil {
+			return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+		}
+	}
+	if opts.JSON {
+		return json.NewEncoder(opts.Out).Encode(res)
+	}
+	for i, id := range ids {
+		if _, err := fmt.Fprintf(opts.Out, "%6d -> '%s'\n", id, res.Pieces[i]); err != nil {
+			return fmt.Errorf("tokenize: write output: %w", err)
+		}
+	}
+	return nil
+}
+
+// piece renders token id as llama-tokenize shows it (special tokens as their
+// text). Tokenizers without a Piece method get their control, user-defined
+// and unknown tokens shown as the token text and the rest decoded alone.
+func piece(tok tokenizer.Tokenizer, id int32) (string, error) {
+	if p, ok := tok.(piecer); ok {
+		return p.Piece(id, true)
+	}
+	v := tok.Vocab()
+	if id >= 0 && int(id) < len(v.Tokens) && v.Types != nil {
+		switch v.Types[id] {
+		case tokenizer.TypeControl, tokenizer.TypeUserDefined, tokenizer.TypeUnknown:
+			return v.Tokens[id], nil
+		}
+	}
+	return tok.Decode([]int32{id})
+}
