@@ -239,23 +239,27 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
-// checkOverlap sorts the tensors by offset and compares neighbours.
+// checkOverlap sorts the tensors by offset and checks each non-empty one
+// starts at or after the furthest end seen so far (zero-byte tensors overlap
+// nothing).
 func (f *File) checkOverlap() error {
-	order := make([]int, len(f.Tensors))
-	for i := range order {
-		order[i] = i
+	order := make([]int, 0, len(f.Tensors))
+	for i := range f.Tensors {
+		if f.nbytes[i] > 0 {
+			order = append(order, i)
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return f.Tensors[order[a]].Offset < f.Tensors[order[b]].Offset })
-	for k := 1; k < len(order); k++ {
-		p, q := order[k-1], order[k]
-		// Zero-byte tensors overlap nothing.
-		if f.nbytes[p] == 0 || f.nbytes[q] == 0 {
-			continue
+	last := -1 // the tensor reaching furthest so far
+	for _, q := range order {
+		if last >= 0 {
+			p := f.Tensors[last]
+			if pEnd := p.Offset + f.nbytes[last]; pEnd > f.Tensors[q].Offset {
+				return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", p.Name, p.Offset, pEnd,
+					f.Tensors[q].Name, f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
+			}
 		}
-		if f.Tensors[p].Offset+f.nbytes[p] > f.Tensors[q].Offset {
-			return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", f.Tensors[p].Name, f.Tensors[p].Offset, f.Tensors[p].Offset+f.nbytes[p],
-				f.Tensors[q].Name, f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
-		}
+		last = q
 	}
 	return nil
 }

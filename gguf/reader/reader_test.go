@@ -312,6 +312,8 @@ func TestBadInputs(t *testing.T) {
 		{"block size", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 0, 4).tensor("q8", gguf.TypeQ8_0, 32, 33).pad(32).zeros(96) }), gguf.ErrBlockSize, "q8"},
 		{"misaligned offset", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 0, 4).tensor("b", gguf.TypeF32, 16, 4).pad(32).zeros(64) }), ErrAlignment, "(b)"},
 		{"overlapping tensors", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 0, 16).tensor("b", gguf.TypeF32, 32, 4).pad(32).zeros(96) }), ErrOverlap, "a [0, 64) and b [32, 48)"},
+		{"overlap hidden behind an empty tensor", (&raw{}).header(3, 3, 0).tensor("a", gguf.TypeF32, 0, 16).tensor("z", gguf.TypeF32, 32, 0).
+			tensor("c", gguf.TypeF32, 32, 4).pad(32).zeros(96).b, ErrOverlap, "a [0, 64) and c [32, 48)"},
 		{"same offset", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 32, 4).tensor("b", gguf.TypeF32, 32, 4).pad(32).zeros(96) }), ErrOverlap, "tensors a"},
 		{"duplicate tensor", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 0, 4).tensor("a", gguf.TypeF32, 32, 4).pad(32).zeros(64) }), gguf.ErrDuplicateTensor, "(a)"},
 		// BR-28 (c): 2^64−16 bytes, wraps to 0 when padded.
