@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/codegen"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
@@ -51,6 +52,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },
 	func() *cobra.Command { return run.NewCmdRun(nil) },
 	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
+	func() *cobra.Command { return codegen.NewCmdCodegen(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on

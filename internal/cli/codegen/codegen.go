@@ -1,0 +1,213 @@
+package codegen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	cg "github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/presets"
+)
+
+// CodegenOptions are the parsed arguments of codegen.
+type CodegenOptions struct {
+	// Arch is "tl1" or "tl2"; empty means the host default (DefaultArch).
+	Arch string
+	// Model is a preset name (exclusive with FromConfig).
+	Model string
+	// FromConfig is a directory holding config.json (exclusive with Model).
+	FromConfig string
+	// BM, BK, Bm are the raw comma lists of --BM, --BK, --bm ("" = not given).
+	BM, BK, Bm string
+	// OutDir receives include/ (default ".").
+	OutDir string
+	// GOARCH picks the default arch; empty means runtime.GOARCH.
+	GOARCH string
+	// Out receives the summary (the command's stdout).
+	Out io.Writer
+}
+
+// DefaultArch returns the arch bitnet.cpp's setup_env.py generates for a Go
+// GOARCH: tl1 on arm64, tl2 on everything else (spec codegen.md §1.3).
+func DefaultArch(goarch string) string {
+	if goarch == "arm64" {
+		return cg.TL1
+	}
+	return cg.TL2
+}
+
+// NewCmdCodegen returns the codegen command. It only parses flags; runF
+// replaces the real run in tests (nil: codegenRun).
+func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
+	opts := &CodegenOptions{}
+	cmd := &cobra.Command{
+		Use:   "codegen [--arch tl1|tl2] (--model NAME | --from-config DIR) [--BM a,b,... --BK ... --bm ...] [--outdir DIR]",
+		Short: "Generate bitnet.cpp's TL1/TL2 LUT kernel header and kernel_config.ini",
+		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
+or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
+(--from-config). BM/BK/bm default to the preset's setup_env values, or to the documented rule of
+the codegen package. Every tiling rule is checked before anything is written.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usage.Errorf("codegen takes no arguments (got %q); use --model or --from-config", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if runF != nil {
+				return runF(opts)
+			}
+			return codegenRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Arch, "arch", "", "tl1 (ARM) or tl2 (x86); default: tl1 on arm64, tl2 elsewhere")
+	f.StringVar(&opts.Model, "model", "", "preset model name (see presets), e.g. bitnet_b1_58-large")
+	f.StringVar(&opts.FromConfig, "from-config", "", "directory with a config.json to derive the shapes from")
+	f.StringVar(&opts.BM, "BM", "", "comma list, one per shape: rows per tile")
+	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")
+	f.StringVar(&opts.Bm, "bm", "", "comma list, one per shape: rows per compute block (TL1 32|64, TL2 32)")
+	f.StringVar(&opts.OutDir, "outdir", ".", "directory that receives include/")
+	return cmd
+}
+
+// parseList parses a comma list of ints, tolerating spaces around items.
+func parseList(flag, s string) ([]int, error) {
+	var out []int
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, usage.Errorf("--%s %q: item %d is empty; give comma-separated integers", flag, s, i+1)
+		}
+		n, err := strconv.Atoi(item)
+		if err != nil {
+			return nil, usage.Errorf("--%s %q: item %d (%q) is not an integer", flag, s, i+1, item)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// kernelSet resolves the shapes and tilings of opts for arch.
+func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string, err error) {
+	var (
+		shapes   [][2]int
+		defaults func() ([]cg.Kernel, error)
+	)
+	switch {
+	case opts.Model != "" && opts.FromConfig != "":
+		return nil, "", usage.Errorf("give either --model or --from-config, not both")
+	case opts.Model != "":
+		m, err := presets.Get(opts.Model)
+		if err != nil {
+			return nil, "", usage.Errorf("--model: %v", err)
+		}
+		if k, ok := m.Codegen[arch]; ok {
+			shapes = k.Shapes
+			defaults = func() ([]cg.Kernel, error) { return cg.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
+			source = fmt.Sprintf("preset %s (setup_env.py %s table)", m.Name, arch)
+		} else {
+			if shapes, err = cg.ShapesFromConfig(m.Config); err != nil {
+				return nil, "", fmt.Errorf("preset %s: %w", m.Name, err)
+			}
+			source = fmt.Sprintf("preset %s (shapes derived from its config)", m.Name)
+		}
+	case opts.FromConfig != "":
+		cfg, err := cg.ReadConfigDir(opts.FromConfig)
+		if err != nil {
+			return nil, "", fmt.Errorf("--from-config: %w", err)
+		}
+		if shapes, err = cg.ShapesFromConfig(cfg); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", filepath.Join(opts.FromConfig, "config.json"), err)
+		}
+		source = "shapes derived from " + filepath.Join(opts.FromConfig, "config.json")
+	default:
+		return nil, "", usage.Errorf("give --model NAME or --from-config DIR")
+	}
+	if defaults == nil {
+		defaults = func() ([]cg.Kernel, error) { return cg.ConfigFor(arch, shapes) }
+	}
+	given := 0
+	for _, s := range []string{opts.BM, opts.BK, opts.Bm} {
+		if s != "" {
+			given++
+		}
+	}
+	switch given {
+	case 0:
+		ks, err = defaults()
+	case 3:
+		var lists [3][]int
+		for i, f := range []struct{ name, v string }{{"BM", opts.BM}, {"BK", opts.BK}, {"bm", opts.Bm}} {
+			if lists[i], err = parseList(f.name, f.v); err != nil {
+				return nil, "", err
+			}
+		}
+		ks, err = cg.Kernels(shapes, lists[0], lists[1], lists[2])
+		if err != nil {
+			return nil, "", usage.Errorf("%v", err)
+		}
+		source += ", tiling from --BM/--BK/--bm"
+	default:
+		return nil, "", usage.Errorf("give all of --BM, --BK and --bm, or none of them")
+	}
+	if err != nil {
+		var se *cg.ShapeError
+		var ve *cg.ValidationError
+		if errors.As(err, &se) || errors.As(err, &ve) {
+			return nil, "", &usage.Error{Err: err}
+		}
+		return nil, "", err
+	}
+	return ks, source, nil
+}
+
+// codegenRun validates everything, then writes both files atomically.
+func codegenRun(opts *CodegenOptions) error {
+	arch := opts.Arch
+	if arch == "" {
+		goarch := opts.GOARCH
+		if goarch == "" {
+			goarch = runtime.GOARCH
+		}
+		arch = DefaultArch(goarch)
+	}
+	if err := cg.CheckArch(arch); err != nil {
+		return usage.Errorf("--arch: %v", err)
+	}
+	if opts.OutDir == "" {
+		return usage.Errorf("--outdir is empty")
+	}
+	ks, source, err := kernelSet(opts, arch)
+	if err != nil {
+		return err
+	}
+	if err := cg.Validate(arch, ks); err != nil {
+		return &usage.Error{Err: err}
+	}
+	if err := cg.Generate(arch, ks, opts.OutDir); err != nil {
+		return err
+	}
+	w := opts.Out
+	if w == nil {
+		w = io.Discard
+	}
+	fmt.Fprintf(w, "%s kernels, %s:\n", strings.ToUpper(arch), source)
+	for i, k := range ks {
+		fmt.Fprintf(w, "  kernel %d: M=%d K=%d BM=%d BK=%d bm=%d", i, k.M, k.K, k.BM, k.BK, k.Bm)
+		if arch == cg.TL2 {
+			fmt.Fprintf(w, " three_k=%d two_k=%d", k.ThreeK(), k.TwoK())
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "wrote %s\nwrote %s\n", filepath.Join(opts.OutDir, cg.HeaderPath), filepath.Join(opts.OutDir, cg.ConfigPath))
+	return nil
+}
