@@ -15,6 +15,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -274,5 +277,47 @@ func TestInspectErrors(t *testing.T) {
 		if errors.As(err, &ue) || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") || out.Len() != 0 {
 			t.Errorf("%s: err = %q (usage %v), output %d bytes", path, err, errors.As(err, &ue), out.Len())
 		}
+	}
+}
+
+// TestInspectOwnI2S is BR-28 (e): a GGUF of ours with an I2_S tensor,
+// written through atomicfile and our writer, is reported by inspect as
+// I2_S with bitnet.cpp's id 36, n/4 + 32 bytes and the scale we stored.
+func TestInspectOwnI2S(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "own-i2_s.gguf")
+	af, err := atomicfile.Create(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Abort()
+	tensors := []gguf.TensorInfo{
+		{Name: "blk.0.attn_norm.weight", Type: gguf.TypeF32, Ne: []uint64{128}},
+		{Name: "blk.0.ffn_down.weight", Type: gguf.TypeI2S, Ne: []uint64{512, 128}},
+	}
+	w, err := writer.New(af, []gguf.KV{{Key: "general.architecture", Value: gguf.String("bitnet")}}, tensors, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteTensor(0, make([]byte, 512)); err != nil {
+		t.Fatal(err)
+	}
+	q := make([]byte, 512*128/4+32)
+	binary.LittleEndian.PutUint32(q[512*128/4:], math.Float32bits(0.0625))
+	if err := w.WriteTensor(1, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := af.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := inspectRun(&InspectOptions{Path: path, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	want := "  blk.0.ffn_down.weight   I2_S(36)  [512, 128]  512     16416  0.0625\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
