@@ -17,6 +17,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	verifycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/verify"
 )
 
 // UsageError marks a bad invocation; Main exits 2 for it. Command packages
@@ -48,6 +49,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 // commands lists the constructors of every subcommand, one line each.
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
+	func() *cobra.Command { return verifycmd.NewCmd(nil) },
 	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
 	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },
 	func() *cobra.Command { return run.NewCmdRun(nil) },

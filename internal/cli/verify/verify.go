@@ -1,0 +1,181 @@
+// Package verify is the `bitnet-convert verify` command: prove a GGUF file
+// against its Hugging Face source and a float reference.
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/verify"
+)
+
+// Options are the parsed flags of verify.
+type Options struct {
+	GGUF, HF, Prompt, IDs, KernelConfig, WeightScale string
+	Tokens, Threads                                  int
+	JSON                                             bool
+	// Threshold overrides; negative means the default.
+	MinTop1, MaxDelta, MaxKL, MaxPPLRel float64
+	Out                                 io.Writer
+}
+
+// ErrFailed is returned (wrapped with the first failure) when the file does
+// not pass; the command then exits 1.
+var ErrFailed = errors.New("verification failed")
+
+// NewCmd returns the verify command; runF replaces Run in tests (nil: Run).
+func NewCmd(runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "verify --gguf FILE [--hf DIR] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json]",
+		Short: "Check a GGUF against its Hugging Face source and a float reference; exit 1 on failure",
+		Long: `verify loads the GGUF in the bundled runtime. With --hf it checks every tensor against the
+checkpoint (ternary codes exactly, scales within 1 ulp, float tensors exactly after rounding), the
+metadata against config.json, and compares the runtime's logits on the prompt with a float
+reference built from the HF weights (top-1 agreement, max |Δlogit|, mean KL, perplexity). Without
+--hf only the runtime checks run (finite, non-degenerate logits).
+
+Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float files do not):
+  ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
+  float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			if opts.GGUF == "" {
+				return usage.Errorf("--gguf FILE is required")
+			}
+			if opts.Prompt != "" && opts.IDs != "" {
+				return usage.Errorf("--prompt and --ids exclude each other")
+			}
+			if opts.Tokens < 0 {
+				return usage.Errorf("--tokens must be ≥ 0")
+			}
+			if _, err := ParseIDs(opts.IDs); err != nil {
+				return usage.Errorf("--ids: %v", err)
+			}
+			switch opts.WeightScale {
+			case "", "multiply", "divide":
+			default:
+				return usage.Errorf("--weight-scale must be multiply or divide, got %q", opts.WeightScale)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.GGUF, "gguf", "", "the GGUF file to verify")
+	f.StringVar(&opts.HF, "hf", "", "the Hugging Face checkpoint directory it was converted from")
+	f.StringVarP(&opts.Prompt, "prompt", "p", "", "prompt text (default: "+strconv.Quote(verify.DefaultPrompt)+")")
+	f.StringVar(&opts.IDs, "ids", "", "prompt as comma-separated token ids")
+	f.IntVar(&opts.Tokens, "tokens", 8, "greedy tokens generated after the prompt and scored by both models")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: derived from the shapes)")
+	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
+	f.IntVar(&opts.Threads, "threads", 0, "goroutines for the runtime (results do not depend on it)")
+	f.Float64Var(&opts.MinTop1, "min-top1", -1, "minimum top-1 agreement (fraction of positions)")
+	f.Float64Var(&opts.MaxDelta, "max-delta", -1, "maximum |Δlogit|")
+	f.Float64Var(&opts.MaxKL, "max-kl", -1, "maximum mean KL divergence (nats)")
+	f.Float64Var(&opts.MaxPPLRel, "max-ppl-rel", -1, "maximum relative perplexity difference")
+	return cmd
+}
+
+// ParseIDs parses "1,2,3" (spaces allowed). Empty input gives nil.
+func ParseIDs(s string) ([]int32, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var ids []int32
+	for _, part := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%q is not a token id", strings.TrimSpace(part))
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids, nil
+}
+
+// Run verifies and prints the report; a failing file returns ErrFailed
+// wrapped with the first failure.
+func Run(opts *Options) error {
+	ids, _ := ParseIDs(opts.IDs)
+	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads}
+	if opts.KernelConfig != "" {
+		b, err := os.ReadFile(opts.KernelConfig)
+		if err != nil {
+			return fmt.Errorf("--kernel-config: %w", err)
+		}
+		vo.KernelConfig = b
+	}
+	rep, err := verify.Run(vo)
+	if err != nil {
+		return err
+	}
+	if opts.MinTop1 >= 0 || opts.MaxDelta >= 0 || opts.MaxKL >= 0 || opts.MaxPPLRel >= 0 {
+		th := rep.Thresholds
+		for _, o := range []struct {
+			v   float64
+			dst *float64
+		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}} {
+			if o.v >= 0 {
+				*o.dst = o.v
+			}
+		}
+		vo.Thresholds = &th
+		if rep, err = verify.Run(vo); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printReport(opts.Out, rep)
+	}
+	if !rep.Pass {
+		return fmt.Errorf("%w: %s: %s", ErrFailed, opts.GGUF, rep.Failures[0])
+	}
+	return nil
+}
+
+func printReport(w io.Writer, r *verify.Report) {
+	fmt.Fprintf(w, "verify %s (arch %s)\n", r.GGUF, r.Arch)
+	if r.HF != "" {
+		bad := 0
+		for _, t := range r.Tensors {
+			if !t.OK {
+				bad++
+			}
+		}
+		fmt.Fprintf(w, "  structure: %d tensors checked against %s, %d differ\n", len(r.Tensors), r.HF, bad)
+		fmt.Fprintf(w, "  metadata:  %d mismatches\n", len(r.Metadata))
+	}
+	fmt.Fprintf(w, "  prompt:    %d positions\n", len(r.IDs))
+	if n := r.Numbers; n != nil {
+		th := r.Thresholds
+		fmt.Fprintf(w, "  top-1 agreement %.3f (min %.3f), max |Δlogit| %.4g (max %.4g), mean KL %.3g (max %.3g)\n", n.Top1Agreement, th.MinTop1, n.MaxAbsDelta, th.MaxDelta, n.MeanKL, th.MaxKL)
+		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, reference %.4f\n", n.PPLRuntime, n.PPLReference)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "  FAIL %s\n", f)
+	}
+	if r.Pass {
+		fmt.Fprintln(w, "PASS")
+	} else {
+		fmt.Fprintln(w, "FAIL")
+	}
+}

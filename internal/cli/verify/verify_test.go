@@ -1,0 +1,52 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const golden = "../../../testdata/golden/tiny-bitnet"
+
+func TestNewCmdParses(t *testing.T) {
+	var got *Options
+	cmd := NewCmd(func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--gguf", "m.gguf", "--hf", "dir", "--ids", "1, 2,3", "--tokens", "4", "--json", "--max-kl", "0.5"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.GGUF != "m.gguf" || got.HF != "dir" || got.IDs != "1, 2,3" || got.Tokens != 4 || !got.JSON || got.MaxKL != 0.5 || got.MinTop1 != -1 {
+		t.Errorf("%+v", got)
+	}
+	for _, args := range [][]string{{}, {"--gguf", "m", "--prompt", "x", "--ids", "1"}, {"--gguf", "m", "--ids", "1,x"}, {"--gguf", "m", "--tokens", "-1"}} {
+		cmd := NewCmd(func(*Options) error { t.Fatalf("%v: ran", args); return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		if cmd.Execute() == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
+
+func TestRunJSONAndFailure(t *testing.T) {
+	var out bytes.Buffer
+	err := Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", JSON: true, Tokens: 2, MinTop1: -1, MaxDelta: -1, MaxKL: -1, MaxPPLRel: -1, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep["pass"] != true || rep["numbers"] == nil {
+		t.Errorf("report %v", rep)
+	}
+	// An impossible threshold fails with exit-1 semantics, naming the metric.
+	out.Reset()
+	err = Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", Tokens: 2, MinTop1: -1, MaxDelta: 0, MaxKL: -1, MaxPPLRel: -1, Out: &out})
+	if err == nil || !strings.Contains(err.Error(), "max |Δlogit|") || !strings.Contains(out.String(), "FAIL") {
+		t.Errorf("err %v, output %s", err, out.String())
+	}
+}

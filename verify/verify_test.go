@@ -1,0 +1,144 @@
+package verify
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+
+	"github.com/bitnet-convert/bitnet-convert/convert"
+)
+
+const goldenHF = "../testdata/golden/tiny-bitnet/hf"
+
+func TestVerifyOwnConversions(t *testing.T) {
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutF32, convert.OutF16, convert.OutBF16} {
+		out := filepath.Join(t.TempDir(), "m.gguf")
+		if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{OutType: ot, ModelName: "tiny"}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(Options{GGUF: out, HF: goldenHF, Tokens: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v failures %q", ot, *rep.Numbers, rep.Failures)
+		if !rep.Pass {
+			t.Errorf("%s: failed: %q", ot, rep.Failures)
+		}
+	}
+}
+
+// Acceptance (issue 3, e): verify fails, naming the tensor, on a copy with
+// one flipped code byte and on a copy with a wrong scale.
+func TestVerifyDetectsCorruption(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{ModelName: "tiny"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(data []byte, n int)
+		want   string
+	}{
+		{"flipped code byte", func(d []byte, n int) { d[n/4/2] ^= 0x03 }, "ternary code"},
+		{"wrong scale", func(d []byte, n int) {
+			s := math.Float32frombits(binary.LittleEndian.Uint32(d[n/4:]))
+			binary.LittleEndian.PutUint32(d[n/4:], math.Float32bits(s*1.01))
+		}, "scale"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := corrupt(t, out, "blk.1.ffn_up.weight", tc.mutate)
+			rep, err := Run(Options{GGUF: bad, HF: goldenHF})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Pass {
+				t.Fatal("corrupted file passed")
+			}
+			if first := rep.Failures[0]; !strings.Contains(first, "blk.1.ffn_up.weight") || !strings.Contains(first, tc.want) {
+				t.Errorf("first failure %q does not name the tensor and %q", first, tc.want)
+			}
+		})
+	}
+}
+
+// corrupt copies path and applies mutate to the data of one I2_S tensor.
+func corrupt(t *testing.T, path, tensor string, mutate func(data []byte, n int)) string {
+	t.Helper()
+	f, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, _ := f.Tensor(tensor)
+	start := f.DataOffset + ti.Offset
+	n := int(ti.Ne[0] * ti.Ne[1])
+	f.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate(b[start:], n)
+	bad := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bad
+}
+
+// Metadata that disagrees with config.json is named.
+func TestVerifyMetadataMismatch(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "m.gguf")
+	if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{ModelName: "tiny", OutType: convert.OutF32}); err != nil {
+		t.Fatal(err)
+	}
+	// Verify against a config whose rope_theta differs.
+	hfCopy := t.TempDir()
+	for _, name := range []string{"model.safetensors", "tokenizer.model", "tokenizer_config.json", "config.json"} {
+		b, _ := os.ReadFile(filepath.Join(goldenHF, name))
+		if name == "config.json" {
+			b = []byte(strings.Replace(string(b), `"rope_theta": 10000.0`, `"rope_theta": 500000.0`, 1))
+		}
+		os.WriteFile(filepath.Join(hfCopy, name), b, 0o644)
+	}
+	rep, err := Run(Options{GGUF: out, HF: hfCopy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pass || !strings.Contains(strings.Join(rep.Failures, "\n"), "rope.freq_base") {
+		t.Errorf("failures %q, want one naming rope.freq_base", rep.Failures)
+	}
+}
+
+// Without --hf only the runtime checks run, and the golden reference files
+// pass them.
+func TestVerifyRuntimeOnly(t *testing.T) {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Pass || rep.Numbers != nil || len(rep.IDs) != 27 {
+			t.Errorf("%s: pass %v, numbers %v, %d ids; failures %q", name, rep.Pass, rep.Numbers, len(rep.IDs), rep.Failures)
+		}
+	}
+}
+
+// bitnet.cpp's own files verify against the golden checkpoint (the Q8_0
+// token embedding within half a quantization step).
+func TestVerifyReferenceFiles(t *testing.T) {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name, HF: goldenHF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Pass {
+			t.Errorf("%s: %q", name, rep.Failures)
+		}
+	}
+}
