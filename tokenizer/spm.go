@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
@@ -228,24 +227,54 @@ type spmBigram struct {
 	size        int
 }
 
-// bigramQueue is a max-heap by score, ties to the leftmost pair (the
-// comparator of llm_bigram_spm).
+// bigramQueue is a binary max-heap by score, ties to the leftmost pair (the
+// comparator of llm_bigram_spm). It is typed rather than container/heap to
+// avoid boxing every entry.
 type bigramQueue []spmBigram
 
-func (q bigramQueue) Len() int { return len(q) }
-func (q bigramQueue) Less(i, j int) bool {
+func (q bigramQueue) before(i, j int) bool {
 	if q[i].score != q[j].score {
 		return q[i].score > q[j].score
 	}
 	return q[i].left < q[j].left
 }
-func (q bigramQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bigramQueue) Push(x any)   { *q = append(*q, x.(spmBigram)) }
-func (q *bigramQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *bigramQueue) push(b spmBigram) {
+	*q = append(*q, b)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.before(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *bigramQueue) pop() spmBigram {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		c := l
+		if r := l + 1; r < len(h) && h.before(r, l) {
+			c = r
+		}
+		if !h.before(c, i) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	*q = h
+	return top
 }
 
 // spmUTF8Len is llama.cpp's utf8_len: the sequence length a lead byte
@@ -281,13 +310,13 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 		if !ok {
 			return
 		}
-		heap.Push(&q, spmBigram{left: left, right: right, score: t.score[id], size: len(s)})
+		q.push(spmBigram{left: left, right: right, score: t.score[id], size: len(s)})
 	}
 	for i := 1; i < len(syms); i++ {
 		tryAdd(i-1, i)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(spmBigram)
+	for len(q) > 0 {
+		b := q.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
 			continue // one side was merged away since this pair was queued
