@@ -385,3 +385,18 @@ func FuzzSentencePieceModel(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLoadSentencePiece parses the 32000-piece LLaMA tokenizer.model
+// and builds its Vocab (bytes/s of tokenizer.model).
+func BenchmarkLoadSentencePiece(b *testing.B) {
+	st, err := os.Stat(filepath.Join(llama2Dir, "tokenizer.model"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	for i := 0; i < b.N; i++ {
+		if _, _, err := LoadSentencePiece(llama2Dir, 32000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -298,3 +298,70 @@ func BenchmarkSPMEncode(b *testing.B) {
 		}
 	}
 }
+
+// TestNewSPMDefaultsAndErrors: llama.cpp's SPM defaults fill unset ids and
+// flags; inconsistent vocabularies are errors; add_space_prefix false
+// neither adds nor strips the space.
+func TestNewSPMDefaultsAndErrors(t *testing.T) {
+	base := func() *Vocab {
+		v := NewVocab("llama", "default")
+		v.Tokens = []string{"<unk>", "<s>", "</s>", "▁", "a", "▁a", "<0x62>"}
+		v.Scores = []float32{0, 0, 0, -1, -2, -0.5, 0}
+		v.Types = []int32{TypeUnknown, TypeControl, TypeControl, TypeNormal, TypeNormal, TypeNormal, TypeByte}
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*Vocab)
+		want string
+	}{
+		{"no tokens", func(v *Vocab) { v.Tokens, v.Scores, v.Types = nil, nil, nil }, "no tokens"},
+		{"scores", func(v *Vocab) { v.Scores = v.Scores[:2] }, "2 scores for 7 tokens"},
+		{"types", func(v *Vocab) { v.Types = v.Types[:3] }, "3 token types for 7 tokens"},
+	} {
+		v := base()
+		c.mod(v)
+		if _, err := NewSPM(v); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+
+	tk, err := NewSPM(base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defaults: BOS 1 added, EOS 2 not added; "b" has only a byte token,
+	// "c" has neither and becomes UNK 0.
+	got, _ := tk.Encode("a bc", true, false)
+	if want := []int32{1, 5, 3, 6, 0}; !slices.Equal(got, want) {
+		t.Errorf("defaults: got %v, want %v", got, want)
+	}
+
+	v := base()
+	f, tr := false, true
+	v.AddSpacePrefix, v.AddEOS, v.AddBOS = &f, &tr, &f
+	tk, err = NewSPM(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = tk.Encode("a a", true, false)
+	if want := []int32{4, 5, 2}; !slices.Equal(got, want) {
+		t.Errorf("no space prefix, add_eos: got %v, want %v", got, want)
+	}
+	if s, _ := tk.Decode([]int32{5, 5}); s != " a a" {
+		t.Errorf("Decode without space prefix = %q, want %q", s, " a a")
+	}
+
+	// Text that needs UNK when the vocabulary has none is an error.
+	v = base()
+	v.Types[0] = TypeNormal
+	v.Tokens[0] = "x"
+	v.UNK = NoToken
+	tk, err = NewSPM(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tk.Encode("q", false, false); err != nil {
+		t.Errorf("id 0 is the llama.cpp default UNK even when it is not <unk>: %v", err)
+	}
+}
