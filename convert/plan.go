@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,6 +87,9 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	conv, err := converterFor(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if lim, ok := conv.(interface{ OutTypes() []OutType }); ok && !slices.Contains(lim.OutTypes(), opts.OutType) {
+		return nil, fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", opts.OutType, conv.Arch(), joinOutTypes(lim.OutTypes()))
 	}
 	geo, err := conv.Geometry(cfg)
 	if err != nil {
@@ -452,12 +456,25 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 	kvs = append(kvs, hp[:at]...)
 	kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
 	kvs = append(kvs, hp[at:]...)
+	if ex, ok := p.Converter.(interface {
+		ExtraKVs(dir string) ([]gguf.KV, []string, error)
+	}); ok {
+		ekvs, warns, err := ex.ExtraKVs(ckpt.Dir)
+		if err != nil {
+			return err
+		}
+		p.Warnings = append(p.Warnings, warns...)
+		kvs = append(kvs, ekvs...)
+	}
 	if !opts.NoVocab {
 		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts)
 		if err != nil {
 			return err
 		}
 		p.Warnings = append(p.Warnings, warns...)
+		if fx, ok := p.Converter.(interface{ FixVocabKVs([]gguf.KV) []gguf.KV }); ok {
+			vkvs = fx.FixVocabKVs(vkvs)
+		}
 		kvs = append(kvs, vkvs...)
 	}
 	if quantizationVersion[p.OutType] {
@@ -504,4 +521,12 @@ type TypeCount struct {
 	Type    gguf.Type
 	Tensors int
 	Bytes   uint64
+}
+
+func joinOutTypes(ts []OutType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,0 +1,21 @@
+package convert
+
+import "github.com/bitnet-convert/bitnet-convert/tensormap"
+
+// qwen3Embedding is BitNet embedding 0.6B: HF model_type qwen3,
+// architectures Qwen3Model, GGUF arch qwen3 (spec §1.1 P5, §1.4, §5.5).
+// SiLU-gated FFN, q/k head norms, plain RMSNorm weights (no Gemma fix).
+var qwen3Embedding = &embedArch{
+	modelType: "qwen3",
+	arch:      "qwen3",
+	hfArch:    "Qwen3Model",
+	table:     tensormap.Qwen3Embedding,
+	actKeys:   []string{"hidden_act"},
+	acts:      map[string]bool{"silu": true, "": true},
+	eosText:   "<|endoftext|>",
+}
+
+func init() {
+	Register(qwen3Embedding.hfArch, newEmbedding(qwen3Embedding))
+	Register("model_type:"+qwen3Embedding.modelType, newEmbedding(qwen3Embedding))
+}
