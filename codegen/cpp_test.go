@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -112,24 +113,48 @@ func hostHasAVX2() bool {
 	return err == nil && bytes.Contains(data, []byte(" avx2"))
 }
 
-// toolchain describes how to build and run the harness for one arch.
-type toolchain struct {
+// variant is one way of building and running the harness.
+type variant struct {
+	name   string
+	arch   string
 	cxx    string
 	flags  []string
 	run    []string // prefix for running the binary (qemu)
 	canRun func() bool
+	short  bool // always use the short kernel set (the scalar fallbacks)
 }
 
-func toolchainFor(arch string) toolchain {
-	if arch == TL2 {
-		return toolchain{cxx: "g++", flags: []string{"-mavx2", "-DGGML_BITNET_X86_TL2"}, canRun: hostHasAVX2}
+func hostOnly() bool { return true }
+
+func qemuPresent() bool {
+	_, err := exec.LookPath("qemu-aarch64")
+	return err == nil
+}
+
+// variants: TL2 with AVX2 and TL1 with NEON (under qemu-user) over every
+// kernel, plus both scalar fallbacks (no -mavx2; TL1 built for the host)
+// over the short set.
+func variants() []variant {
+	x86, arm := "g++", "aarch64-linux-gnu-g++"
+	var armRun []string
+	armCanRun := qemuPresent
+	switch runtime.GOARCH {
+	case "arm64":
+		x86, arm = "x86_64-linux-gnu-g++", "g++"
+		armCanRun = hostOnly
+	default:
+		armRun = []string{"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"}
 	}
-	return toolchain{cxx: "aarch64-linux-gnu-g++", flags: []string{"-DGGML_BITNET_ARM_TL1"},
-		run: []string{"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"},
-		canRun: func() bool {
-			_, err := exec.LookPath("qemu-aarch64")
-			return err == nil
-		}}
+	x86Run := hostHasAVX2
+	if runtime.GOARCH != "amd64" {
+		x86Run = func() bool { return false }
+	}
+	return []variant{
+		{name: "tl2-avx2", arch: TL2, cxx: x86, flags: []string{"-mavx2", "-DGGML_BITNET_X86_TL2"}, canRun: x86Run},
+		{name: "tl1-neon", arch: TL1, cxx: arm, flags: []string{"-DGGML_BITNET_ARM_TL1"}, run: armRun, canRun: armCanRun},
+		{name: "tl2-scalar", arch: TL2, cxx: "g++", flags: []string{"-mno-avx2", "-DGGML_BITNET_X86_TL2"}, canRun: hostOnly, short: true},
+		{name: "tl1-scalar", arch: TL1, cxx: "g++", flags: []string{"-DGGML_BITNET_ARM_TL1"}, canRun: func() bool { return runtime.GOARCH != "arm64" }, short: true},
+	}
 }
 
 // needTool fails (CI) or skips (elsewhere) when name is not installed.
@@ -149,11 +174,11 @@ func needTool(t *testing.T, name string) {
 // quantize.TransformTL1/TL2, equal the §4 scalar reference bit for bit (TL2
 // with batch sizes 1 and 8; TL1 batch 1 under qemu-user).
 func TestCompiledKernels(t *testing.T) {
-	for _, arch := range []string{TL2, TL1} {
-		t.Run(arch, func(t *testing.T) {
-			tc := toolchainFor(arch)
+	for _, tc := range variants() {
+		arch := tc.arch
+		t.Run(tc.name, func(t *testing.T) {
 			needTool(t, tc.cxx)
-			ks := allKernels(t, arch, testing.Short())
+			ks := allKernels(t, arch, testing.Short() || tc.short)
 			dir := t.TempDir()
 			if err := Generate(arch, ks, dir); err != nil {
 				t.Fatal(err)
@@ -166,7 +191,7 @@ func TestCompiledKernels(t *testing.T) {
 				t.Fatalf("%s %s: %v\n%s", tc.cxx, strings.Join(args, " "), err, out)
 			}
 			if !tc.canRun() {
-				if os.Getenv("CI") != "" && arch == TL1 {
+				if os.Getenv("CI") != "" && tc.name == "tl1-neon" {
 					t.Fatal("qemu-aarch64 not found; CI must install qemu-user")
 				}
 				t.Skip("compiled; cannot run the kernels on this host")
@@ -242,7 +267,7 @@ func TestCompiledKernels(t *testing.T) {
 					t.Errorf("%s: %d of %d outputs differ", filepath.Base(opath), n, len(w))
 				}
 			}
-			t.Logf("%s: %d kernels checked bit for bit", arch, len(ks))
+			t.Logf("%s: %d kernels checked bit for bit", tc.name, len(ks))
 		})
 	}
 }
