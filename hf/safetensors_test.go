@@ -22,8 +22,16 @@ func TestParseHeaderErrors(t *testing.T) {
 		want []string
 	}{
 		{"short file", []byte{1, 2, 3}, []string{"shorter than the 8-byte"}},
-		{"header past end", func() []byte { b := rawSafetensors(ok, make([]byte, 8)); binary.LittleEndian.PutUint64(b, 1<<40); return b }(), []string{"runs past the end"}},
-		{"header length max uint64", func() []byte { b := rawSafetensors(ok, make([]byte, 8)); binary.LittleEndian.PutUint64(b, ^uint64(0)); return b }(), []string{"runs past the end"}},
+		{"header past end", func() []byte {
+			b := rawSafetensors(ok, make([]byte, 8))
+			binary.LittleEndian.PutUint64(b, 1<<40)
+			return b
+		}(), []string{"runs past the end"}},
+		{"header length max uint64", func() []byte {
+			b := rawSafetensors(ok, make([]byte, 8))
+			binary.LittleEndian.PutUint64(b, ^uint64(0))
+			return b
+		}(), []string{"runs past the end"}},
 		{"not json", rawSafetensors(`{"w":`, nil), []string{"header"}},
 		{"array", rawSafetensors(`[1,2]`, nil), []string{"not a JSON object"}},
 		{"unknown dtype", rawSafetensors(`{"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,2]}}`, make([]byte, 2)), []string{`"w"`, "Q4"}},
