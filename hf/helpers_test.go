@@ -2,6 +2,7 @@ package hf_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	out := map[string]string{}
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil {
-			out[p] = fi.ModTime().String() + "/" + fi.Mode().String() + "/" + string(rune(fi.Size()))
+			out[p] = fmt.Sprint(fi.ModTime(), fi.Mode(), fi.Size())
 		}
 		return nil
 	})
