@@ -155,6 +155,10 @@ func (c *Checkpoint) chooseFiles() (files []string, expect map[string]string, er
 		}
 		byShard := map[string][]string{}
 		for t, shard := range wm {
+			if filepath.IsLocal(shard) {
+				shard = filepath.Clean(shard) // "./a" and "a" are one file
+				wm[t] = shard
+			}
 			byShard[shard] = append(byShard[shard], t)
 		}
 		for shard := range byShard {

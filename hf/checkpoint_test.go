@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -417,6 +418,57 @@ func TestShards(t *testing.T) {
 			mustContain(t, err, bad)
 		})
 	}
+	t.Run("same shard spelled two ways", func(t *testing.T) {
+		dir := setup(t)
+		wm := map[string]string{}
+		for i := 0; i < 20; i++ {
+			n := "model.layers." + string(rune('a'+i)) + ".weight"
+			switch {
+			case i >= 12:
+				wm[n] = s2
+			case i%2 == 0:
+				wm[n] = "./" + s1
+			default:
+				wm[n] = s1
+			}
+		}
+		writeIndex(t, dir, wm)
+		c, err := hf.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if len(c.Tensors) != 20 || len(c.Files) != 2 {
+			t.Errorf("%d tensors from %v", len(c.Tensors), c.Files)
+		}
+	})
+	t.Run("concurrent reads", func(t *testing.T) {
+		dir := setup(t)
+		c, err := hf.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, r := range c.Tensors {
+					d, err := c.Read(r)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					x, _ := d.Float32s(nil)
+					if want := float32(1 + strings.Count(r.File, "00002-of")); x[0] != want {
+						t.Errorf("%s = %v, want %v", r.Name, x[0], want)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	})
 	t.Run("symlink outside", func(t *testing.T) {
 		dir := setup(t)
 		outside := filepath.Join(t.TempDir(), "evil.safetensors")
