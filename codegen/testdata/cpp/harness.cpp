@@ -44,6 +44,14 @@ int main(int argc, char ** argv) {
 #endif
         t.ne[0] = K; t.ne[1] = M; t.ne[2] = 1; t.ne[3] = 1;
         t.data = w.data();
+        // Other types and unlisted shapes must be left alone (no extra, no crash).
+        ggml_tensor other = t;
+        other.type = GGML_TYPE_Q4_0;
+        ggml_bitnet_transform_tensor(&other);
+        ggml_tensor unlisted = t;
+        unlisted.ne[1] = M + 1;
+        ggml_bitnet_transform_tensor(&unlisted);
+        if (other.extra || unlisted.extra) { std::fprintf(stderr, "transform accepted a Q4_0 or unlisted tensor\n"); return 1; }
         ggml_bitnet_transform_tensor(&t);
         if (!t.extra) { std::fprintf(stderr, "no kernel for M=%d K=%d\n", M, K); return 1; }
         bitnet_tensor_extra * e = (bitnet_tensor_extra *)t.extra;
