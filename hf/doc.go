@@ -13,4 +13,10 @@
 //   - No alignment is assumed for safetensors data (the JSON header may have
 //     any length), and all offsets are 64-bit.
 //   - Errors name the file and, where there is one, the tensor or config key.
+//
+// The safetensors header is parsed here rather than with
+// github.com/nlpodyssey/safetensors, whose ReadMetadata wants the whole file
+// in one buffer: Open reads only the 8-byte length and the JSON header of each
+// shard (bounded by MaxHeaderBytes before allocation), and validation errors
+// name the file and tensor.
 package hf

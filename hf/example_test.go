@@ -3,6 +3,8 @@ package hf_test
 import (
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 )
@@ -43,4 +45,33 @@ func ExampleCheckpoint_Read() {
 	}
 	fmt.Println(len(data.Raw), "bytes,", len(x), "values, last", x[len(x)-1])
 	// Output: 512 bytes, 256 values, last 1.1171875
+}
+
+func ExampleWriteSafetensors() {
+	dir, err := os.MkdirTemp("", "hf-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "model.safetensors")
+	err = hf.WriteSafetensors(path, []hf.WriteTensor{
+		// A packed ternary weight and its 0-d bf16 scale (BR-06 shape).
+		{Name: "w.weight", DType: hf.U8, Shape: []uint64{2, 4}, Data: hf.RawData([]byte{0x55, 0x55, 0x55, 0x55, 0xaa, 0xaa, 0xaa, 0xaa})},
+		{Name: "w.weight_scale", DType: hf.BF16, Shape: []uint64{}, Data: hf.RawData([]byte{0x80, 0x3f})},
+	}, map[string]string{"format": "pt"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h, err := hf.ReadHeader(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range h.Tensors {
+		fmt.Println(t.Name, t.DType, t.Shape, t.NElements(), "elements at byte", t.Offset)
+	}
+	fmt.Println("header padded to 8:", (h.DataStart-8)%8 == 0)
+	// Output:
+	// w.weight U8 [2 4] 8 elements at byte 168
+	// w.weight_scale BF16 [] 1 elements at byte 176
+	// header padded to 8: true
 }
