@@ -134,27 +134,29 @@ func TransformTL2(t []int8, m, k, BM, BK int, scale float32) ([]byte, error) {
 		panic("quantize: TransformTL2: len(t) != m*k")
 	}
 	out := make([]byte, l.total)
+	// Triple codes v = 9·t0 + 3·t1 + t2, once per triple (row-major).
+	nt := l.threeK / 3
+	codes := make([]int8, m*nt)
+	for row := 0; row < m; row++ {
+		r := t[row*k:]
+		for tri := 0; tri < nt; tri++ {
+			v, ok := tl2Code(r[3*tri:])
+			if !ok {
+				return nil, fmt.Errorf("TL2: row %d, columns %d..%d: value outside {-1, 0, 1}", row, 3*tri, 3*tri+2)
+			}
+			codes[row*nt+tri] = int8(v)
+		}
+	}
 	var bad error
-	fail := func(row, col int) {
-		if bad == nil {
-			bad = fmt.Errorf("TL2: row %d, column %d: value outside {-1, 0, 1}", row, col)
-		}
-	}
-	code := func(row, tri int) int {
-		v, ok := tl2Code(t[row*k+3*tri:])
-		if !ok {
-			fail(row, 3*tri)
-		}
-		return v
-	}
 	tl2Walk(l,
 		func(pos, row, t0 int) {
-			out[pos] = byte(absInt(code(row, t0)))<<4 | byte(absInt(code(row, t0+1)))
+			c := codes[row*nt+t0:]
+			out[pos] = byte(absInt(int(c[0])))<<4 | byte(absInt(int(c[1])))
 		},
 		func(pos, base, j, tri int) {
 			var w uint16
 			for i := 0; i < 16; i++ {
-				if code(base+(i%2)*16+j, tri+i/2) < 0 {
+				if codes[(base+(i%2)*16+j)*nt+tri+i/2] < 0 {
 					w |= 1 << (15 - i)
 				}
 			}
@@ -164,8 +166,8 @@ func TransformTL2(t []int8, m, k, BM, BK int, scale float32) ([]byte, error) {
 			r := t[row*k+l.threeK:]
 			hi, ok1 := tl1Pair(r[2*u0], r[2*u0+1])
 			lo, ok2 := tl1Pair(r[2*u0+2], r[2*u0+3])
-			if !ok1 || !ok2 {
-				fail(row, l.threeK+2*u0)
+			if (!ok1 || !ok2) && bad == nil {
+				bad = fmt.Errorf("TL2: row %d, columns %d..%d: value outside {-1, 0, 1}", row, l.threeK+2*u0, l.threeK+2*u0+3)
 			}
 			out[pos] = hi<<4 | lo
 		})
