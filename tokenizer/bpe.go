@@ -1,10 +1,10 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 )
@@ -21,7 +21,7 @@ func init() {
 type BPE struct {
 	v     *Vocab
 	pre   *preTokenizer
-	re    *regexp2.Regexp
+	re    *regexp2.Regexp // nil when pre has a hand-written matcher
 	ids   map[string]int32
 	ranks map[[2]int32]int32 // (left id, right id) → merge rank
 	// specials are the tokens matched as a whole in raw text, longest
@@ -50,11 +50,14 @@ func NewBPE(v *Vocab) (*BPE, error) {
 	if len(v.Types) != len(v.Tokens) {
 		return nil, fmt.Errorf("vocabulary has %d tokens but %d token types", len(v.Tokens), len(v.Types))
 	}
-	re, err := pre.compiledRegex()
-	if err != nil {
-		return nil, err
+	t := &BPE{v: v, pre: pre, ids: make(map[string]int32, len(v.Tokens))}
+	if pre.match == nil {
+		re, err := pre.compiledRegex()
+		if err != nil {
+			return nil, err
+		}
+		t.re = re
 	}
-	t := &BPE{v: v, pre: pre, re: re, ids: make(map[string]int32, len(v.Tokens))}
 	for id := len(v.Tokens) - 1; id >= 0; id-- {
 		t.ids[v.Tokens[id]] = int32(id)
 	}
@@ -161,11 +164,17 @@ func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 			out = append(out, f.id)
 			continue
 		}
-		words, err := splitText(t.re, f.text)
-		if err != nil {
-			return nil, err
+		var words []string
+		if t.pre.match != nil {
+			words = splitWith(f.text, t.pre.match)
+		} else {
+			var err error
+			if words, err = splitText(t.re, f.text); err != nil {
+				return nil, err
+			}
 		}
 		for _, w := range words {
+			var err error
 			if out, err = t.encodeWord(out, byteEncode(w)); err != nil {
 				return nil, err
 			}
@@ -180,10 +189,11 @@ func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 	return out, nil
 }
 
-// bpeSymbol is a piece of a word during merging, in a doubly linked list.
+// bpeSymbol is a piece word[start:end] of a word during merging, in a
+// doubly linked list; merged-away symbols have start == end.
 type bpeSymbol struct {
-	text       string
-	id         int32 // NoToken when text is not a token
+	start, end int
+	id         int32 // NoToken when the piece is not a token
 	prev, next int
 }
 
@@ -191,29 +201,59 @@ type bpeSymbol struct {
 type bpeBigram struct {
 	left, right int
 	rank        int32
-	size        int // len(left text)+len(right text) when queued, to detect stale entries
+	size        int // combined byte length when queued, to detect stale entries
 }
 
-// bpeBigramQueue orders candidate merges by rank, then position.
+// bpeBigramQueue is a binary min-heap of candidate merges ordered by rank,
+// then position (typed, so pushing does not allocate).
 type bpeBigramQueue []bpeBigram
 
-func (q bpeBigramQueue) Len() int { return len(q) }
-func (q bpeBigramQueue) Less(a, b int) bool {
+func (q bpeBigramQueue) less(a, b int) bool {
 	if q[a].rank != q[b].rank {
 		return q[a].rank < q[b].rank
 	}
 	return q[a].left < q[b].left
 }
-func (q bpeBigramQueue) Swap(a, b int) { q[a], q[b] = q[b], q[a] }
-func (q *bpeBigramQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeBigramQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+func (q *bpeBigramQueue) push(b bpeBigram) {
+	*q = append(*q, b)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
-// encodeWord appends the ids of one byte-encoded pre-token.
+func (q *bpeBigramQueue) pop() bpeBigram {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h) && h.less(l, m) {
+			m = l
+		}
+		if r < len(h) && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// encodeWord appends the ids of one byte-encoded pre-token (llama.cpp
+// llm_tokenizer_bpe_session::tokenize for one word).
 func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 	if word == "" {
 		return out, nil
@@ -223,18 +263,19 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 			return append(out, id), nil
 		}
 	}
-	syms := make([]bpeSymbol, 0, len(word))
-	for _, r := range word {
-		s := string(r)
-		id, ok := t.ids[s]
+	syms := make([]bpeSymbol, 0, len(word)/2+1)
+	for i := 0; i < len(word); {
+		_, n := utf8.DecodeRuneInString(word[i:])
+		id, ok := t.ids[word[i:i+n]]
 		if !ok {
 			id = NoToken
 		}
-		syms = append(syms, bpeSymbol{text: s, id: id, prev: len(syms) - 1, next: len(syms) + 1})
+		syms = append(syms, bpeSymbol{start: i, end: i + n, id: id, prev: len(syms) - 1, next: len(syms) + 1})
+		i += n
 	}
 	syms[len(syms)-1].next = -1
 
-	var q bpeBigramQueue
+	q := make(bpeBigramQueue, 0, len(syms))
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {
 			return
@@ -243,25 +284,23 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 		if l.id == NoToken || r.id == NoToken {
 			return
 		}
-		rank, ok := t.ranks[[2]int32{l.id, r.id}]
-		if !ok {
-			return
+		if rank, ok := t.ranks[[2]int32{l.id, r.id}]; ok {
+			q.push(bpeBigram{left: left, right: right, rank: rank, size: r.end - l.start})
 		}
-		heap.Push(&q, bpeBigram{left: left, right: right, rank: rank, size: len(l.text) + len(r.text)})
 	}
 	for i := 0; i+1 < len(syms); i++ {
 		tryAdd(i, i+1)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(&q).(bpeBigram)
+	for len(q) > 0 {
+		b := q.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		// Skip stale candidates: a side was merged away or grew.
-		if l.text == "" || r.text == "" || l.next != b.right || len(l.text)+len(r.text) != b.size {
+		if l.start == l.end || r.start == r.end || l.next != b.right || r.end-l.start != b.size {
 			continue
 		}
-		l.text += r.text
-		l.id = t.ids[l.text]
-		r.text = ""
+		l.end = r.end
+		l.id = t.ids[word[l.start:l.end]] // a merge result is always a token (checked in NewBPE)
+		r.start = r.end
 		l.next = r.next
 		if r.next >= 0 {
 			syms[r.next].prev = b.left
@@ -276,7 +315,7 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 			continue
 		}
 		// Not a token: fall back to one token per byte character.
-		for _, r := range s.text {
+		for _, r := range word[s.start:s.end] {
 			id, ok := t.ids[string(r)]
 			if !ok {
 				return nil, fmt.Errorf("byte %#02x has no token in the vocabulary (its byte-level alphabet is incomplete)", runeToByte[r])

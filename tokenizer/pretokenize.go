@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -32,6 +33,10 @@ type preTokenizer struct {
 	// ignoreMerges: a pre-token that is itself a vocabulary entry is emitted
 	// whole without applying merges (HF BPE ignore_merges).
 	ignoreMerges bool
+	// match, when set, is a hand-written matcher equivalent to regex (the
+	// tests check it against regex); it returns the length in code points
+	// of the piece at cps[i]. Entries without one split with regexp2.
+	match func(cps []rune, i int) int
 }
 
 // The split patterns. The Llama-3 pattern takes digits in runs of up to
@@ -48,9 +53,11 @@ const (
 
 // preTokenizers is the table of supported byte-level BPE families.
 var preTokenizers = []preTokenizer{
-	{name: "llama-bpe", patterns: []string{llama3SplitJSON, llama3SplitRuntime}, regex: llama3SplitRuntime, addBOS: true, ignoreMerges: true},
-	{name: "qwen2", patterns: []string{qwen2SplitJSON, qwen2SplitRuntime}, regex: qwen2SplitRuntime},
-	{name: "gpt-2", byteLevelRegex: true, regex: gpt2SplitRuntime},
+	{name: "llama-bpe", patterns: []string{llama3SplitJSON, llama3SplitRuntime}, regex: llama3SplitRuntime, addBOS: true, ignoreMerges: true,
+		match: func(cps []rune, i int) int { return splitLlama3(cps, i, 3) }},
+	{name: "qwen2", patterns: []string{qwen2SplitJSON, qwen2SplitRuntime}, regex: qwen2SplitRuntime,
+		match: func(cps []rune, i int) int { return splitLlama3(cps, i, 1) }},
+	{name: "gpt-2", byteLevelRegex: true, regex: gpt2SplitRuntime, match: splitGPT2},
 }
 
 // lookupPre returns the table entry for a tokenizer.ggml.pre name.
@@ -115,15 +122,7 @@ func splitText(re *regexp2.Regexp, text string) ([]string, error) {
 	if text == "" {
 		return nil, nil
 	}
-	runes := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		runes = append(runes, r)
-		offs = append(offs, i)
-		i += n
-	}
-	offs = append(offs, len(text))
+	runes, offs := decodeRunes(text)
 
 	var pieces []string
 	last := 0 // rune index up to which text is emitted
@@ -197,4 +196,175 @@ func byteDecode(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// Character classes of the split patterns, on the Unicode categories Go's
+// unicode package holds: \p{L} letters, \p{N} numbers, \s White_Space
+// (the same set as .NET's and llama.cpp's \s).
+func isL(r rune) bool {
+	return r < utf8.RuneSelf && ('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') || r >= utf8.RuneSelf && unicode.IsLetter(r)
+}
+func isN(r rune) bool {
+	return r < utf8.RuneSelf && '0' <= r && r <= '9' || r >= utf8.RuneSelf && unicode.IsNumber(r)
+}
+func isS(r rune) bool     { return unicode.IsSpace(r) }
+func isCRLF(r rune) bool  { return r == '\r' || r == '\n' }
+func isOther(r rune) bool { return !isS(r) && !isL(r) && !isN(r) } // [^\s\p{L}\p{N}]
+
+// decodeRunes returns the code points of text and their byte offsets
+// (len(runes)+1 entries); an invalid byte is one U+FFFD of width 1.
+func decodeRunes(text string) ([]rune, []int) {
+	runes := make([]rune, 0, len(text))
+	offs := make([]int, 0, len(text)+1)
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		runes = append(runes, r)
+		offs = append(offs, i)
+		i += n
+	}
+	return runes, append(offs, len(text))
+}
+
+// contraction returns the length of an English contraction at cps[i:]
+// ('s 't 're 've 'm 'll 'd), 0 if there is none. foldCase accepts upper
+// case letters too (the Llama-3/Qwen2 (?i:…) group).
+func contraction(cps []rune, i int, foldCase bool) int {
+	if cps[i] != '\'' || i+1 >= len(cps) {
+		return 0
+	}
+	lower := func(r rune) rune {
+		if foldCase && 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	switch lower(cps[i+1]) {
+	case 's', 't', 'm', 'd':
+		return 2
+	}
+	if i+2 < len(cps) {
+		switch string([]rune{lower(cps[i+1]), lower(cps[i+2])}) {
+		case "re", "ve", "ll":
+			return 3
+		}
+	}
+	return 0
+}
+
+// whitespaceTail applies \s+(?!\S)|\s+ at cps[i], a whitespace character:
+// the run of whitespace up to the last one before a non-space (which then
+// starts the next piece), or the whole run when it ends the text or is one
+// character long.
+func whitespaceTail(cps []rune, i int) int {
+	j := i
+	for j < len(cps) && isS(cps[j]) {
+		j++
+	}
+	if j < len(cps) && j-i >= 2 {
+		return j - 1 - i
+	}
+	return j - i
+}
+
+// splitLlama3 is the hand-written matcher of the Llama-3 / Qwen2 split
+// pattern
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}|
+//	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// (maxDigits 3 for llama-bpe, 1 for qwen2), as llama.cpp's
+// unicode_regex_split_custom_llama3 does it: linear time, no allocation per
+// piece. It returns the length in code points of the piece at cps[i].
+func splitLlama3(cps []rune, i, maxDigits int) int {
+	n := len(cps)
+	r := cps[i]
+	if k := contraction(cps, i, true); k > 0 {
+		return k
+	}
+	// [^\r\n\p{L}\p{N}]?\p{L}+
+	if j := i; isL(r) || (!isCRLF(r) && !isN(r) && i+1 < n && isL(cps[i+1])) {
+		if !isL(r) {
+			j++
+		}
+		for j < n && isL(cps[j]) {
+			j++
+		}
+		return j - i
+	}
+	// \p{N}{1,maxDigits}
+	if isN(r) {
+		j := i
+		for j < n && j-i < maxDigits && isN(cps[j]) {
+			j++
+		}
+		return j - i
+	}
+	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
+	if j := i; isOther(r) || (r == ' ' && i+1 < n && isOther(cps[i+1])) {
+		if r == ' ' {
+			j++
+		}
+		for j < n && isOther(cps[j]) {
+			j++
+		}
+		for j < n && isCRLF(cps[j]) {
+			j++
+		}
+		return j - i
+	}
+	// \s*[\r\n]+: up to and including the last CR/LF of the whitespace run.
+	last := -1
+	for j := i; j < n && isS(cps[j]); j++ {
+		if isCRLF(cps[j]) {
+			last = j
+		}
+	}
+	if last >= 0 {
+		return last + 1 - i
+	}
+	return whitespaceTail(cps, i)
+}
+
+// splitGPT2 matches the GPT-2 pattern
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// at cps[i] and returns the piece length in code points.
+func splitGPT2(cps []rune, i int) int {
+	n := len(cps)
+	if k := contraction(cps, i, false); k > 0 {
+		return k
+	}
+	j := i
+	if cps[j] == ' ' && j+1 < n && !isS(cps[j+1]) {
+		j++
+	}
+	for _, class := range []func(rune) bool{isL, isN, isOther} {
+		if class(cps[j]) {
+			for j < n && class(cps[j]) {
+				j++
+			}
+			return j - i
+		}
+	}
+	return whitespaceTail(cps, i)
+}
+
+// splitWith cuts text into pieces with a hand-written matcher that returns
+// the code-point length of the piece at each position.
+func splitWith(text string, match func(cps []rune, i int) int) []string {
+	if text == "" {
+		return nil
+	}
+	cps, offs := decodeRunes(text)
+	var pieces []string
+	for i := 0; i < len(cps); {
+		k := match(cps, i)
+		if k <= 0 { // cannot happen: every character starts some alternative
+			k = 1
+		}
+		pieces = append(pieces, text[offs[i]:offs[i+k]])
+		i += k
+	}
+	return pieces
 }

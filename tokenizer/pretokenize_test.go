@@ -33,9 +33,42 @@ func TestSplitText(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, c.want) {
-			t.Errorf("%s split %q = %q, want %q", c.pre, c.in, got, c.want)
+			t.Errorf("%s regex split %q = %q, want %q", c.pre, c.in, got, c.want)
+		}
+		if got := splitWith(c.in, p.match); !slices.Equal(got, c.want) {
+			t.Errorf("%s hand split %q = %q, want %q", c.pre, c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzSplitMatchesRegex checks the hand-written matchers against the
+// table's regexes (run by regexp2) on arbitrary text.
+func FuzzSplitMatchesRegex(f *testing.F) {
+	for _, s := range roundTripTexts {
+		f.Add(s)
+	}
+	for _, s := range []string{"I'M 'Ll 'RE 've'd", " !\n\r\n  x", "\t\n\n\t\n a", "1234567 ½²٣", "\u00a0\u3000x\u2028y", "\xff\xfe'", "  \n", "a  ", "' '", "''s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := range preTokenizers {
+			p := &preTokenizers[i]
+			if p.match == nil {
+				continue
+			}
+			re, err := p.compiledRegex()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := splitText(re, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := splitWith(s, p.match); !slices.Equal(got, want) {
+				t.Fatalf("%s: hand split %q = %q, regex gives %q", p.name, s, got, want)
+			}
+		}
+	})
 }
 
 // TestByteAlphabet checks the GPT-2 byte-to-unicode table: a bijection of
