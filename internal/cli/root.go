@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/codegen"
+	dummycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/dummy"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
@@ -55,6 +56,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return run.NewCmdRun(nil) },
 	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
 	func() *cobra.Command { return codegen.NewCmdCodegen(nil) },
+	func() *cobra.Command { return dummycmd.NewCmdDummy(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on
