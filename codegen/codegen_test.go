@@ -369,6 +369,25 @@ func TestHeaderDeterministic(t *testing.T) {
 	}
 }
 
+// TestPresetHeaders renders both files for every preset and arch (setup_env
+// table or derived shapes), as `codegen --model` does.
+func TestPresetHeaders(t *testing.T) {
+	for _, m := range presets.All() {
+		for _, arch := range []string{TL1, TL2} {
+			ks := presetKernels(t, m, arch)
+			h, err := Header(arch, ks)
+			if err != nil {
+				t.Fatalf("%s %s: %v", m.Name, arch, err)
+			}
+			for _, k := range ks {
+				if !bytes.Contains(h, []byte(fmt.Sprintf("#define BM%d_%d %d\n", k.M, k.K, k.BM))) {
+					t.Errorf("%s %s: header lacks the BM define of %+v", m.Name, arch, k)
+				}
+			}
+		}
+	}
+}
+
 func TestGenerateWritesNothingOnError(t *testing.T) {
 	dir := t.TempDir()
 	err := Generate(TL1, []Kernel{{1536, 4096, 256, 128, 16}}, dir)

@@ -51,9 +51,10 @@ func presetKernels(t *testing.T, m presets.Model, arch string) []Kernel {
 	return ks
 }
 
-// allKernels is the union (first tiling per shape wins) of every preset's
-// kernels and the tiny golden ones; with short it keeps only the tiny and
-// bitnet_b1_58-large shapes.
+// allKernels is the union of every preset's kernels and the tiny golden
+// ones; with short it keeps only the tiny and bitnet_b1_58-large shapes. A
+// shape shared by two sets must have the same tiling in both (it does: the
+// derived sets all come from ConfigFor), so every preset's tiling is tested.
 func allKernels(t *testing.T, arch string, short bool) []Kernel {
 	ks := tinyKernels(t, arch)
 	for _, m := range presets.All() {
@@ -61,8 +62,11 @@ func allKernels(t *testing.T, arch string, short bool) []Kernel {
 			continue
 		}
 		for _, k := range presetKernels(t, m, arch) {
-			if _, dup := LookupKernel(ks, k.M, k.K); !dup {
+			prev, dup := LookupKernel(ks, k.M, k.K)
+			if !dup {
 				ks = append(ks, k)
+			} else if prev != k {
+				t.Fatalf("%s %s: kernel %+v shadowed by %+v from another set", m.Name, arch, k, prev)
 			}
 		}
 	}

@@ -137,6 +137,7 @@ type ShapeError struct {
 	Reasons []string // one per failing shape, "(M=…, K=…): reason"
 }
 
+// Error joins every failing shape's reason into one line.
 func (e *ShapeError) Error() string {
 	return fmt.Sprintf("no valid %s tiling: %s", strings.ToUpper(e.Arch), strings.Join(e.Reasons, "; "))
 }

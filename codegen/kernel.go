@@ -32,6 +32,7 @@ func (k Kernel) ThreeK() int { return k.K / k.BK * k.BK }
 // packed as pairs in 32-column blocks (spec codegen.md §2.3).
 func (k Kernel) TwoK() int { return k.K - k.ThreeK() }
 
+// String formats the shape as "(M=…, K=…)".
 func (k Kernel) String() string {
 	return fmt.Sprintf("(M=%d, K=%d)", k.M, k.K)
 }
@@ -50,6 +51,7 @@ type Violation struct {
 	Msg   string // e.g. "bm=16 not allowed for TL1 (allowed: 32, 64)"
 }
 
+// String formats the violation as "kernel i (M=…, K=…): message".
 func (v Violation) String() string {
 	return fmt.Sprintf("kernel %d (M=%d, K=%d): %s", v.Index, v.M, v.K, v.Msg)
 }
@@ -61,6 +63,7 @@ type ValidationError struct {
 	Violations []Violation
 }
 
+// Error joins every violation into one line.
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Violations))
 	for i, v := range e.Violations {
