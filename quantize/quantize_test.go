@@ -365,3 +365,36 @@ func BenchmarkPackI2S(b *testing.B) {
 		quantize.PackI2S(packed, codes)
 	}
 }
+
+func BenchmarkAbsMean(b *testing.B) {
+	x := benchTensor()
+	b.SetBytes(int64(4 * len(x)))
+	b.ResetTimer()
+	for b.Loop() {
+		quantize.AbsMean(x)
+	}
+}
+
+func BenchmarkTernarizeWith(b *testing.B) {
+	x := benchTensor()
+	codes := make([]int8, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	b.ResetTimer()
+	for b.Loop() {
+		quantize.TernarizeWith(codes, x, 40)
+	}
+}
+
+func TestTernarizeWithSpecials(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	x := []float32{nan, inf, -inf, 0.5, -0.5, 0.50000006, -0.50000006, float32(math.Copysign(0, -1))}
+	want := []int8{0, 1, -1, 0, 0, 1, -1, 0}
+	got := make([]int8, len(x))
+	quantize.TernarizeWith(got, x, 1)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("x=%v: code %d, want %d", x[i], got[i], want[i])
+		}
+	}
+}

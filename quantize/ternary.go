@@ -207,19 +207,20 @@ func TernarizeWith(dst []int8, x []float32, inv float32) {
 	if len(dst) != len(x) {
 		panic("quantize: TernarizeWith: len(dst) != len(x)")
 	}
+	dst = dst[:len(x)]
 	for i, v := range x {
+		// round-half-even then clamp to [-1, 1] is: +1 above 0.5, -1 below
+		// -0.5, else 0 (0.5 itself rounds to 0; NaN compares false).
 		p := v * inv
-		switch {
-		case p >= 1.5:
-			dst[i] = 1
-		case p <= -1.5:
-			dst[i] = -1
-		case p > 0.5:
-			dst[i] = 1
-		case p < -0.5:
-			dst[i] = -1
-		default: // |p| ≤ 0.5 rounds half-to-even to 0; NaN lands here too
-			dst[i] = 0
-		}
+		dst[i] = b2i(p > 0.5) - b2i(p < -0.5)
 	}
+}
+
+// b2i is 1 for true, 0 for false (compiled to SETcc, so TernarizeWith has
+// no data-dependent branches).
+func b2i(b bool) int8 {
+	if b {
+		return 1
+	}
+	return 0
 }
