@@ -22,4 +22,9 @@
 // "gguf model.gguf: read tensor info 3 (blk.0.attn_q.weight): ne[1]: unexpected EOF";
 // the sentinels (ErrBadMagic, ErrTruncated, gguf.ErrOverflow, …) are testable
 // with errors.Is. Shapes are in GGUF ne order.
+//
+// A File is safe for concurrent reads (Get, Tensor, TensorData) from many
+// goroutines; Close must not race with them. The mapping is read-only and
+// shared: if another process truncates the file while it is mapped, touching
+// the lost pages faults (SIGBUS), as with any mmap reader.
 package reader

@@ -19,6 +19,9 @@
 // element type, a u64 count and the elements; a bool is one byte. All numbers
 // are little-endian. Tensor shapes are in GGUF ne order (ne[0] fastest).
 //
+// The Writer issues one Write per tensor and one per padding run; wrap an
+// *os.File in a bufio.Writer (and flush it after Close).
+//
 // KVs is a small builder that rejects a duplicate key when it is added (the
 // reference converter once wrote general.architecture twice, which the
 // loader then refused: llama.cpp PR #4062, our BR-27).
