@@ -16,9 +16,11 @@ const (
 
 // Generate validates ks for arch and writes outdir/include/bitnet-lut-kernels.h
 // and outdir/include/kernel_config.ini, creating include/ when missing. Both
-// files are rendered before anything touches the disk and each is written
-// atomically (temp file + fsync + rename), so an invalid set writes nothing
-// and a failure never leaves a partial file. Existing files are replaced.
+// files are rendered before anything touches the disk; both are then written
+// to temp files beside their targets and fsynced, and only when both are
+// complete are they renamed into place (header first). An invalid set
+// writes nothing, a failure never leaves a partial file, and existing files
+// are replaced.
 func Generate(arch string, ks []Kernel, outdir string) error {
 	hdr, err := Header(arch, ks)
 	if err != nil {
@@ -29,8 +31,30 @@ func Generate(arch string, ks []Kernel, outdir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(outdir, HeaderPath), hdr, true); err != nil {
-		return err
+	var files []*atomicfile.File
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	for _, out := range []struct {
+		path string
+		data []byte
+	}{{HeaderPath, hdr}, {ConfigPath, ini}} {
+		path := filepath.Join(outdir, out.path)
+		f, err := atomicfile.Create(path, true)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		if _, err := f.Write(out.data); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
-	return atomicfile.WriteFile(filepath.Join(outdir, ConfigPath), ini, true)
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -161,3 +161,20 @@ func TestValidRunsThroughMain(t *testing.T) {
 		}
 	}
 }
+
+// TestOutdirUnderFile: an unusable --outdir fails with exit 1 naming it.
+func TestOutdirUnderFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := cli.Main([]string{"codegen", "--model", "bitnet_b1_58-large", "--outdir", filepath.Join(file, "sub")}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), file) {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if got := snapshot(t, dir); len(got) != 2 { // dir + file
+		t.Errorf("dir now holds %v", keys(got))
+	}
+}
