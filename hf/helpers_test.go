@@ -23,7 +23,9 @@ func rawSafetensors(header string, data []byte) []byte {
 	return append(out, data...)
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t *testing.T, path string, data []byte) { writeFileB(t, path, data) }
+
+func writeFileB(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
