@@ -331,7 +331,20 @@ func (p *Plan) checkShapes() error {
 		want["ffn_up_norm_in"] = []uint64{h}
 		want["ffn_down_norm_in"] = []uint64{ff}
 	}
-	for _, t := range p.Tensors {
+	// Projections first: their rows and columns name heads × head_dim
+	// (BR-15), which explains a norm mismatch too.
+	rank := func(t PlannedTensor) int {
+		switch {
+		case strings.HasSuffix(t.GGUFName, ".attn_q.weight"):
+			return 0
+		case t.Class == tensormap.Projection:
+			return 1
+		}
+		return 2
+	}
+	ordered := slices.Clone(p.Tensors)
+	sort.SliceStable(ordered, func(a, b int) bool { return rank(ordered[a]) < rank(ordered[b]) })
+	for _, t := range ordered {
 		stem := strings.TrimSuffix(strings.TrimSuffix(t.GGUFName, ".weight"), ".bias")
 		if i := strings.LastIndexByte(stem, '.'); i >= 0 {
 			stem = stem[i+1:]
@@ -348,6 +361,10 @@ func (p *Plan) checkShapes() error {
 				why = fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, q)
 			case "attn_k", "attn_v":
 				why = fmt.Sprintf(" (num_key_value_heads %d × head_dim %d = %d)", g.HeadsKV, g.HeadDim, kv)
+			case "attn_q_norm", "attn_k_norm":
+				why = fmt.Sprintf(" (head_dim %d)", g.HeadDim)
+			case "attn_sub_norm", "attn_output_norm_in":
+				why = fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, q)
 			}
 			return fmt.Errorf("tensor %q has shape %v but config.json implies %v%s", t.HFName, got, w, why)
 		}

@@ -46,6 +46,9 @@ var embeddingCommon = []Rule{
 	{HF: "layers.{bid}.mlp.up_proj.norm", GGUF: "blk.{bid}.ffn_up_norm_in", Class: Norm},
 	{HF: "layers.{bid}.mlp.down_proj.norm", GGUF: "blk.{bid}.ffn_down_norm_in", Class: Norm},
 	{HF: "norm", GGUF: "output_norm", Class: Norm, Flags: []string{"gemma-norm"}},
+	// An LM head, if a checkpoint carries one, is recognised so the
+	// converter can drop it with a warning (spec §5.5: no output head).
+	{HF: "lm_head", GGUF: "output", Class: Output},
 }
 
 // Qwen3Embedding is the table of the BitNet embedding 0.6B (HF model_type
