@@ -50,7 +50,7 @@ func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opt
 			return err
 		}
 		if err := gw.WriteTensor(i, data); err != nil {
-			return fmt.Errorf("write tensor %s: %w", t.GGUFName, err)
+			return err // the writer's error names the tensor
 		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(p.Tensors), t.GGUFName)
