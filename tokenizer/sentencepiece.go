@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -265,28 +266,67 @@ var tokenTypeOfPiece = map[int32]int32{
 // (wrapping ErrVocabTooLarge). Warnings are one line each, for things the
 // converter tolerated.
 func LoadSentencePiece(dir string, vocabSize int) (*Vocab, []string, error) {
-	path := filepath.Join(dir, "tokenizer.model")
-	data, err := os.ReadFile(path)
+	return loadSentencePiece(dirFiles(dir), vocabSize)
+}
+
+// LoadSentencePieceFS is LoadSentencePiece reading the model files from the
+// root of fsys (an os.DirFS, an fstest.MapFS, …); errors name the files
+// relative to that root.
+func LoadSentencePieceFS(fsys fs.FS, vocabSize int) (*Vocab, []string, error) {
+	return loadSentencePiece(modelFiles{fsys: fsys}, vocabSize)
+}
+
+func loadSentencePiece(files modelFiles, vocabSize int) (*Vocab, []string, error) {
+	data, path, err := files.read("tokenizer.model")
 	if err != nil {
-		return nil, nil, fmt.Errorf("read SentencePiece model: %w", err)
+		return nil, nil, fmt.Errorf("read SentencePiece model %s: %w", path, err)
 	}
 	m, err := parseSentencePiece(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	v, warnings, err := vocabFromSentencePiece(m, dir, vocabSize)
+	v, warnings, err := vocabFromSentencePiece(m, files, vocabSize)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := ApplySpecialVocab(v, dir)
+	w, err := applySpecialVocab(v, files)
 	if err != nil {
 		return nil, nil, err
 	}
 	return v, append(warnings, w...), nil
 }
 
+// modelFiles reads the files of one model directory from fsys; dir, when
+// set, prefixes the names in errors and warnings.
+type modelFiles struct {
+	fsys fs.FS
+	dir  string
+}
+
+// dirFiles returns the modelFiles of an operating-system directory.
+func dirFiles(dir string) modelFiles {
+	if dir == "" {
+		dir = "."
+	}
+	return modelFiles{fsys: os.DirFS(dir), dir: dir}
+}
+
+// path is how errors name file name.
+func (f modelFiles) path(name string) string {
+	if f.dir == "" {
+		return name
+	}
+	return filepath.Join(f.dir, name)
+}
+
+// read returns the content of file name and the path to name it by.
+func (f modelFiles) read(name string) ([]byte, string, error) {
+	data, err := fs.ReadFile(f.fsys, name)
+	return data, f.path(name), err
+}
+
 // vocabFromSentencePiece does the token list part of LoadSentencePiece.
-func vocabFromSentencePiece(m *spModel, dir string, vocabSize int) (*Vocab, []string, error) {
+func vocabFromSentencePiece(m *spModel, files modelFiles, vocabSize int) (*Vocab, []string, error) {
 	var warnings []string
 	v := NewVocab("llama", "default")
 	n := len(m.Pieces)
@@ -305,7 +345,7 @@ func vocabFromSentencePiece(m *spModel, dir string, vocabSize int) (*Vocab, []st
 		index[p.Piece] = true
 	}
 
-	added, err := readAddedTokensJSON(filepath.Join(dir, "added_tokens.json"))
+	added, err := readAddedTokensJSON(files)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -327,7 +367,7 @@ func vocabFromSentencePiece(m *spModel, dir string, vocabSize int) (*Vocab, []st
 	}
 	if len(v.Tokens) > vocabSize {
 		return nil, nil, fmt.Errorf("%s: %w: %d tokens (%d pieces + %d from added_tokens.json) but config.json vocab_size is %d; fix vocab_size",
-			filepath.Join(dir, "tokenizer.model"), ErrVocabTooLarge, len(v.Tokens), n, len(v.Tokens)-n, vocabSize)
+			files.path("tokenizer.model"), ErrVocabTooLarge, len(v.Tokens), n, len(v.Tokens)-n, vocabSize)
 	}
 	if pad := vocabSize - len(v.Tokens); pad > 0 {
 		for i := 1; i <= pad; i++ {
@@ -353,13 +393,13 @@ type spAddedToken struct {
 
 // readAddedTokensJSON reads a {"text": id, …} file; a missing file is no
 // tokens. Entries are returned in id order (ties by text).
-func readAddedTokensJSON(path string) ([]spAddedToken, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+func readAddedTokensJSON(files modelFiles) ([]spAddedToken, error) {
+	data, path, err := files.read("added_tokens.json")
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read added tokens: %w", err)
+		return nil, fmt.Errorf("read added tokens %s: %w", path, err)
 	}
 	var raw map[string]int
 	if err := json.Unmarshal(data, &raw); err != nil {

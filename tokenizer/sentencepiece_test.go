@@ -2,12 +2,14 @@ package tokenizer
 
 import (
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -378,7 +380,7 @@ func FuzzSentencePieceModel(f *testing.F) {
 		if unk != 1 {
 			t.Fatalf("%d UNKNOWN pieces accepted", unk)
 		}
-		v, _, err := vocabFromSentencePiece(m, fuzzNoDir, 0)
+		v, _, err := vocabFromSentencePiece(m, modelFiles{fsys: fstest.MapFS{}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -403,6 +405,46 @@ func BenchmarkLoadSentencePiece(b *testing.B) {
 	}
 }
 
-// fuzzNoDir is a directory that does not exist: the fuzz target reads no
-// side files.
-const fuzzNoDir = "testdata/no-such-model-dir"
+// TestLoadSentencePieceFS: the fs.FS form reads the same files and names
+// them relative to the FS root in errors.
+func TestLoadSentencePieceFS(t *testing.T) {
+	fsys := fstest.MapFS{
+		"tokenizer.model":       {Data: spBuildModel(spSmallPieces, nil)},
+		"tokenizer_config.json": {Data: []byte(`{"add_bos_token": false, "chat_template": "T"}`)},
+		"config.json":           {Data: []byte(`{"bos_token_id": 1, "eos_token_id": 2}`)},
+	}
+	v, warnings, err := LoadSentencePieceFS(fsys, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Tokens) != 10 || v.Tokens[9] != "[PAD2]" || v.BOS != 1 || v.EOS != 2 || *v.AddBOS || v.ChatTemplate != "T" {
+		t.Errorf("tokens %q bos %d eos %d add_bos %v template %q", v.Tokens, v.BOS, v.EOS, *v.AddBOS, v.ChatTemplate)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("warnings %q, want the padding one", warnings)
+	}
+
+	v2 := NewVocab("llama", "default")
+	v2.Tokens = v.Tokens
+	if _, err := ApplySpecialVocabFS(v2, fsys); err != nil || v2.BOS != 1 || v2.EOS != 2 || *v2.AddBOS {
+		t.Errorf("ApplySpecialVocabFS: err %v bos %d eos %d", err, v2.BOS, v2.EOS)
+	}
+
+	fsys["config.json"] = &fstest.MapFile{Data: []byte(`[1, 2]`)}
+	if _, _, err := LoadSentencePieceFS(fsys, 10); err == nil || !strings.HasPrefix(err.Error(), "config.json: not a JSON object") {
+		t.Errorf("bad config.json: err = %v", err)
+	}
+	delete(fsys, "tokenizer.model")
+	if _, _, err := LoadSentencePieceFS(fsys, 10); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "tokenizer.model") {
+		t.Errorf("missing model: err = %v", err)
+	}
+
+	// A side file that exists but cannot be read is an error, not "absent".
+	dir := spWriteDir(t, map[string]string{"tokenizer.model": string(spBuildModel(spSmallPieces, nil))})
+	if err := os.Mkdir(filepath.Join(dir, "added_tokens.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadSentencePiece(dir, 0); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "added_tokens.json")) {
+		t.Errorf("unreadable added_tokens.json: err = %v", err)
+	}
+}

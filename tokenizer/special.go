@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 )
 
 // specialVocabTypes is gguf-py SpecialVocab's default special_token_types, in its
@@ -56,6 +55,16 @@ var specialAddFlags = []struct {
 // a warning. Missing files are skipped; a file that is not valid JSON of the
 // expected shape is an error naming it.
 func ApplySpecialVocab(v *Vocab, dir string) (warnings []string, err error) {
+	return applySpecialVocab(v, dirFiles(dir))
+}
+
+// ApplySpecialVocabFS is ApplySpecialVocab reading the side files from the
+// root of fsys; errors and warnings name them relative to that root.
+func ApplySpecialVocabFS(v *Vocab, fsys fs.FS) (warnings []string, err error) {
+	return applySpecialVocab(v, modelFiles{fsys: fsys})
+}
+
+func applySpecialVocab(v *Vocab, files modelFiles) (warnings []string, err error) {
 	nVocab := len(v.Tokens)
 	set := func(src, typ string, id int64, field *int32) {
 		switch {
@@ -66,18 +75,17 @@ func ApplySpecialVocab(v *Vocab, dir string) (warnings []string, err error) {
 		}
 	}
 
-	added, err := readTokenizerJSONAdded(filepath.Join(dir, "tokenizer.json"))
+	added, err := readTokenizerJSONAdded(files)
 	if err != nil {
 		return nil, err
 	}
 
-	cfgPath := filepath.Join(dir, "tokenizer_config.json")
-	cfg, err := readSideJSON(cfgPath)
+	cfg, cfgPath, err := readSideJSON(files, "tokenizer_config.json")
 	if err != nil {
 		return nil, err
 	}
 	if cfg != nil {
-		stm, err := readSideJSON(filepath.Join(dir, "special_tokens_map.json"))
+		stm, _, err := readSideJSON(files, "special_tokens_map.json")
 		if err != nil {
 			return nil, err
 		}
@@ -103,13 +111,12 @@ func ApplySpecialVocab(v *Vocab, dir string) (warnings []string, err error) {
 				continue
 			}
 			if id, found := added[content]; found {
-				set(filepath.Join(dir, "tokenizer.json"), s.typ, id, s.id(v))
+				set(files.path("tokenizer.json"), s.typ, id, s.id(v))
 			}
 		}
 	}
 
-	confPath := filepath.Join(dir, "config.json")
-	conf, err := readSideJSON(confPath)
+	conf, confPath, err := readSideJSON(files, "config.json")
 	if err != nil {
 		return nil, err
 	}
@@ -130,36 +137,36 @@ func ApplySpecialVocab(v *Vocab, dir string) (warnings []string, err error) {
 	return warnings, nil
 }
 
-// readSideJSON reads a JSON object file as raw members; a missing file is
-// (nil, nil).
-func readSideJSON(path string) (map[string]json.RawMessage, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// readSideJSON reads a JSON object file as raw members and returns the path
+// naming it; a missing file gives a nil map and no error.
+func readSideJSON(files modelFiles, name string) (map[string]json.RawMessage, string, error) {
+	data, path, err := files.read(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, path, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read tokenizer side file: %w", err)
+		return nil, path, fmt.Errorf("read tokenizer side file %s: %w", path, err)
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
+		return nil, path, fmt.Errorf("%s: not a JSON object: %w", path, err)
 	}
 	if m == nil { // the file said null
 		m = map[string]json.RawMessage{}
 	}
-	return m, nil
+	return m, path, nil
 }
 
 // readTokenizerJSONAdded returns content → id of the added_tokens list of a
 // tokenizer.json (first entry wins, as SpecialVocab's next(...) does); a
 // missing file is an empty map.
-func readTokenizerJSONAdded(path string) (map[string]int64, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+func readTokenizerJSONAdded(files modelFiles) (map[string]int64, error) {
+	data, path, err := files.read("tokenizer.json")
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read tokenizer.json: %w", err)
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	var tj struct {
 		AddedTokens []struct {
