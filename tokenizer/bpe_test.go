@@ -123,6 +123,9 @@ func TestBPEParseSpecial(t *testing.T) {
 		t.Error("Decode of an out-of-range id succeeded")
 	}
 	// Pads are UNUSED: never matched in text, decoded as nothing.
+	if s, err := tok.Decode([]int32{151700, 151643}); err != nil || s != "<|endoftext|>" {
+		t.Errorf("Decode(pad, <|endoftext|>) = %q, %v", s, err)
+	}
 	if ids, _ := tok.Encode("[PAD151700]", false, true); slices.Contains(ids, 151700) {
 		t.Errorf("pad token matched in text: %v", ids)
 	}

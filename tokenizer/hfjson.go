@@ -318,6 +318,9 @@ func buildFromTokenizerJSON(data []byte, cfg *hfSpecialConfig, opts JSONOptions)
 		}
 		v = NewVocab("gpt2", pre)
 	case kindSentencePiece:
+		if opts.Pre != "" && opts.Pre != "default" {
+			warnings = append(warnings, fmt.Sprintf("--pre %q ignored: tokenizer.json is SentencePiece-style (model llama), whose pre is always \"default\"", opts.Pre))
+		}
 		v = NewVocab("llama", "default")
 		asp := j.addSpacePrefix()
 		v.AddSpacePrefix = &asp

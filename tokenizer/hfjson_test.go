@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 // rawTokenizerJSON decodes a real tokenizer.json generically, independently
@@ -355,6 +357,36 @@ func TestBR02ByteLevelTokenizerJSONOnly(t *testing.T) {
 					t.Errorf("Encode(%q, %v, %v) = %v, want %v", c.in, c.add, c.special, got, c.want)
 				}
 			}
+			// The GGUF side: the tokenizer KVs carry model, pre, 302 tokens,
+			// the merges and bos/eos, and the vocabulary read back from them
+			// tokenizes "Hello world" the same way.
+			kvs := v.KVs()
+			for key, want := range map[string]string{"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "llama-bpe"} {
+				if val, ok := gguf.Lookup(kvs, key); !ok || val.V != want {
+					t.Errorf("%s = %v, want %q", key, val.V, want)
+				}
+			}
+			for key, want := range map[string]uint64{"tokenizer.ggml.bos_token_id": 300, "tokenizer.ggml.eos_token_id": 301} {
+				if val, ok := gguf.Lookup(kvs, key); !ok {
+					t.Errorf("%s missing", key)
+				} else if got, _ := val.Uint(); got != want {
+					t.Errorf("%s = %d, want %d", key, got, want)
+				}
+			}
+			back, err := FromGGUF(kvs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(back.Tokens) != 302 || !slices.Equal(back.Merges, merges) {
+				t.Errorf("GGUF round trip: %d tokens, merges equal %v", len(back.Tokens), slices.Equal(back.Merges, merges))
+			}
+			tok2, err := New(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids, err := tok2.Encode("Hello world", true, false); err != nil || !slices.Equal(ids, []int32{300, id("Hello"), id("Ġworld")}) {
+				t.Errorf("tokenizer from the GGUF KVs: %v, %v", ids, err)
+			}
 			// Without parseSpecial a control token's text is plain text.
 			got, err := tok.Encode("<|eot_id|>", false, false)
 			if err != nil {
@@ -387,43 +419,49 @@ func TestLoadTokenizerJSONErrors(t *testing.T) {
 		opts    JSONOptions
 		wantErr string // substring; "" means success
 		is      error
+		warn    string // substring of a warning on success
 	}{
-		{"ok", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{}, "", nil},
-		{"no tokenizer.json", map[string]string{"config.json": "{}"}, JSONOptions{}, "tokenizer.json not found", nil},
-		{"not JSON", map[string]string{"tokenizer.json": "{\"model\": "}, JSONOptions{}, "parse tokenizer.json", nil},
-		{"unknown pre quotes the pattern", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{}, `"\\p{L}+|\\d+"`, ErrUnknownPreTokenizer},
-		{"unknown pre suggests --pre", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{}, "--pre NAME", ErrUnknownPreTokenizer},
-		{"--pre overrides an unknown pattern", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{Pre: "qwen2"}, "", nil},
-		{"no split regex", map[string]string{"tokenizer.json": tinyByteLevel(`{"type": "ByteLevel", "use_regex": false}`, vocab, "", "BPE")}, JSONOptions{}, "no Split regex", ErrUnknownPreTokenizer},
-		{"unigram", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "Unigram")}, JSONOptions{}, "model type Unigram", ErrUnsupportedTokenizerJSON},
-		{"neither byte-level nor spm", map[string]string{"tokenizer.json": `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`}, JSONOptions{}, "cannot tell gpt2 from llama", ErrUnsupportedTokenizerJSON},
-		{"vocab not an object", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": [1, 2]}}`}, JSONOptions{}, "model.vocab must be an object", nil},
-		{"bad merge", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}}`}, JSONOptions{}, "no space between", nil},
-		{"bad merge pair", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "b", "c"]]}}`}, JSONOptions{}, "3 parts", nil},
-		{"negative id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": -1`, "", "BPE")}, JSONOptions{}, `"a" has id -1`, nil},
-		{"huge id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 99999999999`, "", "BPE")}, JSONOptions{}, `"a" has id 99999999999`, nil},
-		{"sparse ids", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{}, "ids reach 100000 for only 2 tokens", nil},
-		{"sparse ids with vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{VocabSize: 100001}, "", nil},
-		{"shared id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 0`, "", "BPE")}, JSONOptions{}, `share id 0`, nil},
-		{"empty token", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"": 0`, "", "BPE")}, JSONOptions{}, "token 0 is empty", nil},
-		{"vocab_size too large", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{VocabSize: 1 << 30}, "vocab_size 1073741824 is out of range", nil},
-		{"normal token beyond vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{VocabSize: 2}, `token "ab" (id 2) is beyond the model's vocab_size 2`, nil},
-		{"added token beyond vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, `{"id": 3, "content": "<x>", "special": true}`, "BPE")}, JSONOptions{VocabSize: 3}, "", nil},
-		{"bad tokenizer_config.json", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE"), "tokenizer_config.json": "{"}, JSONOptions{}, "parse tokenizer_config.json", nil},
-		{"bad config.json", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE"), "config.json": "[1]"}, JSONOptions{}, "parse config.json", nil},
+		{"ok", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{}, "", nil, ""},
+		{"no tokenizer.json", map[string]string{"config.json": "{}"}, JSONOptions{}, "tokenizer.json not found", nil, ""},
+		{"not JSON", map[string]string{"tokenizer.json": "{\"model\": "}, JSONOptions{}, "parse tokenizer.json", nil, ""},
+		{"unknown pre quotes the pattern", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{}, `"\\p{L}+|\\d+"`, ErrUnknownPreTokenizer, ""},
+		{"unknown pre suggests --pre", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{}, "--pre NAME", ErrUnknownPreTokenizer, ""},
+		{"--pre overrides an unknown pattern", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{Pre: "qwen2"}, "", nil, ""},
+		{"no split regex", map[string]string{"tokenizer.json": tinyByteLevel(`{"type": "ByteLevel", "use_regex": false}`, vocab, "", "BPE")}, JSONOptions{}, "no Split regex", ErrUnknownPreTokenizer, ""},
+		{"unigram", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "Unigram")}, JSONOptions{}, "model type Unigram", ErrUnsupportedTokenizerJSON, ""},
+		{"neither byte-level nor spm", map[string]string{"tokenizer.json": `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`}, JSONOptions{}, "cannot tell gpt2 from llama", ErrUnsupportedTokenizerJSON, ""},
+		{"vocab not an object", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": [1, 2]}}`}, JSONOptions{}, "model.vocab must be an object", nil, ""},
+		{"bad merge", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}}`}, JSONOptions{}, "no space between", nil, ""},
+		{"bad merge pair", map[string]string{"tokenizer.json": `{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "b", "c"]]}}`}, JSONOptions{}, "3 parts", nil, ""},
+		{"negative id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": -1`, "", "BPE")}, JSONOptions{}, `"a" has id -1`, nil, ""},
+		{"huge id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 99999999999`, "", "BPE")}, JSONOptions{}, `"a" has id 99999999999`, nil, ""},
+		{"sparse ids", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{}, "ids reach 100000 for only 2 tokens", nil, ""},
+		{"sparse ids with vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{VocabSize: 100001}, "", nil, ""},
+		{"shared id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 0`, "", "BPE")}, JSONOptions{}, `share id 0`, nil, ""},
+		{"empty token", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"": 0`, "", "BPE")}, JSONOptions{}, "token 0 is empty", nil, ""},
+		{"vocab_size too large", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{VocabSize: 1 << 30}, "vocab_size 1073741824 is out of range", nil, ""},
+		{"normal token beyond vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{VocabSize: 2}, `token "ab" (id 2) is beyond the model's vocab_size 2`, nil, ""},
+		{"added token beyond vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, `{"id": 3, "content": "<x>", "special": true}`, "BPE")}, JSONOptions{VocabSize: 3}, "", nil, `dropped 1 added token(s) with ids ≥ vocab_size 3: "<x>" (id 3)`},
+		{"--pre not known to the runtime", map[string]string{"tokenizer.json": tinyByteLevel(unknownPre, vocab, "", "BPE")}, JSONOptions{Pre: "deepseek-llm"}, "", nil, `--pre "deepseek-llm" is not one the bundled runtime can tokenize`},
+		{"--pre on a SentencePiece-style tokenizer", map[string]string{"tokenizer.json": `{"model": {"type": "BPE", "byte_fallback": true, "vocab": {"a": 0}, "merges": []}}`}, JSONOptions{Pre: "qwen2"}, "", nil, `--pre "qwen2" ignored`},
+		{"bad tokenizer_config.json", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE"), "tokenizer_config.json": "{"}, JSONOptions{}, "parse tokenizer_config.json", nil, ""},
+		{"bad config.json", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE"), "config.json": "[1]"}, JSONOptions{}, "parse config.json", nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fsys := fstest.MapFS{}
 			for k, v := range c.files {
 				fsys[k] = &fstest.MapFile{Data: []byte(v)}
 			}
-			v, _, err := LoadTokenizerJSONFS(fsys, c.opts)
+			v, warnings, err := LoadTokenizerJSONFS(fsys, c.opts)
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
 				}
 				if v == nil || len(v.Tokens) == 0 {
 					t.Fatal("no vocabulary")
+				}
+				if w := strings.Join(warnings, "\n"); (c.warn == "") != (w == "") || !strings.Contains(w, c.warn) {
+					t.Errorf("warnings = %q, want %q", warnings, c.warn)
 				}
 				return
 			}
