@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/hf"
 )
 
 const (
@@ -140,14 +143,45 @@ func TestGoldenF32(t *testing.T) {
 	}
 }
 
-// Acceptance (issue 2, c): byte-identical output on two runs, with one and
-// with four goroutines.
+// Acceptance (issue 2, c): byte-identical output on two runs, with
+// GOMAXPROCS=1 and with GOMAXPROCS=4 (the per-tensor goroutine count follows
+// GOMAXPROCS by default), for every output type.
 func TestDeterministic(t *testing.T) {
-	a := convertGolden(t, OutI2S, func(o *Options) { o.Threads = 1 })
-	b := convertGolden(t, OutI2S, func(o *Options) { o.Threads = 4 })
-	da, _ := os.ReadFile(a)
-	db, _ := os.ReadFile(b)
-	if !bytes.Equal(da, db) {
-		t.Fatal("outputs differ between 1 and 4 threads")
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0))
+	for _, ot := range OutTypes {
+		goruntime.GOMAXPROCS(1)
+		a := convertGolden(t, ot)
+		goruntime.GOMAXPROCS(4)
+		b := convertGolden(t, ot)
+		da, _ := os.ReadFile(a)
+		db, _ := os.ReadFile(b)
+		if !bytes.Equal(da, db) {
+			t.Errorf("%s: outputs differ between GOMAXPROCS=1 and 4", ot)
+		}
+	}
+}
+
+// A projection whose abs-mean is 0 (all codes equal) gets a warning naming it.
+func TestDegenerateProjectionWarns(t *testing.T) {
+	_, refs, raw := goldenTensors(t)
+	dir := copyGolden(t)
+	var ts []hf.WriteTensor
+	for _, r := range refs {
+		b := raw[r.Name]
+		if r.Name == "model.layers.1.mlp.up_proj.weight" {
+			b = make([]byte, len(b))
+		}
+		ts = append(ts, hf.WriteTensor{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: hf.RawData(b)})
+	}
+	if err := hf.WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	_, p, err := convertDir(t, dir, Options{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !containsWarning(p, "model.layers.1.mlp.up_proj.weight: abs-mean") || !strings.Contains(log.String(), "every ternary code is 0") {
+		t.Errorf("warnings %q, log %q", p.Warnings, log.String())
 	}
 }
