@@ -28,6 +28,10 @@ type Thresholds struct {
 	// MinFiniteSpread is the runtime-only check's lower bound on the spread
 	// (max − min) of each row of logits (degenerate output has ~0).
 	MinFiniteSpread float64
+	// MinCosine is the embedding models' lower bound on the cosine
+	// similarity between the runtime's and the reference's pooled,
+	// L2-normalised embedding, per prompt (verify/embed.go).
+	MinCosine float64
 }
 
 // DefaultThresholds returns the limits used when no flag overrides them.
@@ -38,9 +42,9 @@ type Thresholds struct {
 // weights).
 func DefaultThresholds(ternary bool) Thresholds {
 	if ternary {
-		return Thresholds{MinTop1: 0.6, MaxDelta: 1.5, MaxKL: 0.05, MaxPPLRel: 0.15, MinFiniteSpread: 1e-3}
+		return Thresholds{MinTop1: 0.6, MaxDelta: 1.5, MaxKL: 0.05, MaxPPLRel: 0.15, MinFiniteSpread: 1e-3, MinCosine: 0.999}
 	}
-	return Thresholds{MinTop1: 0.9, MaxDelta: 0.05, MaxKL: 1e-3, MaxPPLRel: 0.01, MinFiniteSpread: 1e-3}
+	return Thresholds{MinTop1: 0.9, MaxDelta: 0.05, MaxKL: 1e-3, MaxPPLRel: 0.01, MinFiniteSpread: 1e-3, MinCosine: 0.99999}
 }
 
 // Options configures Run.
@@ -52,6 +56,12 @@ type Options struct {
 	// vocabulary).
 	Prompt string
 	IDs    []int32
+	// Prompts are the texts an embedding model is checked on, one cosine
+	// each (default: DefaultEmbedPrompts, or Prompt when given).
+	Prompts []string
+	// Pooling overrides an embedding model's pooling ("mean", "cls",
+	// "last"; "" = the file's {arch}.pooling_type).
+	Pooling string
 	// Tokens is how many greedy tokens the runtime generates after the prompt;
 	// both models then score the same continuation.
 	Tokens int
@@ -98,6 +108,7 @@ type Report struct {
 	Metadata   []string      `json:"metadata_mismatches,omitempty"`
 	IDs        []int32       `json:"ids"`
 	Numbers    *Numbers      `json:"numbers,omitempty"`
+	Embeddings []EmbedCheck  `json:"embeddings,omitempty"`
 	Thresholds Thresholds    `json:"thresholds"`
 	Failures   []string      `json:"failures,omitempty"`
 	Pass       bool          `json:"pass"`
@@ -128,6 +139,9 @@ func Run(opts Options) (*Report, error) {
 	rep.Thresholds = DefaultThresholds(rep.Ternary)
 	if opts.Thresholds != nil {
 		rep.Thresholds = *opts.Thresholds
+	}
+	if runtime.IsEmbeddingArch(rep.Arch) {
+		return runEmbedding(f, rep, opts)
 	}
 	model, err := runtime.LoadFile(f, runtime.Options{Threads: opts.Threads})
 	if err != nil {
