@@ -51,12 +51,20 @@ func presetKernels(t *testing.T, m presets.Model, arch string) []Kernel {
 	return ks
 }
 
+// edgeKernels are valid corner cases: TL2 with BK > K (three_k = 0, only
+// the pair part) and with a large two_k (224); TL1 with one compute
+// block per K block and bm = 64 tiles of one row block.
+var edgeKernels = map[string][]Kernel{
+	TL2: {{M: 64, K: 128, BM: 64, BK: 144, Bm: 32}, {M: 96, K: 464, BM: 32, BK: 240, Bm: 32}},
+	TL1: {{M: 64, K: 48, BM: 64, BK: 48, Bm: 32}, {M: 128, K: 32, BM: 64, BK: 32, Bm: 64}},
+}
+
 // allKernels is the union of every preset's kernels and the tiny golden
 // ones; with short it keeps only the tiny and bitnet_b1_58-large shapes. A
 // shape shared by two sets must have the same tiling in both (it does: the
 // derived sets all come from ConfigFor), so every preset's tiling is tested.
 func allKernels(t *testing.T, arch string, short bool) []Kernel {
-	ks := tinyKernels(t, arch)
+	ks := append(tinyKernels(t, arch), edgeKernels[arch]...)
 	for _, m := range presets.All() {
 		if short && m.Name != "bitnet_b1_58-large" {
 			continue
