@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -212,19 +213,20 @@ func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 }
 
 // spmSymbol is one node of the doubly linked symbol list of
-// llm_tokenizer_spm: text[start:start+n] of the escaped fragment.
+// llm_tokenizer_spm: text[start:start+n] of the escaped fragment. Fields
+// are int32 to keep the list at 16 bytes per input character.
 type spmSymbol struct {
-	start, n   int
-	prev, next int
+	start, n   int32
+	prev, next int32
 }
 
 // spmBigram is a candidate merge of symbols left and right into a token of
 // the given score; size is the merged byte length, used to detect stale
 // entries.
 type spmBigram struct {
-	left, right int
+	left, right int32
 	score       float32
-	size        int
+	size        int32
 }
 
 // bigramQueue is a binary max-heap by score, ties to the leftmost pair (the
@@ -289,19 +291,23 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 	if text == "" {
 		return out, nil
 	}
+	if len(text) > math.MaxInt32 {
+		return nil, fmt.Errorf("llama tokenizer: a text fragment of %d bytes is longer than 2 GiB; split the input", len(text))
+	}
 	syms := make([]spmSymbol, 0, len(text))
 	for off := 0; off < len(text); {
 		n := min(spmUTF8Len(text[off]), len(text)-off)
-		idx := len(syms)
+		idx := int32(len(syms))
 		next := idx + 1
 		if off+n == len(text) {
 			next = -1
 		}
-		syms = append(syms, spmSymbol{start: off, n: n, prev: idx - 1, next: next})
+		syms = append(syms, spmSymbol{start: int32(off), n: int32(n), prev: idx - 1, next: next})
 		off += n
 	}
+	sym := func(i int32) string { return text[syms[i].start : syms[i].start+syms[i].n] }
 	q := make(bigramQueue, 0, len(syms))
-	tryAdd := func(left, right int) {
+	tryAdd := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
 		}
@@ -310,9 +316,9 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 		if !ok {
 			return
 		}
-		q.push(spmBigram{left: left, right: right, score: t.score[id], size: len(s)})
+		q.push(spmBigram{left: left, right: right, score: t.score[id], size: int32(len(s))})
 	}
-	for i := 1; i < len(syms); i++ {
+	for i := int32(1); i < int32(len(syms)); i++ {
 		tryAdd(i-1, i)
 	}
 	for len(q) > 0 {
@@ -330,8 +336,8 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 		tryAdd(l.prev, b.left)
 		tryAdd(b.left, l.next)
 	}
-	for i := 0; i != -1; i = syms[i].next {
-		s := text[syms[i].start : syms[i].start+syms[i].n]
+	for i := int32(0); i != -1; i = syms[i].next {
+		s := sym(i)
 		if id, ok := t.toID[s]; ok {
 			out = append(out, id)
 			continue
