@@ -81,10 +81,11 @@ func LoadTokenizerJSON(dir string, opts JSONOptions) (*Vocab, []string, error) {
 // otherwise.
 //
 // Special ids, add_bos/add_eos and the chat template come from
-// tokenizer_config.json, special_tokens_map.json and config.json (in that
-// order of preference); EOT is set when the vocabulary holds a known
-// end-of-turn token. Errors name the file and say what to do; bad input
-// never panics.
+// ApplySpecialVocabFS (gguf-py SpecialVocab rules: tokenizer_config.json,
+// special_tokens_map.json, then config.json; names resolve among the added
+// tokens only); EOT is set when the vocabulary holds a known end-of-turn
+// token as an added token (<|eot_id|>, <|im_end|>, <end_of_turn>, …).
+// Errors name the file and say what to do; bad input never panics.
 func LoadTokenizerJSONFS(fsys fs.FS, opts JSONOptions) (*Vocab, []string, error) {
 	data, err := fs.ReadFile(fsys, "tokenizer.json")
 	if err != nil {
@@ -93,11 +94,16 @@ func LoadTokenizerJSONFS(fsys fs.FS, opts JSONOptions) (*Vocab, []string, error)
 		}
 		return nil, nil, fmt.Errorf("read tokenizer.json: %w", err)
 	}
-	cfg, err := loadHFSpecialConfig(fsys)
+	v, warnings, err := buildFromTokenizerJSON(data, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return buildFromTokenizerJSON(data, cfg, opts)
+	w, err := ApplySpecialVocabFS(v, fsys)
+	if err != nil {
+		return nil, nil, err
+	}
+	setEOT(v)
+	return v, append(warnings, w...), nil
 }
 
 // hfTokenizerJSON is the part of a Hugging Face tokenizers tokenizer.json we
@@ -285,9 +291,9 @@ type hfEntry struct {
 	present bool
 }
 
-// buildFromTokenizerJSON turns tokenizer.json bytes and the special-token
-// configuration into a Vocab.
-func buildFromTokenizerJSON(data []byte, cfg *hfSpecialConfig, opts JSONOptions) (*Vocab, []string, error) {
+// buildFromTokenizerJSON turns tokenizer.json bytes into a Vocab without
+// special ids (LoadTokenizerJSONFS adds them).
+func buildFromTokenizerJSON(data []byte, opts JSONOptions) (*Vocab, []string, error) {
 	if opts.VocabSize < 0 || opts.VocabSize > hfMaxVocabSize {
 		return nil, nil, fmt.Errorf("vocab_size %d is out of range (1..%d)", opts.VocabSize, hfMaxVocabSize)
 	}
@@ -364,8 +370,6 @@ func buildFromTokenizerJSON(data []byte, cfg *hfSpecialConfig, opts JSONOptions)
 			v.Merges[i] = a + " " + b
 		}
 	}
-	w = cfg.apply(v, &j)
-	warnings = append(warnings, w...)
 	return v, warnings, nil
 }
 

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"testing"
+	"testing/fstest"
 )
 
 // FuzzTokenizerJSON feeds arbitrary bytes as tokenizer.json: the loader
@@ -23,13 +24,20 @@ func FuzzTokenizerJSON(f *testing.F) {
 	f.Add([]byte(`{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 9}, "merges": ["a a", ["a", "b"]]}}`), 0)
 	f.Add([]byte(`null`), 0)
 	f.Add([]byte(`{"model": null}`), 1)
-	cfg := &hfSpecialConfig{names: map[string]string{"bos": "<s>", "eos": "a"}, namesFrom: map[string]string{"bos": "tokenizer_config.json", "eos": "tokenizer_config.json"}, ids: map[string]int64{"pad": 1, "mask": -3}}
+	side := fstest.MapFS{
+		"tokenizer_config.json": {Data: []byte(`{"bos_token": "<s>", "eos_token": {"content": "a"}}`)},
+		"config.json":           {Data: []byte(`{"pad_token_id": 1, "mask_token_id": -3}`)},
+	}
 	f.Fuzz(func(t *testing.T, data []byte, vocabSize int) {
 		vocabSize %= 1 << 12
 		if vocabSize < 0 {
 			vocabSize = -vocabSize
 		}
-		v, _, err := buildFromTokenizerJSON(data, cfg, JSONOptions{VocabSize: vocabSize})
+		fsys := fstest.MapFS{"tokenizer.json": {Data: data}}
+		for k, v := range side {
+			fsys[k] = v
+		}
+		v, _, err := LoadTokenizerJSONFS(fsys, JSONOptions{VocabSize: vocabSize})
 		if err != nil {
 			return
 		}
