@@ -94,6 +94,7 @@ func Open(dir string) (*Checkpoint, error) {
 	}
 	c.Files = files
 	owner := map[string]string{}
+	var unlisted []string // tensors in a listed shard but not in weight_map
 	for _, name := range files {
 		h, err := ReadHeader(filepath.Join(dir, name))
 		if err != nil {
@@ -107,7 +108,7 @@ func Open(dir string) (*Checkpoint, error) {
 			owner[t.Name] = name
 			if expect != nil {
 				if want, listed := expect[t.Name]; !listed {
-					c.Notices = append(c.Notices, fmt.Sprintf("tensor %s in %s is not listed in %s; using it anyway", t.Name, name, IndexFile))
+					unlisted = append(unlisted, t.Name)
 				} else if want != name {
 					return nil, fmt.Errorf("%s: %s puts tensor %q in %s, but it is in %s", dir, IndexFile, t.Name, want, name)
 				}
@@ -115,6 +116,10 @@ func Open(dir string) (*Checkpoint, error) {
 			c.byName[t.Name] = len(c.Tensors)
 			c.Tensors = append(c.Tensors, t)
 		}
+	}
+	if len(unlisted) > 0 {
+		c.Notices = append(c.Notices, fmt.Sprintf("%d tensor(s) in the shards are not listed in %s; using them anyway: %s%s",
+			len(unlisted), IndexFile, strings.Join(unlisted[:min(len(unlisted), maxListedInErrs)], ", "), andMore(len(unlisted)-maxListedInErrs, "more")))
 	}
 	if expect != nil {
 		var missing []string

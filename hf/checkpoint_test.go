@@ -397,6 +397,18 @@ func TestShards(t *testing.T) {
 			t.Errorf("notices %q", c.Notices)
 		}
 	})
+	t.Run("shard tensor missing from index", func(t *testing.T) {
+		dir := setup(t)
+		writeShard(t, filepath.Join(dir, s2), 2, "model.layers.m.weight", "model.layers.n.weight", "model.layers.o.weight", "model.layers.p.weight", "model.layers.q.weight", "model.layers.r.weight", "model.layers.s.weight", "model.layers.t.weight", "extra.a", "extra.b")
+		c, err := hf.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if len(c.Tensors) != 22 || len(c.Notices) != 1 || !strings.Contains(c.Notices[0], "2 tensor(s)") || !strings.Contains(c.Notices[0], "extra.b") {
+			t.Errorf("%d tensors, notices %q", len(c.Tensors), c.Notices)
+		}
+	})
 	t.Run("index names tensor absent from shard", func(t *testing.T) {
 		dir := setup(t)
 		writeShard(t, filepath.Join(dir, s2), 2, "model.layers.m.weight")
