@@ -17,7 +17,8 @@ func init() {
 // (llm_tokenizer_bpe): special tokens are split off first, the rest is cut
 // into pre-tokens by the regex of the vocabulary's pre type, each pre-token's
 // bytes are mapped to the GPT-2 byte alphabet and merged by merge rank,
-// lowest rank first (leftmost first on ties).
+// lowest rank first (leftmost first on ties). A BPE is read-only after
+// NewBPE and safe for concurrent use.
 type BPE struct {
 	v     *Vocab
 	pre   *preTokenizer
@@ -36,7 +37,8 @@ var _ Tokenizer = (*BPE)(nil)
 // NewBPE builds the byte-level BPE tokenizer for a "gpt2" vocabulary. It
 // returns an error when v.Model is not "gpt2", v.Pre is not a pre type the
 // runtime knows (llama-bpe, qwen2, gpt-2), Tokens and Types differ in length,
-// or a merge is not two vocabulary tokens whose concatenation is one.
+// BOS/EOS ids are outside the vocabulary, or a merge is not two vocabulary
+// tokens whose concatenation is one (HF tokenizers rejects such merges too).
 // Add-BOS defaults to llama.cpp's value for the pre type (true for
 // llama-bpe) when v.AddBOS is nil.
 func NewBPE(v *Vocab) (*BPE, error) {
@@ -49,6 +51,14 @@ func NewBPE(v *Vocab) (*BPE, error) {
 	}
 	if len(v.Types) != len(v.Tokens) {
 		return nil, fmt.Errorf("vocabulary has %d tokens but %d token types", len(v.Tokens), len(v.Types))
+	}
+	for _, sp := range []struct {
+		name string
+		id   int32
+	}{{"BOS", v.BOS}, {"EOS", v.EOS}} {
+		if sp.id < NoToken || sp.id >= int32(len(v.Tokens)) {
+			return nil, fmt.Errorf("%s id %d is outside the vocabulary (0..%d)", sp.name, sp.id, len(v.Tokens)-1)
+		}
 	}
 	t := &BPE{v: v, pre: pre, ids: make(map[string]int32, len(v.Tokens))}
 	if pre.match == nil {

@@ -169,6 +169,9 @@ func TestNewBPEErrors(t *testing.T) {
 		{"types", func(v *Vocab) { v.Types = v.Types[:2] }, "3 tokens but 2 token types"},
 		{"merge without space", func(v *Vocab) { v.Merges = []string{"ab"} }, "no space"},
 		{"merge not in vocab", func(v *Vocab) { v.Merges = []string{"a c"} }, "not in the vocabulary"},
+		{"merge result not in vocab", func(v *Vocab) { v.Merges = []string{"b a"} }, "not in the vocabulary"},
+		{"bos out of range", func(v *Vocab) { v.BOS = 3 }, "BOS id 3 is outside the vocabulary (0..2)"},
+		{"eos negative", func(v *Vocab) { v.EOS = -2 }, "EOS id -2 is outside"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := base()
