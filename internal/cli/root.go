@@ -12,6 +12,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/codegen"
 	dummycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/dummy"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/embed"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
@@ -56,6 +57,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return run.NewCmdRun(nil) },
 	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
 	func() *cobra.Command { return codegen.NewCmdCodegen(nil) },
+	func() *cobra.Command { return embed.NewCmdEmbed(nil) },
 	func() *cobra.Command { return dummycmd.NewCmdDummy(nil) },
 }
 

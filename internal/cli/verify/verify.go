@@ -25,7 +25,9 @@ type Options struct {
 	JSON                                             bool
 	// Threshold overrides; negative means the default.
 	MinTop1, MaxDelta, MaxKL, MaxPPLRel float64
-	Out                                 io.Writer
+	// MinCosine overrides the embedding models' per-prompt cosine bound.
+	MinCosine float64
+	Out       io.Writer
 }
 
 // ErrFailed is returned (wrapped with the first failure) when the file does
@@ -46,7 +48,11 @@ reference built from the HF weights (top-1 agreement, max |Δlogit|, mean KL, pe
 
 Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float files do not):
   ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
-  float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01`,
+  float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01
+
+Embedding models (arch qwen3, gemma3) are checked on 5 default prompts (or --prompt): the cosine
+similarity of the runtime's pooled, L2-normalised embedding and the float reference's, per prompt,
+at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -87,6 +93,7 @@ Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float 
 	f.Float64Var(&opts.MaxDelta, "max-delta", -1, "maximum |Δlogit|")
 	f.Float64Var(&opts.MaxKL, "max-kl", -1, "maximum mean KL divergence (nats)")
 	f.Float64Var(&opts.MaxPPLRel, "max-ppl-rel", -1, "maximum relative perplexity difference")
+	f.Float64Var(&opts.MinCosine, "min-cosine", -1, "embedding models: minimum cosine similarity per prompt")
 	return cmd
 }
 
@@ -122,12 +129,12 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.MinTop1 >= 0 || opts.MaxDelta >= 0 || opts.MaxKL >= 0 || opts.MaxPPLRel >= 0 {
+	if opts.MinTop1 >= 0 || opts.MaxDelta >= 0 || opts.MaxKL >= 0 || opts.MaxPPLRel >= 0 || opts.MinCosine >= 0 {
 		th := rep.Thresholds
 		for _, o := range []struct {
 			v   float64
 			dst *float64
-		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}} {
+		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}, {opts.MinCosine, &th.MinCosine}} {
 			if o.v >= 0 {
 				*o.dst = o.v
 			}
@@ -169,6 +176,9 @@ func printReport(w io.Writer, r *verify.Report) {
 		th := r.Thresholds
 		fmt.Fprintf(w, "  top-1 agreement %.3f (min %.3f), max |Δlogit| %.4g (max %.4g), mean KL %.3g (max %.3g)\n", n.Top1Agreement, th.MinTop1, n.MaxAbsDelta, th.MaxDelta, n.MeanKL, th.MaxKL)
 		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, reference %.4f\n", n.PPLRuntime, n.PPLReference)
+	}
+	for i, e := range r.Embeddings {
+		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.6f (min %.6f) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
 	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  FAIL %s\n", f)

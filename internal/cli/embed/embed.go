@@ -1,0 +1,169 @@
+// Package embed is the `bitnet-convert embed` command: the sentence
+// embedding of a text (or token ids) from a BitNet embedding GGUF (arch qwen3
+// or gemma3) with the pure-Go runtime, pooled and L2-normalised.
+package embed
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
+)
+
+// EmbedOptions are the parsed flags of embed.
+type EmbedOptions struct {
+	Model     string  // -m: GGUF file
+	Prompt    string  // -p: text, tokenized with the GGUF vocabulary (BOS/EOS as its add_* flags say)
+	HasPrompt bool    // -p was given
+	IDs       []int32 // --ids: token ids, used as given
+	JSON      bool    // --json: print a JSON object instead of one line of numbers
+	// Pooling is "mean", "cls" or "last"; "" uses the file's
+	// {arch}.pooling_type.
+	Pooling string
+	Threads int // --threads
+
+	Out io.Writer
+}
+
+// NewCmdEmbed returns the embed command. It only parses flags; runF replaces
+// embedRun in tests (nil: embedRun).
+func NewCmdEmbed(runF func(*EmbedOptions) error) *cobra.Command {
+	opts := &EmbedOptions{}
+	var ids string
+	cmd := &cobra.Command{
+		Use:   "embed -m FILE (-p TEXT | --ids 1,2,3) [--json] [--pooling mean|cls|last]",
+		Short: "Print the sentence embedding of a text from a BitNet embedding GGUF (qwen3, gemma3)",
+		Long: `embed runs the text through the pure-Go runtime (every position, causal attention as the
+models were trained), pools the final hidden states (the file's pooling_type unless --pooling is given)
+and L2-normalises the result. Without --json it prints the vector on one line, values separated by
+spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usage.Errorf("embed takes no arguments (got %q); use -p TEXT or --ids", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Out = cmd.OutOrStdout()
+			opts.HasPrompt = cmd.Flags().Changed("prompt")
+			if opts.Model == "" {
+				return usage.Errorf("-m/--model FILE is required")
+			}
+			if opts.HasPrompt == cmd.Flags().Changed("ids") {
+				return usage.Errorf("give exactly one of -p/--prompt TEXT and --ids 1,2,3")
+			}
+			if cmd.Flags().Changed("ids") {
+				var err error
+				if opts.IDs, err = parseIDs(ids); err != nil {
+					return usage.Errorf("--ids: %v", err)
+				}
+			}
+			if opts.Pooling != "" {
+				if _, err := runtime.ParsePoolMode(opts.Pooling); err != nil {
+					return usage.Errorf("--pooling: %v", err)
+				}
+			}
+			if opts.Threads < 0 {
+				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return embedRun(opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Model, "model", "m", "", "GGUF embedding model (arch qwen3 or gemma3; required)")
+	f.StringVarP(&opts.Prompt, "prompt", "p", "", "text to embed (tokenized with the GGUF vocabulary)")
+	f.StringVar(&ids, "ids", "", "token ids to embed, comma-separated (e.g. 2,651,9456)")
+	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
+	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
+	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	return cmd
+}
+
+// parseIDs parses "1,2,3" (spaces allowed) into non-negative ids.
+func parseIDs(s string) ([]int32, error) {
+	var ids []int32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		v, err := strconv.ParseInt(part, 10, 32)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("%q is not a token id (want non-negative integers separated by commas)", part)
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids, nil
+}
+
+// Result is the --json output of embed.
+type Result struct {
+	Model     string    `json:"model"`
+	Arch      string    `json:"arch"`
+	Pooling   string    `json:"pooling"`
+	Tokens    []int32   `json:"tokens"`
+	Dim       int       `json:"dim"`
+	Embedding []float32 `json:"embedding"`
+}
+
+var poolNames = map[runtime.PoolMode]string{runtime.PoolMean: "mean", runtime.PoolCLS: "cls", runtime.PoolLast: "last"}
+
+// embedRun loads the model, tokenizes the prompt and prints the embedding.
+func embedRun(opts *EmbedOptions) error {
+	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: opts.Threads})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ids := opts.IDs
+	if opts.HasPrompt {
+		v, err := tokenizer.FromGGUF(f.KVs)
+		if err != nil {
+			return fmt.Errorf("model %s: no usable tokenizer in the GGUF metadata (%v); use --ids", opts.Model, err)
+		}
+		tok, err := tokenizer.New(v)
+		if err != nil {
+			return fmt.Errorf("model %s: %w; use --ids", opts.Model, err)
+		}
+		if ids, err = tok.Encode(opts.Prompt, true, false); err != nil {
+			return fmt.Errorf("tokenize the prompt: %w", err)
+		}
+	}
+	if len(ids) == 0 {
+		return usage.Errorf("the prompt has no tokens; give a non-empty -p or --ids")
+	}
+	for _, id := range ids {
+		if int(id) >= m.Params.NVocab {
+			return usage.Errorf("token id %d is outside the vocabulary of %s (%d tokens)", id, opts.Model, m.Params.NVocab)
+		}
+	}
+	mode := m.Params.Pooling
+	if opts.Pooling != "" {
+		mode, _ = runtime.ParsePoolMode(opts.Pooling)
+	}
+	vec, err := m.Embed(ids, mode)
+	if err != nil {
+		return fmt.Errorf("model %s: %w", opts.Model, err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Out)
+		return enc.Encode(Result{Model: opts.Model, Arch: m.Arch, Pooling: poolNames[mode], Tokens: ids, Dim: len(vec), Embedding: vec})
+	}
+	var sb strings.Builder
+	for i, v := range vec {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.FormatFloat(float64(v), 'g', -1, 32))
+	}
+	sb.WriteByte('\n')
+	_, err = io.WriteString(opts.Out, sb.String())
+	return err
+}
