@@ -55,6 +55,8 @@ type Plan struct {
 	Warnings        []string
 	// Kernels is the TL1/TL2 configuration used (nil for other outtypes).
 	Kernels []TLKernel
+
+	config map[string]any // config.json, for the TL shape order
 }
 
 // TotalBytes is the size of all tensor data.
@@ -95,7 +97,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Dir: ckpt.Dir, Arch: conv.Arch(), OutType: opts.OutType, Converter: conv, Geometry: geo}
+	p := &Plan{Dir: ckpt.Dir, Arch: conv.Arch(), OutType: opts.OutType, Converter: conv, Geometry: geo, config: cfg.Raw}
 	p.Warnings = append(p.Warnings, ckpt.Notices...)
 
 	// Pass 1: weight_scale tensors (spec §2.4 pass 1).

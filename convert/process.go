@@ -45,12 +45,8 @@ func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opt
 			return err
 		}
 		t := &p.Tensors[i]
-		data, err := c.tensorData(ctx, t)
-		if err != nil {
+		if err := c.writeTensor(ctx, gw, i, t); err != nil {
 			return err
-		}
-		if err := gw.WriteTensor(i, data); err != nil {
-			return err // the writer's error names the tensor
 		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(p.Tensors), t.GGUFName)
@@ -80,30 +76,42 @@ func (c *converter) logf(format string, args ...any) {
 	}
 }
 
-// tensorData returns the GGUF bytes of one planned tensor. The returned slice
-// is only valid until the next call.
-func (c *converter) tensorData(ctx context.Context, t *PlannedTensor) ([]byte, error) {
+// writeTensor converts one planned tensor and writes it as tensor i:
+// projections whole (the abs-mean needs the whole tensor), everything else
+// streamed chunk by chunk.
+func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t *PlannedTensor) error {
 	d, err := c.ckpt.Read(t.Source)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer d.Release()
-	var out []byte
 	if t.Class == tensormap.Projection {
-		out, err = c.projection(ctx, t, d)
+		out, err := c.projection(ctx, t, d)
+		if err != nil {
+			return err
+		}
+		if uint64(len(out)) != t.Bytes {
+			return fmt.Errorf("tensor %s: produced %d bytes, planned %d (internal error)", t.GGUFName, len(out), t.Bytes)
+		}
+		if err := gw.WriteTensor(i, out); err != nil {
+			return err // the writer's error names the tensor
+		}
 	} else {
-		out, err = c.plain(ctx, t, d)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(out)) != t.Bytes {
-		return nil, fmt.Errorf("tensor %s: produced %d bytes, planned %d (internal error)", t.GGUFName, len(out), t.Bytes)
+		s, err := c.newFloatStream(ctx, t, d)
+		if err != nil {
+			return err
+		}
+		if err := gw.WriteTensorFrom(i, s); err != nil {
+			if s.err != nil {
+				return s.err // our own error, without the writer's wrapping
+			}
+			return err
+		}
 	}
 	if c.opts.Verbose {
 		c.logf("%-32s %-28s %-5s → %-4s ne %v %d bytes", t.HFName, t.GGUFName, t.Source.DType, t.Type, t.Ne, t.Bytes)
 	}
-	return out, nil
+	return nil
 }
 
 func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]float32, error) {
@@ -239,22 +247,6 @@ func (c *converter) weightScale(t *PlannedTensor) (float32, error) {
 	return v[0], nil
 }
 
-// plain converts an embedding, head or norm to its planned float type. The
-// Gemma (1 + w) fix applies to tensors whose rule carries "gemma-norm" when the
-// converter asks for it.
-func (c *converter) plain(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
-	x, err := c.decode(ctx, t, d)
-	if err != nil {
-		return nil, err
-	}
-	if gemmaFix(c.plan, t) {
-		for i := range x {
-			x[i] += 1
-		}
-	}
-	return c.encodeFloat(ctx, t, len(x), func(i int) float32 { return x[i] })
-}
-
 // gemmaFix reports whether t gets the Gemma (1 + w) norm fix: its rule is
 // flagged "gemma-norm" and the converter asks for the fix.
 func gemmaFix(p *Plan, t *PlannedTensor) bool {
@@ -262,51 +254,14 @@ func gemmaFix(p *Plan, t *PlannedTensor) bool {
 	return ok && g.GemmaNormFix() && t.Match.HasFlag("gemma-norm")
 }
 
-// encodeFloat writes n values given by at in t.Type (F32, F16 or BF16). F16
-// output fails on values beyond the f16 range, naming the tensor and max|x|.
+// encodeFloat encodes n values given by at into the reused output buffer in
+// t.Type (see encodeInto).
 func (c *converter) encodeFloat(ctx context.Context, t *PlannedTensor, n int, at func(i int) float32) ([]byte, error) {
 	c.out = grow(c.out, int(t.Bytes))
-	out := c.out
-	var err error
-	switch t.Type {
-	case gguf.TypeF32:
-		err = c.parallel(ctx, n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(at(i)))
-			}
-		})
-	case gguf.TypeBF16:
-		err = c.parallel(ctx, n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToBF16(at(i)))
-			}
-		})
-	case gguf.TypeF16:
-		var mu sync.Mutex
-		var maxAbs float32
-		err = c.parallel(ctx, n, func(lo, hi int) {
-			local := float32(0)
-			for i := lo; i < hi; i++ {
-				v := at(i)
-				if a := float32(math.Abs(float64(v))); a > local {
-					local = a
-				}
-				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToF16(v))
-			}
-			mu.Lock()
-			maxAbs = max(maxAbs, local)
-			mu.Unlock()
-		})
-		if err == nil && maxAbs > 65504 {
-			return nil, fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", t.HFName, maxAbs)
-		}
-	default:
-		return nil, fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
-	}
-	if err != nil {
+	if err := c.encodeInto(ctx, t, c.out, n, at); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return c.out, nil
 }
 
 func (c *converter) warn(format string, args ...any) {

@@ -25,8 +25,25 @@ func tlKernels(p *Plan, opts Options) ([]TLKernel, error) {
 			return nil, fmt.Errorf("--kernel-config: %w", err)
 		}
 	} else {
+		// The shape order of `codegen --from-config` when the config gives it,
+		// so the printed configuration is byte-identical to that command's;
+		// then any projection shape it does not list.
 		var shapes [][2]int
 		seen := map[[2]int]bool{}
+		have := map[[2]int]bool{}
+		for _, t := range p.Tensors {
+			if t.Class == tensormap.Projection && len(t.HFShape) == 2 {
+				have[[2]int{int(t.HFShape[0]), int(t.HFShape[1])}] = true
+			}
+		}
+		if fromCfg, err := codegen.ShapesFromConfig(p.config); err == nil {
+			for _, s := range fromCfg {
+				if have[s] && !seen[s] {
+					seen[s] = true
+					shapes = append(shapes, s)
+				}
+			}
+		}
 		for _, t := range p.Tensors {
 			if t.Class != tensormap.Projection || len(t.HFShape) != 2 {
 				continue

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -81,6 +82,32 @@ func TestDerivedTLConfig(t *testing.T) {
 		}
 		if n != 14 {
 			t.Errorf("%s: %d TL tensors, want 14", out, n)
+		}
+	}
+}
+
+// The configuration the converter derives and prints is the one
+// `codegen --from-config` writes, byte for byte.
+func TestDerivedTLConfigMatchesCodegen(t *testing.T) {
+	cfg, err := codegen.ReadConfigDir(goldenHF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes, err := codegen.ShapesFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, arch := range []string{"tl1", "tl2"} {
+		ks, err := codegen.ConfigFor(arch, shapes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, err := convertDir(t, goldenHF, Options{OutType: OutType(arch)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !containsWarning(p, string(codegen.KernelConfig(ks))) {
+			t.Errorf("%s: printed configuration differs from codegen --from-config:\n%q", arch, p.Warnings)
 		}
 	}
 }

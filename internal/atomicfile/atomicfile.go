@@ -22,11 +22,30 @@ var ErrExists = errors.New("output file exists (use --force to overwrite)")
 
 const tempInfix = ".partial-"
 
-// File is an open temp file that becomes path on Commit.
+// File is an open temp file that becomes path on Commit. Writes start the
+// kernel's writeback of every completed writebackChunk in the background, so
+// Commit's fsync waits only for the tail.
 type File struct {
 	*os.File
-	path string
-	done bool
+	path    string
+	done    bool
+	written int64
+	synced  int64
+}
+
+// writebackChunk is how much data accumulates before Write starts its
+// writeback.
+const writebackChunk = 8 << 20
+
+// Write writes p to the temp file (see File).
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	if f.written-f.synced >= writebackChunk {
+		startWriteback(f.File.Fd(), f.synced, f.written-f.synced)
+		f.synced = f.written
+	}
+	return n, err
 }
 
 // Create opens a temp file beside path. Unless overwrite is set, an existing

@@ -1,0 +1,172 @@
+package convert
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
+)
+
+// streamElems is how many elements of a float tensor (embedding, head,
+// norm) are decoded, converted and written at a time, so a 128256×2560
+// embedding never sits in memory as float32.
+const streamElems = 1 << 20
+
+// floatStream is an io.Reader producing the planned bytes of a non-ternary
+// tensor chunk by chunk from its mmapped source, releasing each chunk's input
+// pages once it is encoded. The first error (a non-finite value, an F16
+// overflow, cancellation) is kept in err and ends the stream.
+type floatStream struct {
+	ctx  context.Context
+	c    *converter
+	t    *PlannedTensor
+	d    *hf.TensorData
+	n    int // elements
+	pos  int
+	f32  []float32
+	out  []byte
+	pend []byte
+	err  error
+}
+
+func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (*floatStream, error) {
+	n := int(d.Ref.NElements())
+	es := int(d.Ref.DType.Size())
+	if es == 0 || n*es != len(d.Raw) {
+		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
+	}
+	switch d.Ref.DType {
+	case hf.BF16, hf.F16, hf.F32:
+	default:
+		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
+	}
+	return &floatStream{ctx: ctx, c: c, t: t, d: d, n: n}, nil
+}
+
+func (s *floatStream) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if len(s.pend) == 0 {
+		if s.pos >= s.n {
+			return 0, io.EOF
+		}
+		if err := s.next(); err != nil {
+			s.err = err
+			return 0, err
+		}
+	}
+	k := copy(p, s.pend)
+	s.pend = s.pend[k:]
+	return k, nil
+}
+
+// next decodes, checks, fixes and encodes the next chunk into pend.
+func (s *floatStream) next() error {
+	lo, hi := s.pos, min(s.n, s.pos+streamElems)
+	es := int(s.d.Ref.DType.Size())
+	m := hi - lo
+	s.f32 = grow(s.f32, m)
+	x := s.f32
+	raw := s.d.Raw[lo*es : hi*es]
+	var bad = -1
+	var mu sync.Mutex
+	fix := gemmaFix(s.c.plan, s.t)
+	if err := s.c.parallel(s.ctx, m, func(a, b int) {
+		decodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType)
+		for i := a; i < b; i++ {
+			if f := x[i]; math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				mu.Lock()
+				if bad < 0 || i < bad {
+					bad = i
+				}
+				mu.Unlock()
+				return
+			}
+			if fix {
+				x[i] += 1
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if bad >= 0 {
+		return fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", s.t.HFName, x[bad], lo+bad)
+	}
+	tr, _ := s.t.Type.Traits()
+	s.out = grow(s.out, m*int(tr.TypeSize))
+	if err := s.c.encodeInto(s.ctx, s.t, s.out, m, func(i int) float32 { return x[i] }); err != nil {
+		return err
+	}
+	s.d.ReleaseRange(lo*es, hi*es)
+	s.pend = s.out
+	s.pos = hi
+	return nil
+}
+
+// decodeFloats decodes little-endian BF16, F16 or F32 bytes exactly.
+func decodeFloats(dst []float32, raw []byte, dt hf.DType) {
+	switch dt {
+	case hf.BF16:
+		for i := range dst {
+			dst[i] = quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case hf.F16:
+		for i := range dst {
+			dst[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+	case hf.F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	}
+}
+
+// encodeInto writes n values given by at into out in t.Type (F32, F16 or
+// BF16). F16 output fails on values beyond the f16 range, naming the tensor
+// and max|x|.
+func (c *converter) encodeInto(ctx context.Context, t *PlannedTensor, out []byte, n int, at func(i int) float32) error {
+	var err error
+	switch t.Type {
+	case gguf.TypeF32:
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(at(i)))
+			}
+		})
+	case gguf.TypeBF16:
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToBF16(at(i)))
+			}
+		})
+	case gguf.TypeF16:
+		var mu sync.Mutex
+		var maxAbs float32
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			local := float32(0)
+			for i := lo; i < hi; i++ {
+				v := at(i)
+				if a := float32(math.Abs(float64(v))); a > local {
+					local = a
+				}
+				binary.LittleEndian.PutUint16(out[2*i:], quantize.F32ToF16(v))
+			}
+			mu.Lock()
+			maxAbs = max(maxAbs, local)
+			mu.Unlock()
+		})
+		if err == nil && maxAbs > 65504 {
+			return fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", t.HFName, maxAbs)
+		}
+	default:
+		return fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
+	}
+	return err
+}

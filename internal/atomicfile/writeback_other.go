@@ -1,0 +1,5 @@
+//go:build !linux
+
+package atomicfile
+
+func startWriteback(fd uintptr, off, n int64) {}
