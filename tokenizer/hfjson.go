@@ -15,7 +15,7 @@ import (
 // JSONOptions controls LoadTokenizerJSON.
 type JSONOptions struct {
 	// VocabSize is the model's vocab_size (config.json): the token list is
-	// padded or trimmed to it (see reconcile rules on LoadTokenizerJSON).
+	// padded or trimmed to it (see the reconcile rules on LoadTokenizerJSONFS).
 	// 0 keeps the size tokenizer.json implies.
 	VocabSize int
 	// Pre overrides tokenizer.ggml.pre for byte-level BPE tokenizers (the

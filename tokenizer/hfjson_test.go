@@ -519,3 +519,31 @@ func TestLoadTokenizerJSONSpecialSources(t *testing.T) {
 		t.Errorf("warnings = %q, want one about mask_token_id 99", warnings)
 	}
 }
+
+// TestLoadTokenizerJSONPreFamilies: the pre_tokenizer section alone picks
+// the family, whatever the vocabulary (spec: "our rule", not the hash).
+func TestLoadTokenizerJSONPreFamilies(t *testing.T) {
+	split := func(re string) string {
+		b, _ := json.Marshal(map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Split", "pattern": map[string]string{"Regex": re}, "behavior": "Isolated"},
+			map[string]any{"type": "ByteLevel", "use_regex": false},
+		}})
+		return string(b)
+	}
+	for _, c := range []struct{ pre, want string }{
+		{split(llama3SplitJSON), "llama-bpe"},
+		{split(qwen2SplitJSON), "qwen2"},
+		{split(llama3SplitRuntime), "llama-bpe"},
+		{`{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}`, "gpt-2"},
+		{`{"type": "ByteLevel"}`, "gpt-2"}, // use_regex defaults to true
+	} {
+		fsys := fstest.MapFS{"tokenizer.json": {Data: []byte(tinyByteLevel(c.pre, `"a": 0, "b": 1, "ab": 2`, "", "BPE"))}}
+		v, _, err := LoadTokenizerJSONFS(fsys, JSONOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.want, err)
+		}
+		if v.Model != "gpt2" || v.Pre != c.want {
+			t.Errorf("pre_tokenizer %.60s… → %s/%s, want gpt2/%s", c.pre, v.Model, v.Pre, c.want)
+		}
+	}
+}
