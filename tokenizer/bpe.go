@@ -161,6 +161,8 @@ func (t *BPE) partition(text string, parseSpecial bool) []bpeFragment {
 // when add_bos is on and EOS appended when add_eos is on; a missing BOS/EOS
 // id is then an error. parseSpecial lets CONTROL tokens' text map to their
 // ids; USER_DEFINED tokens are always matched whole, as in llama.cpp.
+// Invalid UTF-8 is tokenized byte for byte, so Decode restores it exactly
+// (llama.cpp substitutes U+FFFD for each invalid byte instead).
 func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
 	var out []int32
 	if addSpecial && t.addBOS {
