@@ -174,3 +174,41 @@ func TestGoldenLogits(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenBatchedLogits compares Options.Batched against the golden files
+// the reference computed with the whole prompt in one batch (prompt rows).
+func TestGoldenBatchedLogits(t *testing.T) {
+	for _, c := range []struct {
+		gguf, prefix string
+		tol          float64
+	}{
+		// The I2_S batched path is reproduced to float noise; the F32 one
+		// sums its F32 matmuls in another order (the README: batched and
+		// one-token F32 logits differ by up to 5e-3), so it gets 1e-3.
+		{"gguf/ggml-model-i2_s.gguf", "i2s_hello_t1", 1e-5},
+		{"gguf/ggml-model-i2_s.gguf", "i2s_ids_t1", 1e-5},
+		{"gguf/ggml-model-f32.gguf", "f32_hello_t1", 1e-3},
+		{"gguf/ggml-model-f32.gguf", "f32_ids_t1", 1e-3},
+	} {
+		t.Run(c.prefix, func(t *testing.T) {
+			f, err := reader.Open(filepath.Join(tinyDir, c.gguf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, err := LoadFile(f, Options{Batched: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(tinyDir, "outputs", c.prefix)
+			prompt, _ := goldenIDs(t, out+".txt")
+			want := readRows(t, out+".prompt_logits.f32", m.Params.NVocab)
+			got, _, _ := runSeq(t, m, prompt, 1)
+			d, r, col := maxAbsDiff(got, want)
+			t.Logf("batched prompt logits: max |Δ| %.3g at row %d id %d", d, r, col)
+			if d > c.tol {
+				t.Errorf("max |Δ| %.3g > %g", d, c.tol)
+			}
+		})
+	}
+}

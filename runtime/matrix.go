@@ -127,9 +127,9 @@ func resizeF32(b []float32, n int) []float32 {
 }
 
 // Row returns output row r (0 ≤ r < M) for the prepared activation a:
-//   - F32/BF16/F16: Σ w·x with exact products summed in float64, rounded
-//     once to float32 (ggml sums in float32 lanes; the difference is far
-//     below 1e-6 relative);
+//   - F32, F16: ggml's AVX2 vec_dot_f32 / vec_dot_f16 summation order
+//     (dot.go);
+//   - BF16: exact products summed in float64, rounded once;
 //   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0);
 //   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
 //     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue).
@@ -140,15 +140,9 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 	k := w.K
 	switch w.Type {
 	case gguf.TypeF32:
-		return dotF32(w.f32[r*k:(r+1)*k], a.f)
+		return dotF32ggml(w.f32[r*k:(r+1)*k], a.f)
 	case gguf.TypeF16:
-		row := w.u16[r*k : (r+1)*k]
-		x := a.f[:len(row)]
-		var acc float64
-		for i, h := range row {
-			acc += float64(f16Table[h]) * float64(x[i])
-		}
-		return float32(acc)
+		return dotF16ggml(w.u16[r*k:(r+1)*k], a.f)
 	case gguf.TypeBF16:
 		row := w.u16[r*k : (r+1)*k]
 		x := a.f[:len(row)]
@@ -166,15 +160,6 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 		return v * w.Scale
 	}
 	panic("runtime: unsupported matrix type")
-}
-
-func dotF32(w, x []float32) float32 {
-	x = x[:len(w)]
-	var acc float64
-	for i, v := range w {
-		acc += float64(v) * float64(x[i])
-	}
-	return float32(acc)
 }
 
 // dotQ8_0 is ggml_vec_dot_q8_0_q8_0 for one row: blocks of 34 bytes (f16 d,

@@ -88,6 +88,15 @@ type Options struct {
 	// Threads is the number of goroutines each matrix product is split over
 	// (by rows); ≤ 1 runs single-threaded. Results do not depend on it.
 	Threads int
+	// Batched reproduces the reference's whole-prompt (batched) arithmetic
+	// instead of its one-token path, for comparison with numbers the
+	// reference computed on a batch (llama-embedding, the non-_seq_ golden
+	// files): the attention probabilities multiply the F16 V cache without
+	// being rounded to F16, and an F16 LM head takes the f32 hidden state.
+	// Measured on the golden tiny model: with it, the pooled embeddings of
+	// llama-embedding are reproduced to 1e-6; without it they differ by up
+	// to 0.08. Default false (the one-token path, the _seq_ golden files).
+	Batched bool
 }
 
 type layer struct {

@@ -71,7 +71,16 @@ func TestGoldenPerplexity(t *testing.T) {
 // TestGoldenEmbeddings: mean- and last-pooled hidden states of the hello
 // prompt against llama-embedding (batched, so cosine ≥ 0.999, max |Δ| ≤ 0.05).
 func TestGoldenEmbeddings(t *testing.T) {
-	m := openModel(t, filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"), 1)
+	f, err := reader.Open(filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// llama-embedding ran the prompt as one batch: use the batched arithmetic.
+	m, err := LoadFile(f, Options{Batched: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
 	s := m.NewSession(len(prompt))
 	var hs [][]float32

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"math"
 )
 
@@ -16,12 +17,17 @@ type Session struct {
 	vCache [][]uint16
 
 	// scratch, reused across calls
-	x, xn, q, k, v, att, attn, o []float32
-	gate, up, down               []float32
-	hidden, logits               []float32
-	scores, probs                []float32
-	ropeCos, ropeSin             []float32
-	act                          Activation
+	x, xn, q, k, v, attn, o []float32
+	gate, up, down          []float32
+	hidden, logits          []float32
+	scores, probs           []float32
+	vcol                    []uint16
+	ropeCos, ropeSin        []float32
+	act                     Activation
+
+	// trace, when set (tests), receives named intermediate tensors of
+	// each layer, as ggml's eval callback names them.
+	trace func(name string, layer int, v []float32)
 }
 
 // NewSession returns a Session with room for nCtx positions (nCtx ≤ 0 means
@@ -53,7 +59,8 @@ func (m *Model) NewSession(nCtx int) *Session {
 	s.hidden = make([]float32, p.NEmbd)
 	s.logits = make([]float32, p.NVocab)
 	s.scores = make([]float32, nCtx)
-	s.probs = make([]float32, nCtx)
+	s.probs = make([]float32, nCtx+32)
+	s.vcol = make([]uint16, nCtx+32)
 	s.ropeCos = make([]float32, p.HeadDim/2)
 	s.ropeSin = make([]float32, p.HeadDim/2)
 	return s
@@ -73,7 +80,17 @@ func (s *Session) Eval(token int32) ([]float32, error) {
 	if err := s.forward(token); err != nil {
 		return nil, err
 	}
-	s.m.output.MatVec(s.logits, s.hidden, &s.act, s.m.opts.Threads)
+	out := s.m.output
+	if s.m.opts.Batched && out.Type == gguf.TypeF16 {
+		// The batched reference multiplies the F16 head with f32 rows.
+		parallelRows(out.M, s.m.opts.Threads, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				s.logits[r] = dotF16F32(out.u16[r*out.K:(r+1)*out.K], s.hidden)
+			}
+		})
+		return s.logits, nil
+	}
+	out.MatVec(s.logits, s.hidden, &s.act, s.m.opts.Threads)
 	return s.logits, nil
 }
 
@@ -104,6 +121,7 @@ func (s *Session) forward(token int32) error {
 		l := &m.layers[li]
 		xn := s.xn[:p.NEmbd]
 		rmsNorm(xn, s.x, l.attnNorm, p.RMSEps)
+		s.emit("attn_norm", li, xn)
 		l.wq.MatVec(s.q, xn, &s.act, th)
 		l.wk.MatVec(s.k, xn, &s.act, th)
 		l.wv.MatVec(s.v, xn, &s.act, th)
@@ -118,10 +136,16 @@ func (s *Session) forward(token int32) error {
 			kc[pos*kvDim+i] = f32ToF16(s.k[i])
 			vc[pos*kvDim+i] = f32ToF16(s.v[i])
 		}
+		s.emit("Qcur", li, s.q)
+		s.emit("Kcur", li, s.k)
+		s.emit("Vcur", li, s.v)
 		s.attention(kc, vc, pos)
+		s.emit("kqv_out", li, s.attn)
 		on := s.xn[:len(s.attn)]
 		rmsNorm(on, s.attn, l.attnSubNorm, p.RMSEps)
+		s.emit("attn_sub_norm", li, on)
 		l.wo.MatVec(s.o, on, &s.act, th)
+		s.emit("attn_o_out", li, s.o)
 		for i := range s.x {
 			s.x[i] += s.o[i]
 		}
@@ -130,8 +154,9 @@ func (s *Session) forward(token int32) error {
 		l.wUp.MatVec(s.up, xn, &s.act, th)
 		switch p.FFN {
 		case SiLU:
+			siluVec(s.gate)
 			for i, g := range s.gate {
-				s.gate[i] = silu(g) * s.up[i]
+				s.gate[i] = g * s.up[i]
 			}
 		case ReLU2:
 			for i, g := range s.gate {
@@ -140,9 +165,11 @@ func (s *Session) forward(token int32) error {
 				s.gate[i] = r * s.up[i]
 			}
 		}
+		s.emit("ffn_sub_out", li, s.gate)
 		fn := s.xn[:p.NFF]
 		rmsNorm(fn, s.gate, l.ffnSubNorm, p.RMSEps)
 		l.wDown.MatVec(s.down, fn, &s.act, th)
+		s.emit("ffn_down", li, s.down)
 		for i := range s.x {
 			s.x[i] += s.down[i]
 		}
@@ -152,10 +179,27 @@ func (s *Session) forward(token int32) error {
 	return nil
 }
 
-// silu is x/(1+e^−x) in float32 (ggml_silu_f32).
-func silu(x float32) float32 {
-	e := float32(math.Exp(float64(-x)))
-	return x / (1 + e)
+// emit passes an intermediate tensor to the trace hook, if any.
+func (s *Session) emit(name string, layer int, v []float32) {
+	if s.trace != nil {
+		s.trace(name, layer, v)
+	}
+}
+
+// siluVec applies x/(1+e^−x) in place as ggml_vec_silu_f32 does on AVX2:
+// groups of eight use the vector exponential (expVec), a tail shorter than
+// eight uses the C library's expf (correctly rounded here via float64).
+func siluVec(x []float32) {
+	n8 := len(x) &^ 7
+	for i, v := range x {
+		var e float32
+		if i < n8 {
+			e = expVec(-v)
+		} else {
+			e = float32(math.Exp(float64(-v)))
+		}
+		x[i] = v / (1 + e)
+	}
 }
 
 // rmsNorm writes dst = (x · 1/sqrt(mean(x²)+eps)) · w as ggml's rms_norm
@@ -195,10 +239,8 @@ func (s *Session) ropeNeox(x []float32) {
 	for i := 0; i < half; i++ {
 		c, sn := s.ropeCos[i], s.ropeSin[i]
 		x0, x1 := x[i], x[i+half]
-		a, b := float32(x0*c), float32(x1*sn)
-		x[i] = a - b
-		a, b = float32(x0*sn), float32(x1*c)
-		x[i+half] = a + b
+		x[i] = fma32(-float32(x1*sn), x0, c)
+		x[i+half] = fma32(float32(x1*c), x0, sn)
 	}
 }
 
@@ -215,12 +257,14 @@ func (s *Session) attention(kc, vc []uint16, pos int) {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	n := pos + 1
 	f16Ops := s.m.spec.attnF16Operands
+	roundQ, roundP := f16Ops, f16Ops && !s.m.opts.Batched
+	padded := s.probs[:(n+31)&^31]
 	qh := s.xn[:hd] // scratch: xn is free during attention
 	scores := s.scores[:n]
 	for h := 0; h < p.NHead; h++ {
 		kvh := h / group
 		copy(qh, s.q[h*hd:(h+1)*hd])
-		if f16Ops {
+		if roundQ {
 			for i, v := range qh {
 				qh[i] = roundF16(v)
 			}
@@ -228,34 +272,52 @@ func (s *Session) attention(kc, vc []uint16, pos int) {
 		mx := float32(math.Inf(-1))
 		for j := 0; j < n; j++ {
 			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
-			var acc float64
-			for i, kb := range krow {
-				acc += float64(f16Table[kb]) * float64(qh[i])
+			var sc float32
+			if roundQ {
+				sc = dotF16ggml(krow, qh)
+			} else {
+				sc = dotF16F32(krow, qh)
 			}
-			sc := float32(acc) * scale
+			sc *= scale
 			scores[j] = sc
 			mx = max(mx, sc)
 		}
+		// ggml_vec_soft_max_f32: exponentials in groups of eight, each group
+		// summed in float32 and added to a float64 total; the padding of the
+		// last group is exp(−inf) = 0, as for ggml's masked cache cells.
 		var sum float64
-		for j, sc := range scores {
-			e := float32(math.Exp(float64(sc - mx)))
-			scores[j] = e
-			sum += float64(e)
+		for j := range padded {
+			e := float32(0)
+			if j < n {
+				e = expVec(scores[j] - mx)
+			}
+			padded[j] = e
+		}
+		for g := 0; g < len(padded); g += 8 {
+			sum += float64(sumExp8(padded[g : g+8]))
 		}
 		inv := float32(1 / sum)
-		for j := range scores {
-			scores[j] *= inv
-			if f16Ops {
-				scores[j] = roundF16(scores[j])
+		for j := range padded {
+			p := padded[j] * inv
+			if roundP {
+				p = roundF16(p)
 			}
+			padded[j] = p
 		}
 		out := s.attn[h*hd : (h+1)*hd]
+		vcol := s.vcol[:len(padded)]
 		for i := range out {
-			var acc float64
-			for j, pj := range scores {
-				acc += float64(f16Table[vc[j*kvDim+kvh*hd+i]]) * float64(pj)
+			for j := range vcol {
+				vcol[j] = 0
+				if j < n {
+					vcol[j] = vc[j*kvDim+kvh*hd+i]
+				}
 			}
-			out[i] = float32(acc)
+			if roundP {
+				out[i] = dotF16ggml(vcol, padded)
+			} else {
+				out[i] = dotF16F32(vcol, padded)
+			}
 		}
 	}
 }

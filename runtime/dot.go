@@ -1,0 +1,100 @@
+package runtime
+
+// The float dot products below reproduce the summation order of ggml's
+// x86 AVX2 vec_dot_f32 / vec_dot_f16 (ggml.c of bitnet.cpp's fork
+// 406a5036): four accumulators of eight lanes each take fused multiply-adds
+// over 32-element steps, the accumulators are added pairwise (0+2, 1+3, then
+// 0+1), the eight lanes are reduced as (l0+l4)+(l1+l5) and (l2+l6)+(l3+l7),
+// and a tail shorter than 32 is added element by element. Matching the
+// order, not just the value, keeps the F16 roundings that follow (KV cache,
+// attention operands, LM head) on the same side as the reference.
+//
+// Fused multiply-add in float32 is computed as float32(a + b·c) in float64:
+// b·c of two float32 values is exact in float64, so whether or not the Go
+// compiler fuses that expression the float64 result is the same, and the
+// one rounding to float32 matches a hardware fma except in the vanishingly
+// rare case where the float64 sum lands exactly on a float32 tie.
+
+// fma32 returns a + b·c rounded once to float32 (see above).
+func fma32(a, b, c float32) float32 {
+	return float32(float64(a) + float64(b)*float64(c))
+}
+
+// reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators.
+func reduce8x4(acc *[4][8]float32) float32 {
+	var x [8]float32
+	for l := range x {
+		a := acc[0][l] + acc[2][l]
+		b := acc[1][l] + acc[3][l]
+		x[l] = a + b
+	}
+	t0, t1, t2, t3 := x[0]+x[4], x[1]+x[5], x[2]+x[6], x[3]+x[7]
+	return (t0 + t1) + (t2 + t3)
+}
+
+// dotF32ggml is ggml_vec_dot_f32 (AVX2): the result is float32.
+func dotF32ggml(w, x []float32) float32 {
+	n := len(w)
+	x = x[:n]
+	np := n &^ 31
+	var acc [4][8]float32
+	for i := 0; i < np; i += 32 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 8; l++ {
+				k := i + j*8 + l
+				acc[j][l] = fma32(acc[j][l], w[k], x[k])
+			}
+		}
+	}
+	sum := reduce8x4(&acc)
+	for i := np; i < n; i++ {
+		p := w[i] * x[i]
+		sum += p
+	}
+	return sum
+}
+
+// dotF16ggml is ggml_vec_dot_f16 (AVX2 + F16C) for a row of F16 bits and
+// an activation already rounded to F16 values (as float32). Products of two
+// F16 values are exact in float32. The tail is summed in float64
+// (ggml_float), as is the result.
+func dotF16ggml(w []uint16, x []float32) float32 {
+	n := len(w)
+	x = x[:n]
+	np := n &^ 31
+	var acc [4][8]float32
+	for i := 0; i < np; i += 32 {
+		for j := 0; j < 4; j++ {
+			for l := 0; l < 8; l++ {
+				k := i + j*8 + l
+				p := f16Table[w[k]] * x[k]
+				acc[j][l] += p
+			}
+		}
+	}
+	sum := float64(reduce8x4(&acc))
+	for i := np; i < n; i++ {
+		p := f16Table[w[i]] * x[i]
+		sum += float64(p)
+	}
+	return float32(sum)
+}
+
+// sumExp8 is the AVX2 branch of ggml_vec_soft_max_f32 for one group of
+// eight exponentials: (e0+e4)+(e2+e6) plus (e1+e5)+(e3+e7), in float32.
+func sumExp8(e []float32) float32 {
+	a0, a1, a2, a3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
+	b0, b1 := a0+a2, a1+a3
+	return b0 + b1
+}
+
+// dotF16F32 multiplies an F16 row with an f32 vector, exact products summed
+// in float64 (the bitnet-b1.58 reference keeps attention operands in f32).
+func dotF16F32(w []uint16, x []float32) float32 {
+	x = x[:len(w)]
+	var acc float64
+	for i, h := range w {
+		acc += float64(f16Table[h]) * float64(x[i])
+	}
+	return float32(acc)
+}
