@@ -90,6 +90,11 @@ func (m *embeddingModel) Embedding() bool         { return true }
 // "gemma-norm" (Gemma3 only; never the *_norm_in weights, spec §6).
 func (m *embeddingModel) GemmaNormFix() bool { return m.spec.gemma }
 
+// TokenizerJSONFirst makes the vocabulary come from tokenizer.json even when
+// a tokenizer.model is present: bitnet.cpp's embedding converter reads
+// tokenizer.json for both models (spec §5.3 P5).
+func (m *embeddingModel) TokenizerJSONFirst() bool { return true }
+
 // OutTypes lists the outtypes this converter writes; NewPlan refuses others.
 func (m *embeddingModel) OutTypes() []OutType { return embedOutTypes }
 

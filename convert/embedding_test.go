@@ -115,6 +115,17 @@ func TestEmbeddingConversion(t *testing.T) {
 		s := tc.shape
 		t.Run(s.Arch, func(t *testing.T) {
 			dir := writeEmbedFixture(t, s, embedfixture.Options{Tokenizer: true, Pooling: tc.pooling})
+			if s.Arch == "qwen3" {
+				// A stray SentencePiece model must not win over tokenizer.json
+				// (P5 reads tokenizer.json): checkEmbedTokenizer wants gpt2.
+				b, err := os.ReadFile(filepath.Join(tokenizersDir, "llama2", "tokenizer.model"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "tokenizer.model"), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			out, plan, err := convertDir(t, dir, Options{OutType: OutF32})
 			if err != nil {
 				t.Fatal(err)

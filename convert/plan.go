@@ -486,7 +486,9 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		kvs = append(kvs, ekvs...)
 	}
 	if !opts.NoVocab {
-		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts)
+		jf, ok := p.Converter.(interface{ TokenizerJSONFirst() bool })
+		jsonFirst := ok && jf.TokenizerJSONFirst()
+		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts, jsonFirst)
 		if err != nil {
 			return err
 		}

@@ -31,9 +31,18 @@ var vocabSources = []struct {
 var ErrNoTokenizer = errors.New("no tokenizer found")
 
 // loadVocab builds the tokenizer KVs from the first tokenizer file present.
-func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options) ([]gguf.KV, []string, error) {
+// jsonFirst tries tokenizer.json before tokenizer.model (the embedding
+// converter reads tokenizer.json, spec §5.3 P5).
+func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool) ([]gguf.KV, []string, error) {
 	var looked []string
-	for _, src := range vocabSources {
+	sources := vocabSources
+	if jsonFirst {
+		sources = []struct {
+			file string
+			load func(dir string, vocabSize int, opts Options) (*tokenizer.Vocab, []string, error)
+		}{vocabSources[1], vocabSources[0]}
+	}
+	for _, src := range sources {
 		path := filepath.Join(ckpt.Dir, src.file)
 		looked = append(looked, src.file)
 		if _, err := os.Stat(path); err != nil {
