@@ -16,7 +16,12 @@
 // Architectures are registered converters (Register) keyed by the
 // checkpoint's config.json "architectures" entry; each one is a small file
 // (convert_bitnet.go, …) holding its tensor-name table and hyper-parameter
-// rules. The tensor type policy is a table (policy.go).
+// rules. The tensor type policy is a table (policy.go). The BitNet
+// sentence-embedding models (Qwen3Model → arch qwen3, Gemma3TextModel → arch
+// gemma3; embedding.go, convert_qwen3.go, convert_gemma3.go, pooling.go) are
+// rows of one table: no output head, the per-projection *_norm_in weights,
+// Gemma's (1 + w) norm fix, head_dim in three keys and the pooling type from
+// the sentence-transformers files (spec §1.4, §5.5, §6).
 //
 // Shapes: HF shapes are [out, in] (row-major, in fastest); GGUF ne is the
 // reverse ([in, out]). Plans keep both.

@@ -26,4 +26,12 @@
 // RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58) → ffn_sub_norm →
 // W_down → residual; then output_norm and the LM head (output, or the tied
 // token_embd).
+//
+// Sentence-embedding models (GGUF arch qwen3 and gemma3 as bitnet.cpp's
+// embedding converter writes them: BitNet embedding 0.6B and 270M) load with
+// LoadEmbedding / OpenEmbedding into an EmbeddingModel (embed*.go): the whole
+// sequence runs at once with float32 attention, an RMSNorm (*_norm_in) in
+// front of every ternary projection, q/k RMSNorm per head, and per arch the
+// FFN activation, Gemma3's √hidden embedding scale and post norms (a table,
+// embedArchs); Embed pools (mean, cls, last) and L2-normalises.
 package runtime

@@ -18,7 +18,7 @@ import (
 
 // embedGGUF converts a small-vocabulary embedding fixture of shape s to ot
 // and returns the opened file.
-func embedGGUF(t *testing.T, s embedfixture.Shape, ot convert.OutType) *reader.File {
+func embedGGUF(t testing.TB, s embedfixture.Shape, ot convert.OutType) *reader.File {
 	t.Helper()
 	s.Vocab = 300
 	dir := t.TempDir()
@@ -276,4 +276,35 @@ func ExampleEmbeddingModel_Embed() {
 	defer f.Close()
 	vec, _ := m.Embed([]int32{2, 651, 9456}, m.Params.Pooling)
 	_ = vec // unit-length, len m.Params.NEmbd
+}
+
+// FuzzLoadEmbeddingKVs: arbitrary hyper-parameter KVs on a valid file either
+// load (and then embed without panicking) or fail with an error.
+func FuzzLoadEmbeddingKVs(f *testing.F) {
+	f.Add(uint32(4), uint32(2), uint32(64), uint32(0), uint32(3), uint32(32768), true)
+	f.Add(uint32(4), uint32(4), uint32(32), uint32(2), uint32(1), uint32(2), false)
+	f.Add(uint32(0), uint32(0), uint32(0), uint32(1), uint32(0), uint32(0), true)
+	f.Add(uint32(2), uint32(3), uint32(128), uint32(1<<31), uint32(9), uint32(1), false)
+	file := embedGGUF(f, embedfixture.Qwen3, convert.OutF32)
+	f.Fuzz(func(t *testing.T, heads, kvHeads, headDim, window, pooling, ctx uint32, slide bool) {
+		pattern := []bool{slide, false}
+		kvs := map[string]*gguf.Value{
+			"qwen3.attention.head_count":             val(gguf.Uint32(heads)),
+			"qwen3.attention.head_count_kv":          val(gguf.Uint32(kvHeads)),
+			"qwen3.attention.key_length":             val(gguf.Uint32(headDim)),
+			"qwen3.attention.value_length":           val(gguf.Uint32(headDim)),
+			"qwen3.rope.dimension_count":             val(gguf.Uint32(headDim)),
+			"qwen3.attention.sliding_window":         val(gguf.Uint32(window)),
+			"qwen3.attention.sliding_window_pattern": val(gguf.Value{Type: gguf.ValueArray, Elem: gguf.ValueBool, V: pattern}),
+			"qwen3.pooling_type":                     val(gguf.Uint32(pooling)),
+			"qwen3.context_length":                   val(gguf.Uint32(ctx)),
+		}
+		m, err := LoadEmbedding(withKVs(file, kvs), Options{})
+		if err != nil {
+			return
+		}
+		if _, err := m.Embed([]int32{1, 2, 3}, m.Params.Pooling); err != nil && ctx >= 3 {
+			t.Fatalf("embed: %v", err)
+		}
+	})
 }
