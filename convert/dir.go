@@ -2,7 +2,9 @@ package convert
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
@@ -34,6 +36,13 @@ func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, op
 	if err := Convert(ctx, ckpt, plan, f, opts); err != nil {
 		if ctx.Err() != nil {
 			return plan, fmt.Errorf("interrupted; %s was not written", outPath)
+		}
+		// A failed write (disk full, file too large) names the temp file,
+		// which is gone by the time the user reads the message: name the
+		// output instead.
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == f.TempName() {
+			pe.Path = outPath
 		}
 		return plan, err
 	}
