@@ -89,7 +89,7 @@ func runEmbedding(f *reader.File, rep *Report, opts Options) (*Report, error) {
 			} else {
 				c.Cosine = cosine(emb, want)
 				if !(c.Cosine >= rep.Thresholds.MinCosine) {
-					rep.fail("prompt %d %q: cosine similarity %.6f < %.6f between the runtime and the float reference", i+1, in.text, c.Cosine, rep.Thresholds.MinCosine)
+					rep.fail("prompt %d %q: cosine similarity %.7g < %.7g between the runtime and the float reference", i+1, in.text, c.Cosine, rep.Thresholds.MinCosine)
 				}
 			}
 		}

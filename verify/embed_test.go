@@ -86,6 +86,14 @@ func TestVerifyEmbeddingDetectsMissingGemmaFix(t *testing.T) {
 	if !rep.Pass || len(rep.Embeddings) != 2 {
 		t.Fatalf("unmodified file: %q, %d inputs", rep.Failures, len(rep.Embeddings))
 	}
+	// Without the checkpoint only the runtime checks run.
+	rep, err = Run(Options{GGUF: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Pass || len(rep.Embeddings) != 2 || rep.Embeddings[0].Cosine != 0 || math.Abs(rep.Embeddings[0].Norm-1) > 1e-6 {
+		t.Errorf("runtime-only: pass %v, %+v", rep.Pass, rep.Embeddings)
+	}
 	// A threshold above 1 fails, naming the first prompt.
 	th := DefaultThresholds(false)
 	th.MinCosine = 1.5

@@ -178,7 +178,7 @@ func printReport(w io.Writer, r *verify.Report) {
 		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, reference %.4f\n", n.PPLRuntime, n.PPLReference)
 	}
 	for i, e := range r.Embeddings {
-		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.6f (min %.6f) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
+		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.7g (min %.7g) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
 	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  FAIL %s\n", f)
