@@ -48,8 +48,10 @@ func dotF32ggml(w, x []float32) float32 {
 	}
 	sum := reduce8x4(&acc)
 	for i := np; i < n; i++ {
-		p := w[i] * x[i]
-		sum += p
+		// The reference's scalar tail `sumf += x[i]*y[i]` is contracted
+		// to a fused multiply-add by clang; fma32 does the same on every
+		// GOARCH.
+		sum = fma32(sum, w[i], x[i])
 	}
 	return sum
 }

@@ -211,3 +211,29 @@ func TestQuantizeQ8_0(t *testing.T) {
 		}
 	}
 }
+
+// TestI2SInt16Wrap: bitnet.cpp's AVX2 kernel sums code·q pairs in int16
+// lanes over groups of 32 blocks before widening; with K = 4096, every code
+// +1 (2) and every activation 127, each lane reaches 65024 and wraps to
+// −512, so the kernel's Σ code·q is 16 × −512 = −8192 instead of 1040384.
+// dotI2S reproduces that (and the exact value again once K is below the
+// wrap, as in TestI2SWorkedExample).
+func TestI2SInt16Wrap(t *testing.T) {
+	const k = 4096
+	row := make([]byte, k/4)
+	for i := range row {
+		row[i] = 0xAA // four codes 2
+	}
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = 127
+	}
+	if got := dotI2S(row, q); got != -8192 {
+		t.Fatalf("dotI2S = %d, want -8192 (int16 lane wrap)", got)
+	}
+	// One group short of the wrap: 31 blocks → lanes 63008 → wraps too;
+	// 16 blocks → 32512 per lane, no wrap: exact 16·32512.
+	if got := dotI2S(row[:16*32], q[:16*128]); got != 16*32512 {
+		t.Fatalf("16 blocks: %d, want %d", got, 16*32512)
+	}
+}
