@@ -101,7 +101,8 @@ func f32Tensor(t *testing.T, f *reader.File, name string) []float32 {
 // tokenizers; the head_dim keys, the tensor names, the Gemma norms (w + 1)
 // and the *_norm_in weights (unchanged) are checked value by value; the
 // tokenizer exports vocab_size entries with its special tokens and round-trips
-// mixed-script text; i2_s and f16 give the type policy; tl1/tl2 are refused.
+// mixed-script text and passes the qwen2 / gemma3 ggml vocab vectors; i2_s
+// and f16 give the type policy; tl1/tl2 are refused.
 func TestEmbeddingConversion(t *testing.T) {
 	for _, tc := range []struct {
 		shape   embedfixture.Shape
@@ -315,6 +316,31 @@ func checkEmbedTokenizer(t *testing.T, f *reader.File, s embedfixture.Shape) {
 		back, err := tok.Decode(ids)
 		if err != nil || back != text {
 			t.Errorf("%s: Decode(Encode(%q)) = %q, %v", s.Arch, text, back, err)
+		}
+	}
+	// The ggml vocab vectors pass through the exported vocabulary.
+	vec := map[string]string{"qwen3": "ggml-vocab-qwen2.gguf", "gemma3": "gemma3"}[s.Arch]
+	inp, err := os.ReadFile(filepath.Join(tokenizersDir, "vectors", vec+".inp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outb, err := os.ReadFile(filepath.Join(tokenizersDir, "vectors", vec+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	ins := strings.Split(strings.TrimSuffix(string(inp), sep), sep)
+	lines := strings.Split(strings.TrimSuffix(string(outb), "\n"), "\n")
+	if len(ins) != len(lines) || len(ins) < 20 {
+		t.Fatalf("%s: %d inputs, %d outputs", vec, len(ins), len(lines))
+	}
+	for i, in := range ins {
+		got, err := tok.Encode(in, false, false)
+		if err != nil {
+			t.Fatalf("vector %d: %v", i, err)
+		}
+		if g := strings.Trim(fmt.Sprint(got), "[]"); g != strings.TrimSpace(lines[i]) {
+			t.Errorf("%s vector %d %q: got %s, want %s", vec, i, in, g, lines[i])
 		}
 	}
 	ids, err := tok.Encode("hi", true, false)
