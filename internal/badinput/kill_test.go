@@ -1,0 +1,239 @@
+package badinput
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/presets"
+)
+
+var (
+	largeOnce sync.Once
+	largeDir  string
+	largeErr  error
+)
+
+// largeCheckpoint generates, once per test run, a bitnet_b1_58-large-shaped
+// checkpoint (hidden 1536, ffn 4096, bf16 master weights) cut to one layer
+// and a 4096-token embedding: about 70 MB, enough that converting it with
+// one thread takes a moment to kill. It has no tokenizer (convert with
+// --no-vocab).
+func largeCheckpoint(t *testing.T) string {
+	t.Helper()
+	largeOnce.Do(func() {
+		var p presets.Model
+		p, largeErr = presets.Get("bitnet_b1_58-large")
+		if largeErr != nil {
+			return
+		}
+		largeDir, largeErr = os.MkdirTemp("", "badinput-large-")
+		if largeErr != nil {
+			return
+		}
+		_, largeErr = dummy.Generate(context.Background(), largeDir, dummy.Options{Config: p.Config, Layers: 1, VocabSize: 4096, Seed: 7})
+	})
+	if largeErr != nil {
+		t.Fatal(largeErr)
+	}
+	return largeDir
+}
+
+// temps returns the atomicfile temp files in dir.
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if atomicfile.IsTemp(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// startAndSignal starts the binary on args and sends sig once a temp file
+// in outDir holds more than 1 MiB (the converter is writing tensor data; the
+// whole file is about 20 MB). It returns the
+// process state and stderr. It fails the test if the run ends before any
+// data was written.
+func startAndSignal(t *testing.T, bin, outDir string, sig syscall.Signal, args ...string) (*os.ProcessState, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the conversion ended (%v) before it could be signalled while writing; stderr %s", err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("no temp file with data appeared within 60 s")
+		default:
+		}
+		if ts := temps(t, outDir); len(ts) > 0 {
+			if fi, err := os.Stat(filepath.Join(outDir, ts[0])); err == nil && fi.Size() > 1<<20 {
+				break
+			}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	return cmd.ProcessState, stderr.String()
+}
+
+// TestKillWhileWriting kills hf2gguf with SIGKILL while it writes the GGUF
+// (a temp file beside the target already holds data): the target holds
+// nothing, or with --force the previous file byte for byte, never a partial
+// file; the recognisable temp file is left behind, and the next run removes
+// it and writes a complete GGUF.
+func TestKillWhileWriting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and a 70 MB checkpoint")
+	}
+	bin := buildBinary(t)
+	m := largeCheckpoint(t)
+	for _, previous := range []bool{false, true} {
+		name := "no previous file"
+		if previous {
+			name = "previous file with --force"
+		}
+		t.Run(name, func(t *testing.T) {
+			outDir := t.TempDir()
+			out := filepath.Join(outDir, "x.gguf")
+			args := []string{"hf2gguf", m, "--outfile", out, "--threads", "1", "--no-vocab"}
+			old := []byte("GGUF the previous, complete file")
+			if previous {
+				writeFile(t, out, old)
+				args = append(args, "--force")
+			}
+			st, _ := startAndSignal(t, bin, outDir, syscall.SIGKILL, args...)
+			if ws, ok := st.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("process was not killed by SIGKILL: %v", st)
+			}
+			got, err := os.ReadFile(out)
+			switch {
+			case previous && !bytes.Equal(got, old):
+				t.Fatalf("target changed after the kill (%d bytes, %v)", len(got), err)
+			case !previous && !errors.Is(err, os.ErrNotExist):
+				t.Fatalf("target exists after the kill (%d bytes, %v)", len(got), err)
+			}
+			left := temps(t, outDir)
+			if len(left) != 1 || !strings.HasPrefix(left[0], ".x.gguf.partial-") {
+				t.Fatalf("want one recognisable temp file left by the kill, got %q", left)
+			}
+			// The next run removes the leftover and succeeds.
+			code, stdout, stderr := runMain(args...)
+			if code != 0 {
+				t.Fatalf("second run: exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stdout, out) {
+				t.Errorf("summary does not name the output: %q", stdout)
+			}
+			if left := temps(t, outDir); len(left) != 0 {
+				t.Errorf("temp files remain after the second run: %q", left)
+			}
+			checkComplete(t, m, out)
+		})
+	}
+}
+
+// checkComplete parses out and checks it holds every planned tensor of the
+// checkpoint m with its full size.
+func checkComplete(t *testing.T, m, out string) {
+	t.Helper()
+	ckpt, err := hf.Open(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ckpt.Close()
+	plan, err := convert.NewPlan(ckpt, convert.Options{NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.Open(out)
+	if err != nil {
+		t.Fatalf("output is not a readable GGUF: %v", err)
+	}
+	defer f.Close()
+	if len(f.Tensors) != len(plan.Tensors) {
+		t.Fatalf("output has %d tensors, the plan %d", len(f.Tensors), len(plan.Tensors))
+	}
+	for _, pt := range plan.Tensors {
+		d, err := f.TensorData(pt.GGUFName)
+		if err != nil || uint64(len(d)) != pt.Bytes {
+			t.Errorf("tensor %s: %d bytes, planned %d (%v)", pt.GGUFName, len(d), pt.Bytes, err)
+		}
+	}
+}
+
+// TestInterruptWhileWriting sends SIGINT (Ctrl-C) to hf2gguf while it
+// writes: it exits 1 with one line saying the output was not written, and
+// removes its temp file itself.
+func TestInterruptWhileWriting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and a 70 MB checkpoint")
+	}
+	bin := buildBinary(t)
+	m := largeCheckpoint(t)
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "x.gguf")
+	st, stderr := startAndSignal(t, bin, outDir, syscall.SIGINT, "hf2gguf", m, "--outfile", out, "--threads", "1", "--no-vocab")
+	if st.ExitCode() != 1 {
+		t.Fatalf("exit %v after SIGINT, want 1; stderr %s", st, stderr)
+	}
+	checkOneLine(t, stderr, []string{"interrupted", out})
+	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+		t.Errorf("files left after the interrupt: %v", ents)
+	}
+}
+
+// TestCleanLeftovers checks the naming contract the kill test relies on:
+// atomicfile.Create removes earlier ".<base>.partial-*" files of the same
+// target, and only those.
+func TestCleanLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "x.gguf")
+	for _, n := range []string{".x.gguf.partial-123", ".x.gguf.partial-9", ".y.gguf.partial-1", "x.gguf.partial-1", ".x.gguf"} {
+		writeFile(t, filepath.Join(dir, n), []byte(n))
+	}
+	f, err := atomicfile.Create(target, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Abort()
+	var names []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != ".x.gguf .y.gguf.partial-1 x.gguf.partial-1" {
+		t.Errorf("after Create+Abort the directory holds %q", got)
+	}
+}
