@@ -82,8 +82,9 @@ func dotF16ggml(w []uint16, x []float32) float32 {
 	return float32(sum)
 }
 
-// sumExp8 is the AVX2 branch of ggml_vec_soft_max_f32 for one group of
-// eight exponentials: (e0+e4)+(e2+e6) plus (e1+e5)+(e3+e7), in float32.
+// sumExp8 is the horizontal sum of eight float lanes as the reference's AVX2
+// code does it (ggml_vec_soft_max_f32, hsum_float_8): (e0+e4)+(e2+e6) plus
+// (e1+e5)+(e3+e7), in float32.
 func sumExp8(e []float32) float32 {
 	a0, a1, a2, a3 := e[0]+e[4], e[1]+e[5], e[2]+e[6], e[3]+e[7]
 	b0, b1 := a0+a2, a1+a3

@@ -130,7 +130,7 @@ func resizeF32(b []float32, n int) []float32 {
 //   - F32, F16: ggml's AVX2 vec_dot_f32 / vec_dot_f16 summation order
 //     (dot.go);
 //   - BF16: exact products summed in float64, rounded once;
-//   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0);
+//   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0, AVX2 order);
 //   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
 //     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue).
 func (w *Matrix) Row(r int, a *Activation) float32 {
@@ -162,22 +162,27 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 	panic("runtime: unsupported matrix type")
 }
 
-// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 for one row: blocks of 34 bytes (f16 d,
-// 32 int8).
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 for one row (blocks of 34 bytes: f16 d,
+// 32 int8) in the AVX2 order of the reference (ggml-quants.c, 406a5036):
+// eight float lanes, lane i taking the exact integer sum of bytes 4i…4i+3 of
+// each block times float32(d_w·d_x) in a fused multiply-add, then the lanes
+// reduced as (l0+l4)+(l2+l6) plus (l1+l5)+(l3+l7).
 func dotQ8_0(row []byte, q []int8, d []float32) float32 {
-	var acc float64
+	var acc [8]float32
 	for b := range d {
-		blk := row[b*34 : b*34+34]
-		dw := f16Table[binary.LittleEndian.Uint16(blk)]
-		qs := q[b*q8Block : b*q8Block+q8Block]
-		var sumi int32
-		for i, v := range blk[2:] {
-			sumi += int32(int8(v)) * int32(qs[i])
+		blk := row[b*34 : b*34+34 : b*34+34]
+		scale := f16Table[binary.LittleEndian.Uint16(blk)] * d[b]
+		qs := q[b*q8Block : b*q8Block+q8Block : b*q8Block+q8Block]
+		w := blk[2:]
+		for l := 0; l < 8; l++ {
+			var sumi int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				sumi += int32(int8(w[k])) * int32(qs[k])
+			}
+			acc[l] = fma32(acc[l], scale, float32(sumi))
 		}
-		scale := dw * d[b]
-		acc += float64(scale) * float64(sumi)
 	}
-	return float32(acc)
+	return sumExp8(acc[:])
 }
 
 // dotI2S returns Σ code_k·q_k over one packed I2_S row (x86 layout: each
