@@ -12,6 +12,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
 // Acceptance b (issue 6): on the tiny Qwen3-style and Gemma3-style
@@ -144,4 +145,61 @@ func corruptF32(t *testing.T, path, name string, f func(float32) float32) string
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Sliding-window layers (Gemma3: sliding_window + sliding_window_pattern,
+// rope_local_base_freq on those layers) and bidirectional attention
+// (use_bidirectional_attention) go from config.json through the converter's
+// KVs into the runtime, and agree with the float reference, which reads them
+// from config.json itself; the option changes the embedding.
+func TestVerifyEmbeddingAttentionVariants(t *testing.T) {
+	s := embedfixture.Gemma3
+	s.Vocab = 512
+	ids := []int32{2, 9, 31, 77, 4, 4, 300, 12, 5}
+	embed := func(cfg map[string]any) (*Report, []float32) {
+		dir := t.TempDir()
+		if err := embedfixture.Write(dir, s, embedfixture.Options{Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "m.gguf")
+		if _, err := convert.ConvertDir(context.Background(), dir, out, false, false, convert.Options{OutType: convert.OutF32, NoVocab: true}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(Options{GGUF: out, HF: dir, IDs: ids, Pooling: "mean"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, f, err := runtime.OpenEmbedding(out, runtime.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		e, err := m.Embed(ids, runtime.PoolMean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, e
+	}
+	plain, pe := embed(map[string]any{"rope_theta": 1e6})
+	if !plain.Pass {
+		t.Fatalf("plain: %q", plain.Failures)
+	}
+	for name, cfg := range map[string]map[string]any{
+		"sliding":       {"rope_theta": 1e6, "sliding_window": 3, "sliding_window_pattern": 2, "rope_local_base_freq": 10000.0},
+		"bidirectional": {"rope_theta": 1e6, "use_bidirectional_attention": true},
+		"both":          {"rope_theta": 1e6, "use_bidirectional_attention": true, "sliding_window": 2, "layer_types": []string{"sliding_attention", "sliding_attention"}},
+	} {
+		rep, e := embed(cfg)
+		if !rep.Pass || rep.Embeddings[0].Cosine < 0.99999 {
+			t.Errorf("%s: %q %+v", name, rep.Failures, rep.Embeddings)
+		}
+		var c float64
+		for i := range e {
+			c += float64(e[i]) * float64(pe[i])
+		}
+		t.Logf("%s: cosine %.6f with the plain model, %.9f with the reference", name, c, rep.Embeddings[0].Cosine)
+		if c > 0.9999 {
+			t.Errorf("%s: cosine %.6f with the plain model; the option changed nothing", name, c)
+		}
+	}
 }

@@ -56,6 +56,9 @@ type Options struct {
 	Pooling string
 	// Extra tensors are appended to the checkpoint (e.g. an unmapped name).
 	Extra []hf.WriteTensor
+	// Config entries are set in config.json after the shape's (nil values
+	// are written as JSON null).
+	Config map[string]any
 }
 
 // Write writes config.json, model.safetensors and the selected side files of
@@ -80,6 +83,9 @@ func Write(dir string, s Shape, opts Options) error {
 		cfg["model_type"] = "qwen3"
 		cfg["hidden_act"] = "silu"
 		cfg["rope_theta"] = 1000000.0
+	}
+	for k, v := range opts.Config {
+		cfg[k] = v
 	}
 	if err := writeJSON(filepath.Join(dir, "config.json"), cfg); err != nil {
 		return err
