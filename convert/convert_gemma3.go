@@ -12,7 +12,7 @@ var gemma3Embedding = &embedArch{
 	hfArch:    "Gemma3TextModel",
 	table:     tensormap.Gemma3Embedding,
 	actKeys:   []string{"hidden_activation", "hidden_act"},
-	acts:      map[string]bool{"gelu_pytorch_tanh": true, "": true},
+	act:       "gelu_pytorch_tanh",
 	gemma:     true,
 }
 

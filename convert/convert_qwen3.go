@@ -11,7 +11,7 @@ var qwen3Embedding = &embedArch{
 	hfArch:    "Qwen3Model",
 	table:     tensormap.Qwen3Embedding,
 	actKeys:   []string{"hidden_act"},
-	acts:      map[string]bool{"silu": true, "": true},
+	act:       "silu",
 	eosText:   "<|endoftext|>",
 }
 

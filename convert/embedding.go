@@ -3,7 +3,6 @@ package convert
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -19,9 +18,9 @@ type embedArch struct {
 	hfArch    string           // config.json architectures[0] of the embedding model
 	table     *tensormap.Table // HF → GGUF names (spec §5.5, P5 table)
 	// actKeys are the config keys naming the FFN activation, tried in order;
-	// acts the accepted values ("" = key absent).
+	// act is the one accepted value (an absent key means it too).
 	actKeys []string
-	acts    map[string]bool
+	act     string
 	// gemma marks Gemma3: the (1 + w) norm fix (spec §6), the
 	// query_pre_attn_scalar and sliding-window keys.
 	gemma bool
@@ -58,27 +57,14 @@ func newEmbedding(spec *embedArch) NewFunc {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
 		}
-		if !spec.acts[act] {
-			return nil, fmt.Errorf("%s: %s %q is not supported for %s (want %s)", cfg.Path, spec.actKeys[0], act, spec.arch, strings.Join(sortedKeys(spec.acts), " or "))
+		if act != "" && act != spec.act {
+			return nil, fmt.Errorf("%s: %s %q is not supported for %s (want %q)", cfg.Path, spec.actKeys[0], act, spec.arch, spec.act)
 		}
 		if cfg.Has("rope_scaling") {
 			return nil, fmt.Errorf("%s: rope_scaling is not supported for the %s embedding models (remove it or set it to null)", cfg.Path, spec.arch)
 		}
 		return &embeddingModel{spec: spec}, nil
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		if k != "" {
-			out = append(out, fmt.Sprintf("%q", k))
-		}
-	}
-	if len(out) > 1 && out[0] > out[1] {
-		out[0], out[1] = out[1], out[0]
-	}
-	return out
 }
 
 func (m *embeddingModel) Arch() string            { return m.spec.arch }
