@@ -308,3 +308,22 @@ func FuzzLoadEmbeddingKVs(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkEmbed embeds 64 tokens with the tiny Qwen3-style I2_S model.
+func BenchmarkEmbed(b *testing.B) {
+	f := embedGGUF(b, embedfixture.Qwen3, convert.OutI2S)
+	m, err := LoadEmbedding(File{KVs: f.KVs, Tensors: f.Tensors, Data: f.TensorData}, Options{Threads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]int32, 64)
+	for i := range ids {
+		ids[i] = int32(i * 7 % 300)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := m.Embed(ids, PoolMean); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
