@@ -21,6 +21,7 @@ import (
 // Options are the parsed flags of verify.
 type Options struct {
 	GGUF, HF, Prompt, IDs, KernelConfig, WeightScale string
+	Pooling                                          string // embedding models: mean, cls or last (default: the file's)
 	Tokens, Threads                                  int
 	JSON                                             bool
 	// Threshold overrides; negative means the default.
@@ -68,6 +69,11 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 			if _, err := ParseIDs(opts.IDs); err != nil {
 				return usage.Errorf("--ids: %v", err)
 			}
+			switch opts.Pooling {
+			case "", "mean", "cls", "last":
+			default:
+				return usage.Errorf("--pooling must be mean, cls or last, got %q", opts.Pooling)
+			}
 			switch opts.WeightScale {
 			case "", "multiply", "divide":
 			default:
@@ -94,6 +100,7 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 	f.Float64Var(&opts.MaxKL, "max-kl", -1, "maximum mean KL divergence (nats)")
 	f.Float64Var(&opts.MaxPPLRel, "max-ppl-rel", -1, "maximum relative perplexity difference")
 	f.Float64Var(&opts.MinCosine, "min-cosine", -1, "embedding models: minimum cosine similarity per prompt")
+	f.StringVar(&opts.Pooling, "pooling", "", "embedding models: mean, cls or last (default: the file's pooling_type)")
 	return cmd
 }
 
@@ -117,7 +124,7 @@ func ParseIDs(s string) ([]int32, error) {
 // wrapped with the first failure.
 func Run(opts *Options) error {
 	ids, _ := ParseIDs(opts.IDs)
-	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads}
+	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads, Pooling: opts.Pooling}
 	if opts.KernelConfig != "" {
 		b, err := os.ReadFile(opts.KernelConfig)
 		if err != nil {
@@ -134,14 +141,19 @@ func Run(opts *Options) error {
 		for _, o := range []struct {
 			v   float64
 			dst *float64
-		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}, {opts.MinCosine, &th.MinCosine}} {
+		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}} {
 			if o.v >= 0 {
 				*o.dst = o.v
 			}
 		}
-		vo.Thresholds = &th
-		if rep, err = verify.Run(vo); err != nil {
-			return err
+		if opts.MinCosine >= 0 && len(rep.Embeddings) > 0 {
+			th.MinCosine = opts.MinCosine
+		}
+		if th != rep.Thresholds {
+			vo.Thresholds = &th
+			if rep, err = verify.Run(vo); err != nil {
+				return err
+			}
 		}
 	}
 	if opts.JSON {
