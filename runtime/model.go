@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"math"
 	"strings"
 
@@ -97,6 +98,10 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
+	// TLKernels is the tiling (kernel_config.ini, codegen.ParseKernelConfig)
+	// the file's TL1/TL2 tensors were converted with; GGUF does not record
+	// it. Needed only for TL1/TL2 files.
+	TLKernels []codegen.Kernel
 }
 
 type layer struct {
@@ -120,7 +125,8 @@ type Model struct {
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
-// and I2_S are supported for the matrices, F32/F16/BF16 for norm vectors.
+// and I2_S are supported for the matrices, TL1/TL2 with Options.TLKernels
+// (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm vectors.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
@@ -229,7 +235,16 @@ func Load(f File, opts Options) (*Model, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", name, err)
 		}
-		w, err := NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
+		var w *Matrix
+		if ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2 {
+			kern, ok := findKernel(opts.TLKernels, int(ti.Ne[1]), k)
+			if !ok {
+				return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
+			}
+			w, err = NewTLMatrix(ti.Type, k, int(ti.Ne[1]), data, kern)
+		} else {
+			w, err = NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", name, err)
 		}

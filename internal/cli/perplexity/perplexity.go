@@ -17,12 +17,13 @@ import (
 
 // PerplexityOptions are the parsed flags of perplexity.
 type PerplexityOptions struct {
-	Model   string // -m: GGUF file
-	File    string // -f: UTF-8 text file
-	Ctx     int    // -c: tokens per chunk
-	Chunks  int    // --chunks: at most this many chunks (≤ 0: all)
-	Threads int    // --threads
-	Out     io.Writer
+	Model        string // -m: GGUF file
+	File         string // -f: UTF-8 text file
+	Ctx          int    // -c: tokens per chunk
+	Chunks       int    // --chunks: at most this many chunks (≤ 0: all)
+	Threads      int    // --threads
+	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	Out          io.Writer
 }
 
 // NewCmdPerplexity returns the perplexity command. It only parses flags;
@@ -67,6 +68,7 @@ log-probability of the next token, as llama-perplexity does. Prints PPL = exp(me
 	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: all whole chunks)")
 	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
 }
 
@@ -76,7 +78,15 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("read text %s: %w", opts.File, err)
 	}
-	m, f, err := runtime.Open(opts.Model, runtime.Options{Threads: opts.Threads})
+	rtOpts := runtime.Options{Threads: opts.Threads}
+	if opts.KernelConfig != "" {
+		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
+		if err != nil {
+			return err
+		}
+		rtOpts.TLKernels = ks
+	}
+	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
 		return err
 	}

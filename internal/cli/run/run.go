@@ -33,7 +33,8 @@ type RunOptions struct {
 	Threads    int     // --threads
 	DumpLogits string  // --dump-logits FILE: raw little-endian float32 rows
 
-	Out io.Writer
+	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	Out          io.Writer
 }
 
 // NewCmdRun returns the run command. It only parses flags; runF replaces
@@ -93,6 +94,7 @@ PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
 	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
 	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
 	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	return cmd
 }
@@ -118,7 +120,15 @@ func ParseIDs(s string) ([]int32, error) {
 // runRun loads the model, runs the prompt one token per call and generates
 // opts.N tokens.
 func runRun(opts *RunOptions) error {
-	m, f, err := runtime.Open(opts.Model, runtime.Options{Threads: opts.Threads})
+	rtOpts := runtime.Options{Threads: opts.Threads}
+	if opts.KernelConfig != "" {
+		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
+		if err != nil {
+			return err
+		}
+		rtOpts.TLKernels = ks
+	}
+	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,8 @@ func TestNewCmdRun(t *testing.T) {
 			&RunOptions{Model: "x.gguf", IDs: []int32{1, 100, 200}, N: 4, Threads: 1}, ""},
 		{"prompt", []string{"-m", "x.gguf", "-p", "Hello", "--temp", "0.7", "--seed", "3", "--threads", "4", "--dump-logits", "o.f32"},
 			&RunOptions{Model: "x.gguf", Prompt: "Hello", HasPrompt: true, N: 16, Temp: 0.7, Seed: 3, Threads: 4, DumpLogits: "o.f32"}, ""},
+		{"tl", []string{"-m", "x.gguf", "--ids", "1", "--kernel-config", "k.ini"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Threads: 1, KernelConfig: "k.ini"}, ""},
 		{"no model", []string{"--ids", "1"}, nil, "-m/--model"},
 		{"both prompts", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},
 		{"no prompt", []string{"-m", "x"}, nil, "exactly one"},
@@ -119,6 +121,27 @@ func Test_runRun_goldenDump(t *testing.T) {
 		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
 			t.Fatalf("row %d id %d: %v, golden %v", i/512, i%512, got[i], want[i])
 		}
+	}
+}
+
+// Test_runRun_TL2: a TL2 file with --kernel-config gives the golden TL2
+// greedy ids; without it the error names the tensor and the flag.
+func Test_runRun_TL2(t *testing.T) {
+	var out bytes.Buffer
+	opts := &RunOptions{
+		Model:        filepath.Join(golden, "gguf/ggml-model-tl2.gguf"),
+		KernelConfig: filepath.Join(golden, "gguf/kernel_config_tl2.ini"),
+		Prompt:       "Hello world, this is a tiny BitNet test.", HasPrompt: true, N: 16, Out: &out,
+	}
+	if err := runRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "generated ids: 141 11 374 403 133 360 452 225 35 114 248 496 476 19 359 137\n") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	opts.KernelConfig = ""
+	if err := runRun(opts); err == nil || !strings.Contains(err.Error(), "--kernel-config") || !strings.Contains(err.Error(), "blk.0.") {
+		t.Fatalf("without --kernel-config: %v", err)
 	}
 }
 

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
+)
+
+// NewTLMatrix decodes a TL1 (type 38) or TL2 (type 39) tensor with ne = [k, m]
+// into an I2_S matrix: the LUT layout is undone with quantize.UntransformTL1
+// or UntransformTL2 using the tiling kern (the kernel_config.ini entry for
+// M = m, K = k that the file was converted with), and the ternary values are
+// repacked in the x86 I2_S layout with the same per-tensor scale. The
+// arithmetic is then the I2_S kernel's: bitnet.cpp's TL2 build gives logits
+// bitwise equal to its I2_S build on the golden model, and so does this.
+// Errors name the shape; a kern for another shape is an error.
+func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern codegen.Kernel) (*Matrix, error) {
+	if kern.M != m || kern.K != k {
+		return nil, fmt.Errorf("kernel config is for M=%d K=%d, tensor is M=%d K=%d", kern.M, kern.K, m, k)
+	}
+	if k%128 != 0 {
+		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
+	}
+	t := make([]int8, m*k)
+	var scale float32
+	var err error
+	switch typ {
+	case gguf.TypeTL1:
+		scale, err = quantize.UntransformTL1(t, data, m, k, kern.BM, kern.BK, kern.Bm)
+	case gguf.TypeTL2:
+		scale, err = quantize.UntransformTL2(t, data, m, k, kern.BM, kern.BK)
+	default:
+		return nil, fmt.Errorf("type %s is not TL1 or TL2", typ)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		return nil, fmt.Errorf("%s scale is %v", typ, scale)
+	}
+	packed := make([]byte, m*k/4)
+	for e, v := range t {
+		if v < -1 || v > 1 {
+			return nil, fmt.Errorf("%s value %d at element %d is not ternary", typ, v, e)
+		}
+		g, j := e/128, e%128
+		packed[g*32+j%32] |= byte(v+1) << (6 - 2*uint(j/32))
+	}
+	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed, rowB: k / 4}, nil
+}
+
+// findKernel returns the kernel of kerns for an M×K weight.
+func findKernel(kerns []codegen.Kernel, m, k int) (codegen.Kernel, bool) {
+	for _, kn := range kerns {
+		if kn.M == m && kn.K == k {
+			return kn, true
+		}
+	}
+	return codegen.Kernel{}, false
+}
+
+// ReadKernelConfig reads a kernel_config.ini for Options.TLKernels. Errors
+// name path.
+func ReadKernelConfig(path string) ([]codegen.Kernel, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("kernel config: %w", err)
+	}
+	ks, err := codegen.ParseKernelConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("kernel config %s: %w", path, err)
+	}
+	return ks, nil
+}
