@@ -22,6 +22,7 @@ targets=(
   "./internal/cli/verify   FuzzParseIDs"
   "./internal/cli/run      FuzzParseIDs"
   "./internal/cli/codegen  FuzzParseList"
+  "./internal/cli/hf2gguf  FuzzReadMetadata"
 )
 
 failed=()
