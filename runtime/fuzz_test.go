@@ -28,7 +28,9 @@ func fuzzFile(nLayer, nEmbd, nHead, nHeadKV, nFF, nVocab, bad, short uint8) File
 	}
 	q, kv := H*hd, HKV*hd
 	var ts []gguf.TensorInfo
-	add := func(name string, ne ...uint64) { ts = append(ts, gguf.TensorInfo{Name: name, Type: gguf.TypeF32, Ne: ne}) }
+	add := func(name string, ne ...uint64) {
+		ts = append(ts, gguf.TensorInfo{Name: name, Type: gguf.TypeF32, Ne: ne})
+	}
 	add("token_embd.weight", uint64(E), uint64(V))
 	add("output_norm.weight", uint64(E))
 	for i := 0; i < L; i++ {
