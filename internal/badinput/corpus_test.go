@@ -103,6 +103,10 @@ func TestCorpus(t *testing.T) {
 		{"header not JSON", conv(func(t *testing.T, m string) {
 			writeFile(t, filepath.Join(m, "model.safetensors"), rawST(8, []byte("{{{{{{{{"), nil))
 		}), 1, []string{"model.safetensors"}},
+		{"header nested 20000 deep", conv(func(t *testing.T, m string) {
+			h := []byte(strings.Repeat(`{"a":`, 20000))
+			writeFile(t, filepath.Join(m, "model.safetensors"), rawST(uint64(len(h)), h, nil))
+		}), 1, []string{"model.safetensors"}},
 		// --- safetensors: offsets, dtypes, shapes
 		{"data offset beyond the file", conv(func(t *testing.T, m string) {
 			editST(t, m, func(st *stFile) {
@@ -185,6 +189,12 @@ func TestCorpus(t *testing.T) {
 		{"config.json not JSON", conv(func(t *testing.T, m string) {
 			writeFile(t, filepath.Join(m, "config.json"), []byte(`{"hidden_size": 256,`))
 		}), 1, []string{"config.json"}},
+		{"config.json nested 20000 deep", conv(func(t *testing.T, m string) {
+			writeFile(t, filepath.Join(m, "config.json"), []byte(`{"hidden_size": `+strings.Repeat("[", 20000)))
+		}), 1, []string{"config.json"}},
+		{"tokenizer.json nested 20000 deep", conv(func(t *testing.T, m string) {
+			writeFile(t, filepath.Join(m, "tokenizer.json"), []byte(`{"model": `+strings.Repeat(`{"a": `, 20000)))
+		}), 1, []string{"tokenizer.json"}},
 		{"config.json hidden_size is a string", conv(func(t *testing.T, m string) {
 			editConfig(t, m, func(cfg map[string]any) { cfg["hidden_size"] = "256" })
 		}), 1, []string{"hidden_size"}},
