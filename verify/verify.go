@@ -143,7 +143,18 @@ func Run(opts Options) (*Report, error) {
 	if runtime.IsEmbeddingArch(rep.Arch) {
 		return runEmbedding(f, rep, opts)
 	}
-	model, err := runtime.LoadFile(f, runtime.Options{Threads: opts.Threads})
+	ropts := runtime.Options{Threads: opts.Threads}
+	for _, t := range f.Tensors {
+		if t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2 {
+			ks, err := tlKernels(t.Type, f, opts.KernelConfig)
+			if err != nil {
+				return nil, fmt.Errorf("%s: kernel configuration: %w", opts.GGUF, err)
+			}
+			ropts.TLKernels = ks
+			break
+		}
+	}
+	model, err := runtime.LoadFile(f, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", opts.GGUF, err)
 	}

@@ -142,3 +142,28 @@ func TestVerifyReferenceFiles(t *testing.T) {
 		}
 	}
 }
+
+// Acceptance (issue 5, d): verify passes on our TL1 and TL2 conversions of
+// the golden checkpoint with bitnet.cpp's kernel configurations, and on
+// conversions whose configuration was derived from the shapes.
+func TestVerifyTL(t *testing.T) {
+	for _, arch := range []string{"tl1", "tl2"} {
+		ini, err := os.ReadFile("../testdata/golden/tiny-bitnet/gguf/kernel_config_" + arch + ".ini")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cfg := range [][]byte{ini, nil} {
+			out := filepath.Join(t.TempDir(), "m.gguf")
+			if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{OutType: convert.OutType(arch), ModelName: "tiny", KernelConfig: cfg}); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Run(Options{GGUF: out, HF: goldenHF, KernelConfig: cfg, Tokens: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Pass {
+				t.Errorf("%s (ini given %v): %q", arch, cfg != nil, rep.Failures)
+			}
+		}
+	}
+}
