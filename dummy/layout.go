@@ -51,7 +51,8 @@ type Tensor struct {
 	// Shape is in HF order ([out, in] for a linear weight; [out/4, in] when
 	// packed; [] for a weight_scale).
 	Shape []uint64
-	Role  Role
+	// Role decides how the values are drawn.
+	Role Role
 	// Layer is the block index, -1 for global tensors.
 	Layer int
 }
@@ -199,7 +200,9 @@ func Architectures() []string {
 	return out
 }
 
-// Geometry is the model size read from config.json.
+// Geometry is the model size read from config.json: hidden_size,
+// num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
+// vocab_size and num_hidden_layers, in that field order.
 type Geometry struct {
 	Hidden, Heads, HeadsKV, HeadDim, FF, Vocab, Layers int
 	// Tied is tie_word_embeddings (absent: true for the embedding models and

@@ -48,6 +48,8 @@ type DummyOptions struct {
 	// Force replaces a checkpoint already in Out.
 	Force bool
 
+	// Stdout receives the summary or the preset list (the command's
+	// stdout).
 	Stdout io.Writer
 	// Context is cancelled on Ctrl-C; nil means one with signal handling.
 	Context context.Context
