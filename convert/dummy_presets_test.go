@@ -2,7 +2,9 @@ package convert
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,4 +235,57 @@ func TestBR04SFTDir(t *testing.T) {
 		t.Errorf("file_type %d, want %d (MOSTLY_I2_S)", ft, gguf.FileTypeMostlyI2S)
 	}
 	checkLlama3Vocab(t, f)
+}
+
+// TestDummyEmbeddingPresetsConvert: the embedding-model dummies (no "model."
+// prefix, seven *_proj.norm vectors, q/k norms, Gemma's extra norms) map
+// completely onto the qwen3 / gemma3 tables and convert to I2_S; Gemma's
+// offset norms (stored near 0) come out near 1 after the (1 + w) fix, the
+// BitLinear input norms stay near 1 without it.
+func TestDummyEmbeddingPresetsConvert(t *testing.T) {
+	const vocab = 512
+	cases := []struct {
+		preset, arch string
+		tensors      int
+	}{
+		{"bitnet-embedding-0.6b", "qwen3", 2 + 18},
+		{"bitnet-embedding-270m", "gemma3", 2 + 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.preset, func(t *testing.T) {
+			dir := dummyDir(t, tc.preset, dummy.Options{Layers: 1, VocabSize: vocab, Seed: 5})
+			out := filepath.Join(t.TempDir(), "e.gguf")
+			plan, err := ConvertDir(context.Background(), dir, out, false, false, Options{NoVocab: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, f := ggufTable(t, out)
+			if f.Arch() != tc.arch || len(got) != tc.tensors {
+				t.Errorf("arch %s with %d tensors, want %s with %d: %v", f.Arch(), len(got), tc.arch, tc.tensors, got)
+			}
+			for _, w := range plan.Warnings {
+				if strings.Contains(w, "map to no GGUF name") || strings.Contains(w, "not written") {
+					t.Errorf("warning: %s", w)
+				}
+			}
+			for name, typ := range got {
+				if strings.Contains(name, "ffn_") && !strings.Contains(name, "norm") && !strings.HasPrefix(typ, "I2_S") {
+					t.Errorf("%s is %s, want I2_S", name, typ)
+				}
+			}
+			for _, name := range []string{"output_norm.weight", "blk.0.attn_norm.weight", "blk.0.attn_q_norm.weight", "blk.0.ffn_down_norm_in.weight"} {
+				data, err := f.TensorData(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sum float64
+				for i := 0; i+4 <= len(data); i += 4 {
+					sum += float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+				}
+				if mean := sum / float64(len(data)/4); math.Abs(mean-1) > 0.02 {
+					t.Errorf("%s: mean %.4f, want ≈ 1", name, mean)
+				}
+			}
+		})
+	}
 }
