@@ -558,6 +558,8 @@ func TestShards(t *testing.T) {
 		if !bytes.Equal(da.Raw, ds.Raw) {
 			t.Errorf("%s differs between single-file and sharded output", ra.Name)
 		}
+		da.Release()
+		ds.Release()
 	}
 }
 
