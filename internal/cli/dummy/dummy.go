@@ -201,7 +201,7 @@ func dummyRun(opts *DummyOptions) error {
 		layout = "packed U8 + weight_scale"
 	}
 	g, _ := dummy.ReadGeometry(res.Config)
-	fmt.Fprintf(opts.Stdout, "wrote %s: %s, %d layers, %s, %d tensors, %d bytes in %d file(s), seed %d\n",
+	fmt.Fprintf(opts.Stdout, "wrote %s: %s, %d layer(s), %s, %d tensors, %d bytes in %d file(s), seed %d\n",
 		opts.Out, source, g.Layers, layout, len(res.Tensors), res.Bytes, len(res.Files), opts.Seed)
 	if len(res.TokenizerFiles) == 0 {
 		fmt.Fprintf(opts.Stdout, "no tokenizer files: convert with `bitnet-convert hf2gguf %s --no-vocab`\n", opts.Out)

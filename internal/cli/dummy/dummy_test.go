@@ -138,7 +138,7 @@ func TestRunConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "1 layers, packed U8 + weight_scale, 20 tensors"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "tokenizer: tokenizer.json, tokenizer_config.json") {
+	if want := "1 layer(s), packed U8 + weight_scale, 20 tensors"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "tokenizer: tokenizer.json, tokenizer_config.json") {
 		t.Errorf("summary %q lacks %q or the tokenizer files", out.String(), want)
 	}
 	ck, err := hf.Open(dir)
