@@ -115,17 +115,25 @@ func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t
 }
 
 func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]float32, error) {
-	x, err := d.Float32s(c.f32)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	n := int(d.Ref.NElements())
+	es := int(d.Ref.DType.Size())
+	if es == 0 || n*es != len(d.Raw) {
+		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
 	}
-	c.f32 = x
+	if !isFloatDType(d.Ref.DType) {
+		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
+	}
+	c.f32 = grow(c.f32, n)
+	x := c.f32
 	var bad int64 = -1
 	var mu sync.Mutex
-	err = c.parallel(ctx, len(x), func(lo, hi int) {
+	// Decode and check each chunk on the worker that owns it (one pass over
+	// the input, spread over the cores).
+	err := c.parallel(ctx, n, func(lo, hi int) {
+		decodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType)
 		for i := lo; i < hi; i++ {
 			f := x[i]
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			if f-f != 0 { // NaN or ±Inf
 				mu.Lock()
 				if bad < 0 || int64(i) < bad {
 					bad = int64(i)
@@ -199,7 +207,10 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 		if len(d.Raw) != rows*cols {
 			return nil, 0, nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
 		}
-		quantize.UnpackPackedU8(codes, d.Raw, rows, cols)
+		raw := d.Raw
+		if err := c.parallel(ctx, len(raw), func(lo, hi int) { unpackPackedRange(codes, raw, lo, hi) }); err != nil {
+			return nil, 0, nil, err
+		}
 		ws, err := c.weightScale(t)
 		if err != nil {
 			return nil, 0, nil, err

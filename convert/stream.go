@@ -41,9 +41,7 @@ func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
 	}
-	switch d.Ref.DType {
-	case hf.BF16, hf.F16, hf.F32:
-	default:
+	if !isFloatDType(d.Ref.DType) {
 		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
 	}
 	return &floatStream{ctx: ctx, c: c, t: t, d: d, n: n}, nil
@@ -78,6 +76,9 @@ func (s *floatStream) next() error {
 	var bad = -1
 	var mu sync.Mutex
 	fix := gemmaFix(s.c.plan, s.t)
+	if s.d.Ref.DType == hf.BF16 && s.t.Type == gguf.TypeF16 && !fix {
+		return s.nextBF16ToF16(lo, hi)
+	}
 	if err := s.c.parallel(s.ctx, m, func(a, b int) {
 		decodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType)
 		for i := a; i < b; i++ {
@@ -109,6 +110,9 @@ func (s *floatStream) next() error {
 	s.pos = hi
 	return nil
 }
+
+// isFloatDType reports the safetensors dtypes decodeFloats handles.
+func isFloatDType(dt hf.DType) bool { return dt == hf.BF16 || dt == hf.F16 || dt == hf.F32 }
 
 // decodeFloats decodes little-endian BF16, F16 or F32 bytes exactly.
 func decodeFloats(dst []float32, raw []byte, dt hf.DType) {
@@ -169,4 +173,45 @@ func (c *converter) encodeInto(ctx context.Context, t *PlannedTensor, out []byte
 		return fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
 	}
 	return err
+}
+
+// nextBF16ToF16 is next for a BF16 source written as F16 (the token
+// embedding and output head of I2_S/TL files): one table lookup per value,
+// chunks spread over the cores, the same errors as the generic path.
+func (s *floatStream) nextBF16ToF16(lo, hi int) error {
+	m := hi - lo
+	raw := s.d.Raw[lo*2 : hi*2]
+	s.out = grow(s.out, 2*m)
+	out := s.out
+	var mu sync.Mutex
+	bad, overflow := -1, false
+	if err := s.c.parallel(s.ctx, m, func(a, b int) {
+		i, of := encodeBF16ToF16(out[2*a:2*b], raw[2*a:2*b])
+		if i < 0 && !of {
+			return
+		}
+		mu.Lock()
+		if i >= 0 && (bad < 0 || a+i < bad) {
+			bad = a + i
+		}
+		overflow = overflow || of
+		mu.Unlock()
+	}); err != nil {
+		return err
+	}
+	if bad >= 0 {
+		v := quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*bad:]))
+		return fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", s.t.HFName, v, lo+bad)
+	}
+	if overflow {
+		var maxAbs float32
+		for i := 0; i < m; i++ {
+			maxAbs = max(maxAbs, float32(math.Abs(float64(quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))))))
+		}
+		return fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", s.t.HFName, maxAbs)
+	}
+	s.d.ReleaseRange(lo*2, hi*2)
+	s.pend = out
+	s.pos = hi
+	return nil
 }
