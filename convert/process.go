@@ -130,17 +130,12 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 	// Decode and check each chunk on the worker that owns it (one pass over
 	// the input, spread over the cores).
 	err := c.parallel(ctx, n, func(lo, hi int) {
-		decodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType)
-		for i := lo; i < hi; i++ {
-			f := x[i]
-			if f-f != 0 { // NaN or ±Inf
-				mu.Lock()
-				if bad < 0 || int64(i) < bad {
-					bad = int64(i)
-				}
-				mu.Unlock()
-				return
+		if i := decodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType); i >= 0 {
+			mu.Lock()
+			if bad < 0 || int64(lo+i) < bad {
+				bad = int64(lo + i)
 			}
+			mu.Unlock()
 		}
 	})
 	if err != nil {

@@ -80,17 +80,16 @@ func (s *floatStream) next() error {
 		return s.nextBF16ToF16(lo, hi)
 	}
 	if err := s.c.parallel(s.ctx, m, func(a, b int) {
-		decodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType)
-		for i := a; i < b; i++ {
-			if f := x[i]; math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				mu.Lock()
-				if bad < 0 || i < bad {
-					bad = i
-				}
-				mu.Unlock()
-				return
+		if i := decodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType); i >= 0 {
+			mu.Lock()
+			if bad < 0 || a+i < bad {
+				bad = a + i
 			}
-			if fix {
+			mu.Unlock()
+			return
+		}
+		if fix {
+			for i := a; i < b; i++ {
 				x[i] += 1
 			}
 		}
@@ -114,13 +113,13 @@ func (s *floatStream) next() error {
 // isFloatDType reports the safetensors dtypes decodeFloats handles.
 func isFloatDType(dt hf.DType) bool { return dt == hf.BF16 || dt == hf.F16 || dt == hf.F32 }
 
-// decodeFloats decodes little-endian BF16, F16 or F32 bytes exactly.
-func decodeFloats(dst []float32, raw []byte, dt hf.DType) {
+// decodeFloats decodes little-endian BF16, F16 or F32 bytes exactly into
+// dst and returns the index of the first non-finite value, or -1. BF16 (the
+// dtype of every real master checkpoint) takes a fast path over the bits.
+func decodeFloats(dst []float32, raw []byte, dt hf.DType) int {
 	switch dt {
 	case hf.BF16:
-		for i := range dst {
-			dst[i] = quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
+		return decodeBF16(dst, raw)
 	case hf.F16:
 		for i := range dst {
 			dst[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
@@ -130,6 +129,35 @@ func decodeFloats(dst []float32, raw []byte, dt hf.DType) {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 	}
+	for i, f := range dst {
+		if f-f != 0 { // NaN or ±Inf
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeBF16 shifts each bf16 into the high half of a float32 and returns the
+// index of the first one whose exponent bits are all set (±Inf, NaN), or -1.
+// (b & 0x7f80) + 0x80 has bit 15 set exactly for such values, so one OR per
+// element tracks them without a branch.
+func decodeBF16(dst []float32, raw []byte) int {
+	raw = raw[:2*len(dst)]
+	var flags uint16
+	for i := range dst {
+		b := uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
+		flags |= (b & 0x7f80) + 0x80
+		dst[i] = math.Float32frombits(uint32(b) << 16)
+	}
+	if flags&0x8000 == 0 {
+		return -1
+	}
+	for i, f := range dst {
+		if f-f != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // encodeInto writes n values given by at into out in t.Type (F32, F16 or
