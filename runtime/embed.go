@@ -75,7 +75,7 @@ type embedLayer struct {
 	qNorm, kNorm                                 []float32 // per-head, len HeadDim
 	// input RMSNorm weights before each projection (*_norm_in)
 	qIn, kIn, vIn, oIn, gateIn, upIn, downIn []float32
-	wq, wk, wv, wo, wGate, wUp, wDown        *Matrix
+	projections
 }
 
 // EmbeddingModel is a loaded sentence-embedding GGUF (arch qwen3 or gemma3,
@@ -210,23 +210,8 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	for i := range m.layers {
 		l := &m.layers[i]
 		b := fmt.Sprintf("blk.%d.", i)
-		mats := []struct {
-			dst  **Matrix
-			name string
-			k, n int
-		}{
-			{&l.wq, "attn_q", p.NEmbd, qDim},
-			{&l.wk, "attn_k", p.NEmbd, kvDim},
-			{&l.wv, "attn_v", p.NEmbd, kvDim},
-			{&l.wo, "attn_output", qDim, p.NEmbd},
-			{&l.wGate, "ffn_gate", p.NEmbd, p.NFF},
-			{&l.wUp, "ffn_up", p.NEmbd, p.NFF},
-			{&l.wDown, "ffn_down", p.NFF, p.NEmbd},
-		}
-		for _, s := range mats {
-			if *s.dst, err = t.matrix(b+s.name+".weight", s.k, s.n); err != nil {
-				return nil, err
-			}
+		if err := l.projections.load(b, p.NEmbd, qDim, kvDim, p.NFF, t.matrix); err != nil {
+			return nil, err
 		}
 		vecs := []struct {
 			dst  *[]float32

@@ -106,7 +106,41 @@ type Options struct {
 
 type layer struct {
 	attnNorm, attnSubNorm, ffnNorm, ffnSubNorm []float32
-	wq, wk, wv, wo, wGate, wUp, wDown          *Matrix
+	projections
+}
+
+// projections are the seven ternary weight matrices of one block, shared by
+// the causal LM and the embedding models.
+type projections struct {
+	wq, wk, wv, wo, wGate, wUp, wDown *Matrix
+}
+
+// load fills the projections of block prefix ("blk.N.") with matrix, which
+// returns the tensor name with row length k (ne[0]) and rows rows (ne[1]).
+// embd is the hidden size, qDim = heads·head_dim, kvDim = kv_heads·head_dim,
+// ff the FFN width.
+func (pr *projections) load(prefix string, embd, qDim, kvDim, ff int, matrix func(name string, k, rows int) (*Matrix, error)) error {
+	steps := []struct {
+		dst  **Matrix
+		name string
+		k, n int
+	}{
+		{&pr.wq, "attn_q", embd, qDim},
+		{&pr.wk, "attn_k", embd, kvDim},
+		{&pr.wv, "attn_v", embd, kvDim},
+		{&pr.wo, "attn_output", qDim, embd},
+		{&pr.wGate, "ffn_gate", embd, ff},
+		{&pr.wUp, "ffn_up", embd, ff},
+		{&pr.wDown, "ffn_down", ff, embd},
+	}
+	for _, s := range steps {
+		m, err := matrix(prefix+s.name+".weight", s.k, s.n)
+		if err != nil {
+			return err
+		}
+		*s.dst = m
+	}
+	return nil
 }
 
 // Model is a loaded BitNet model: hyper-parameters, norm vectors decoded to
@@ -297,23 +331,8 @@ func Load(f File, opts Options) (*Model, error) {
 	for i := range m.layers {
 		l := &m.layers[i]
 		b := fmt.Sprintf("blk.%d.", i)
-		steps := []struct {
-			dst  **Matrix
-			name string
-			k, n int
-		}{
-			{&l.wq, "attn_q", p.NEmbd, qDim},
-			{&l.wk, "attn_k", p.NEmbd, kvDim},
-			{&l.wv, "attn_v", p.NEmbd, kvDim},
-			{&l.wo, "attn_output", qDim, p.NEmbd},
-			{&l.wGate, "ffn_gate", p.NEmbd, p.NFF},
-			{&l.wUp, "ffn_up", p.NEmbd, p.NFF},
-			{&l.wDown, "ffn_down", p.NFF, p.NEmbd},
-		}
-		for _, s := range steps {
-			if *s.dst, err = matrix(b+s.name+".weight", s.k, s.n); err != nil {
-				return nil, err
-			}
+		if err := l.projections.load(b, p.NEmbd, qDim, kvDim, p.NFF, matrix); err != nil {
+			return nil, err
 		}
 		vecs := []struct {
 			dst  *[]float32
