@@ -216,52 +216,12 @@ type bpeBigram struct {
 	size        int // combined byte length when queued, to detect stale entries
 }
 
-// bpeBigramQueue is a binary min-heap of candidate merges ordered by rank,
-// then position (typed, so pushing does not allocate).
-type bpeBigramQueue []bpeBigram
-
-func (q bpeBigramQueue) less(a, b int) bool {
-	if q[a].rank != q[b].rank {
-		return q[a].rank < q[b].rank
+// before orders BPE merge candidates: lowest rank first, then leftmost.
+func (b bpeBigram) before(o bpeBigram) bool {
+	if b.rank != o.rank {
+		return b.rank < o.rank
 	}
-	return q[a].left < q[b].left
-}
-
-func (q *bpeBigramQueue) push(b bpeBigram) {
-	*q = append(*q, b)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *bpeBigramQueue) pop() bpeBigram {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h) && h.less(l, m) {
-			m = l
-		}
-		if r < len(h) && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*q = h
-	return top
+	return b.left < o.left
 }
 
 // encodeWord appends the ids of one byte-encoded pre-token (llama.cpp
@@ -287,7 +247,7 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 	}
 	syms[len(syms)-1].next = -1
 
-	q := make(bpeBigramQueue, 0, len(syms))
+	q := make(binaryHeap[bpeBigram], 0, len(syms))
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {
 			return

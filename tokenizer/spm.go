@@ -229,54 +229,13 @@ type spmBigram struct {
 	size        int32
 }
 
-// bigramQueue is a binary max-heap by score, ties to the leftmost pair (the
-// comparator of llm_bigram_spm). It is typed rather than container/heap to
-// avoid boxing every entry.
-type bigramQueue []spmBigram
-
-func (q bigramQueue) before(i, j int) bool {
-	if q[i].score != q[j].score {
-		return q[i].score > q[j].score
+// before orders SentencePiece merge candidates: highest score first, ties to
+// the leftmost pair (the comparator of llama.cpp's llm_bigram_spm).
+func (b spmBigram) before(o spmBigram) bool {
+	if b.score != o.score {
+		return b.score > o.score
 	}
-	return q[i].left < q[j].left
-}
-
-func (q *bigramQueue) push(b spmBigram) {
-	*q = append(*q, b)
-	h := *q
-	for i := len(h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.before(i, p) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-}
-
-func (q *bigramQueue) pop() spmBigram {
-	h := *q
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(h) && h.before(r, l) {
-			c = r
-		}
-		if !h.before(c, i) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-	*q = h
-	return top
+	return b.left < o.left
 }
 
 // spmUTF8Len is llama.cpp's utf8_len: the sequence length a lead byte
@@ -306,7 +265,7 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 		off += n
 	}
 	sym := func(i int32) string { return text[syms[i].start : syms[i].start+syms[i].n] }
-	q := make(bigramQueue, 0, len(syms))
+	q := make(binaryHeap[spmBigram], 0, len(syms))
 	tryAdd := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
