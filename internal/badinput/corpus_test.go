@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 )
@@ -70,8 +72,9 @@ const (
 // patched GGUF cases.
 func tinyI2SBytes(t *testing.T) []byte { return readFile(t, tinyI2S) }
 
-func TestCorpus(t *testing.T) {
-	cases := []badCase{
+// corpus returns the table of TestCorpus.
+func corpus() []badCase {
+	return []badCase{
 		// --- safetensors: truncation and header lengths
 		{"truncated data", conv(func(t *testing.T, m string) {
 			p := filepath.Join(m, "model.safetensors")
@@ -88,7 +91,7 @@ func TestCorpus(t *testing.T) {
 		{"empty safetensors", conv(func(t *testing.T, m string) {
 			writeFile(t, filepath.Join(m, "model.safetensors"), nil)
 		}), 1, []string{"model.safetensors"}},
-		{"header length beyond the file", conv(func(t *testing.T, m string) {
+		{"header length 2^40, beyond the file", conv(func(t *testing.T, m string) {
 			p := filepath.Join(m, "model.safetensors")
 			b := readFile(t, p)
 			binary.LittleEndian.PutUint64(b, 1<<40)
@@ -140,7 +143,7 @@ func TestCorpus(t *testing.T) {
 		{"header claims 2^60 elements", conv(func(t *testing.T, m string) {
 			editST(t, m, func(st *stFile) { st.tensor(t, down)["shape"] = []uint64{1 << 30, 1 << 30} })
 		}), 1, []string{"model.safetensors", down}},
-		{"shape whose byte size overflows uint64", conv(func(t *testing.T, m string) {
+		{"shape of 2^64 elements, byte size overflows uint64", conv(func(t *testing.T, m string) {
 			editST(t, m, func(st *stFile) { st.tensor(t, down)["shape"] = []uint64{1 << 32, 1 << 32} })
 		}), 1, []string{"model.safetensors", down}},
 		{"HF shape disagrees with config.json", conv(func(t *testing.T, m string) {
@@ -301,10 +304,10 @@ func TestCorpus(t *testing.T) {
 		{"inspect: tensor of 2^60 elements", gg(func(t *testing.T) []byte {
 			return newGGUF(1, 1).kvString("general.architecture", "bitnet").tensor("blk.0.ffn_down.weight", 0, 0, 1<<30, 1<<30).pad(64)
 		}, inspectArgs), 1, []string{"bad.gguf", "blk.0.ffn_down.weight"}},
-		{"inspect: BR-28c tensor size wraps after padding", gg(func(t *testing.T) []byte {
+		{"inspect: BR-28c tensor size 2^64-16 wraps after padding", gg(func(t *testing.T) []byte {
 			return newGGUF(1, 1).kvString("general.architecture", "bitnet").tensor("blk.0.attn_q.weight", 0, 0, 4, 1073741823, 1073741825, 1).pad(64)
 		}, inspectArgs), 1, []string{"bad.gguf", "blk.0.attn_q.weight"}},
-		{"inspect: BR-28d offset + size beyond the file", gg(func(t *testing.T) []byte {
+		{"inspect: BR-28d offset 2^32+32 beyond the file", gg(func(t *testing.T) []byte {
 			return newGGUF(1, 1).kvString("general.architecture", "bitnet").tensor("output_norm.weight", 0, 1<<32+32, 8).pad(32)
 		}, inspectArgs), 1, []string{"bad.gguf", "output_norm.weight"}},
 		{"inspect: unknown tensor type", gg(func(t *testing.T) []byte {
@@ -380,6 +383,10 @@ func TestCorpus(t *testing.T) {
 			return []string{"codegen", "--arch", "tl2", "--from-config", filepath.Join(root, "m"), "--outdir", filepath.Join(root, "m")}
 		}, 1, []string{"config.json"}},
 	}
+}
+
+func TestCorpus(t *testing.T) {
+	cases := corpus()
 	if len(cases) < 30 {
 		t.Fatalf("only %d cases", len(cases))
 	}
@@ -431,4 +438,39 @@ func writeIndex(t *testing.T, m, shard string) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(m, "model.safetensors.index.json"), b)
+}
+
+// TestHeaderClaimsAllocateLittle re-runs the corpus rows whose header claims
+// an absurd size (2^40 … 2^64 bytes, elements, keys or tensors) and checks
+// they fail fast without allocating it: under 32 MiB allocated in total by
+// the whole command (cobra, reading the small inputs) and under a second.
+func TestHeaderClaimsAllocateLittle(t *testing.T) {
+	n := 0
+	for _, c := range corpus() {
+		if !strings.Contains(c.name, "2^") {
+			continue
+		}
+		n++
+		t.Run(c.name, func(t *testing.T) {
+			args := c.setup(t, t.TempDir())
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			code, _, stderr := runMain(args...)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if code != c.code {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Errorf("allocated %d MiB for a header claim", alloc>>20)
+			}
+			if took > time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+	if n < 10 {
+		t.Fatalf("only %d header-claim rows", n)
+	}
 }
