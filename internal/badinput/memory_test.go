@@ -125,3 +125,45 @@ func TestPeakRSSBitNetLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestPeakRSSBR23Shapes is BR-23's own input in BitNet architecture: the
+// Llama3-8B-1.58 dimensions (hidden 4096, ffn 14336, vocab 128256, untied
+// head) at 4 layers on the 2B-4T layout (BitNetForCausalLM, packed U8 +
+// weight_scale, 2 shards, 2.3 GB). BR-23 expects a peak of about the
+// largest tensor in f32 (the 128256 × 4096 embedding, 2.1 GB) plus a small
+// constant; the bound here is that size plus 256 MiB. Heavy: BITNET_HEAVY=1.
+// (The Llama-architecture preset itself, LlamaForCausalLM, has no converter
+// yet.)
+func TestPeakRSSBR23Shapes(t *testing.T) {
+	if testing.Short() || os.Getenv("BITNET_HEAVY") == "" {
+		t.Skip("set BITNET_HEAVY=1 to convert a 2.3 GB checkpoint")
+	}
+	p, err := presets.Get("BitNet-b1.58-2B-4T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{}
+	for k, v := range p.Config {
+		cfg[k] = v
+	}
+	for k, v := range map[string]any{"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+		"num_key_value_heads": 8, "num_hidden_layers": 4, "tie_word_embeddings": false, "vocab_size": 128256} {
+		cfg[k] = v
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	res, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Packed: true, MaxShardBytes: 1500 << 20, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 2 {
+		t.Fatalf("want 2 shards, got %v", res.Files)
+	}
+	name, f32 := largestF32(res)
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	rss, took := peakRSS(t, "hf2gguf", dir, "--outfile", out, "--no-vocab")
+	t.Logf("BR-23 shapes: %d tensors, %.0f MiB in %d shards; largest %s %.0f MiB as f32; peak RSS %.0f MiB in %v",
+		len(res.Tensors), float64(res.Bytes)/mib, len(res.Files), name, float64(f32)/mib, float64(rss)/mib, took.Round(time.Millisecond))
+	if rss > f32+256*mib {
+		t.Errorf("BR-23: peak RSS %d MiB > largest tensor in f32 + 256 MiB = %d MiB", rss/mib, (f32+256*mib)/mib)
+	}
+}
