@@ -33,7 +33,7 @@ func init() {
 func newBitnet(cfg *hf.Config) (Converter, error) {
 	act, _, err := cfg.String("hidden_act")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, err // names config.json and the key
 	}
 	arch, ok := bitnetActArch[act]
 	if !ok {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
@@ -28,6 +30,9 @@ func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, op
 	if dryRun {
 		return plan, nil
 	}
+	if err := notAnInput(dir, outPath); err != nil {
+		return plan, err
+	}
 	f, err := atomicfile.Create(outPath, force)
 	if err != nil {
 		return plan, err
@@ -50,4 +55,23 @@ func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, op
 		return plan, err
 	}
 	return plan, nil
+}
+
+// notAnInput refuses an output path that is one of the files of the input
+// directory (the input is only read, even with --force).
+func notAnInput(dir, outPath string) error {
+	out, err := os.Stat(outPath)
+	if err != nil {
+		return nil // does not exist yet (or cannot be read: Create reports it)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		if in, err := os.Stat(filepath.Join(dir, e.Name())); err == nil && os.SameFile(in, out) {
+			return fmt.Errorf("output %s is the input file %s; the input directory is only read, choose another --outfile", outPath, filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
 }

@@ -55,7 +55,7 @@ func newEmbedding(spec *embedArch) NewFunc {
 		}
 		act, _, err := cfg.String(spec.actKeys...)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+			return nil, err // names config.json and the key
 		}
 		if act != "" && act != spec.act {
 			return nil, fmt.Errorf("%s: %s %q is not supported for %s (want %q)", cfg.Path, spec.actKeys[0], act, spec.arch, spec.act)
@@ -131,7 +131,7 @@ func (m *embeddingModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 		return nil, err
 	}
 	if b, ok, err := cfg.Bool("use_bidirectional_attention"); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, err // names config.json and the key
 	} else if ok && b {
 		kvs = append(kvs, gguf.KV{Key: a + ".attention.causal", Value: gguf.Bool(false)})
 	}
@@ -153,7 +153,7 @@ func checkNoSlidingQwen(spec *embedArch, cfg *hf.Config) error {
 	}
 	on, _, err := cfg.Bool("use_sliding_window")
 	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Path, err)
+		return err // names config.json and the key
 	}
 	if on {
 		return fmt.Errorf("%s: use_sliding_window true is not supported for qwen3 (set it to false)", cfg.Path)
@@ -233,7 +233,7 @@ func (m *embeddingModel) ExtraKVs(dir string) ([]gguf.KV, []string, error) {
 func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	var kvs []gguf.KV
 	if q, ok, err := cfg.Float("query_pre_attn_scalar"); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, err // names config.json and the key
 	} else if ok {
 		if !(q > 0) || math.IsInf(q, 0) {
 			return nil, fmt.Errorf("%s: query_pre_attn_scalar %v must be positive", cfg.Path, q)
@@ -247,7 +247,7 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	}
 	win, hasWin, err := cfg.Int("sliding_window")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, err // names config.json and the key
 	}
 	pattern, hasPattern, err := slidingLayers(cfg, g.Layers)
 	if err != nil {
@@ -273,7 +273,7 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	}
 	local := 10000.0
 	if v, ok, err := cfg.Float("rope_local_base_freq"); err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, err // names config.json and the key
 	} else if ok {
 		local = v
 	}
@@ -300,7 +300,7 @@ func anyTrue(b []bool) bool {
 // sliding_window_pattern N (layer i is global when (i+1) % N == 0).
 func slidingLayers(cfg *hf.Config, layers int) ([]bool, bool, error) {
 	if types, ok, err := cfg.Strings("layer_types"); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, false, err // names config.json and the key
 	} else if ok {
 		if len(types) != layers {
 			return nil, false, fmt.Errorf("%s: layer_types has %d entries, num_hidden_layers is %d", cfg.Path, len(types), layers)
@@ -319,7 +319,7 @@ func slidingLayers(cfg *hf.Config, layers int) ([]bool, bool, error) {
 	}
 	n, ok, err := cfg.Int("sliding_window_pattern")
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", cfg.Path, err)
+		return nil, false, err // names config.json and the key
 	}
 	if !ok {
 		return nil, false, nil

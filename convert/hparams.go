@@ -41,7 +41,7 @@ func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
 		case gguf.ValueUint32:
 			v, ok, err := cfg.Int(r.cfgKeys...)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+				return nil, err // names config.json and the key
 			}
 			if !ok {
 				if r.required {
@@ -56,7 +56,7 @@ func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
 		case gguf.ValueFloat32:
 			v, ok, err := cfg.Float(r.cfgKeys...)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", cfg.Path, err)
+				return nil, err // names config.json and the key
 			}
 			if !ok {
 				if r.required {
@@ -85,7 +85,7 @@ func geometry(cfg *hf.Config) (Geometry, error) {
 		v, ok, e := cfg.Int(keys...)
 		switch {
 		case e != nil:
-			err = fmt.Errorf("%s: %w", cfg.Path, e)
+			err = e // names config.json and the key
 		case !ok && required:
 			err = fmt.Errorf("%s: missing %q", cfg.Path, keys[0])
 		case ok && v <= 0:

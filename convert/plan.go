@@ -227,7 +227,7 @@ func weightScaleRule(cfg *hf.Config, override WeightScaleRule) (WeightScaleRule,
 	}
 	lc, ok, err := qc.String("linear_class")
 	if err != nil {
-		return "", "", fmt.Errorf("%s: quantization_config: %w", cfg.Path, err)
+		return "", "", err // names config.json and the key
 	}
 	switch {
 	case !ok:
@@ -247,7 +247,7 @@ func weightScaleRule(cfg *hf.Config, override WeightScaleRule) (WeightScaleRule,
 func (p *Plan) planHead(ckpt *hf.Checkpoint, cfg *hf.Config, embed, head *hf.TensorRef, opts Options) error {
 	tie, tieSet, err := cfg.Bool("tie_word_embeddings")
 	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Path, err)
+		return err // names config.json and the key
 	}
 	switch {
 	case head == nil && tieSet && !tie:

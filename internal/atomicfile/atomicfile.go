@@ -48,10 +48,14 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Create opens a temp file beside path. Unless overwrite is set, an existing
-// path is an error wrapping ErrExists. Leftover temp files of path from an
+// Create opens a temp file beside path. A path naming a directory is an
+// error; unless overwrite is set, an existing path is an error wrapping
+// ErrExists. Leftover temp files of path from an
 // earlier killed run are removed first.
 func Create(path string, overwrite bool) (*File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("output %s is a directory; give a file path", path)
+	}
 	if !overwrite {
 		if _, err := os.Lstat(path); err == nil {
 			return nil, fmt.Errorf("%s: %w", path, ErrExists)

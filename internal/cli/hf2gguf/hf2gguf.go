@@ -274,6 +274,7 @@ func ReadMetadata(path string) ([]gguf.KV, error) {
 		return nil, fmt.Errorf("--metadata %s: %w", path, err)
 	}
 	var kvs []gguf.KV
+	seen := map[string]bool{}
 	for _, key := range md.Keys() {
 		parts := []string(key)
 		var v any = raw
@@ -292,6 +293,10 @@ func ReadMetadata(path string) ([]gguf.KV, error) {
 		if !strings.HasPrefix(name, "general.") {
 			return nil, fmt.Errorf("--metadata %s: key %q is not a general.* key", path, name)
 		}
+		if seen[name] {
+			return nil, fmt.Errorf("--metadata %s: key %q is given twice", path, name)
+		}
+		seen[name] = true
 		if protectedKeys[name] {
 			return nil, fmt.Errorf("--metadata %s: key %q describes the data and cannot be overridden", path, name)
 		}

@@ -176,3 +176,34 @@ func TestCancelledLeavesNothing(t *testing.T) {
 		t.Errorf("cancelled run left %v", ents)
 	}
 }
+
+// The output may not be a directory or one of the input files, even with
+// --force, and --metadata may not set a key twice; nothing is written.
+func TestRefusedOutputsAndDuplicateMetadata(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o755)
+	for _, name := range []string{"config.json", "model.safetensors", "tokenizer.model", "tokenizer_config.json"} {
+		b, _ := os.ReadFile(filepath.Join(golden, name))
+		os.WriteFile(filepath.Join(in, name), b, 0o644)
+	}
+	before, _ := os.ReadFile(filepath.Join(in, "model.safetensors"))
+	for _, tc := range []struct{ out, want string }{
+		{dir, "is a directory"},
+		{filepath.Join(in, "model.safetensors"), "is the input file"},
+	} {
+		_, _, err := run(t, Options{Dir: in, OutFile: tc.out, Force: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--outfile %s: err = %v, want %q", tc.out, err, tc.want)
+		}
+	}
+	after, _ := os.ReadFile(filepath.Join(in, "model.safetensors"))
+	if !bytes.Equal(before, after) {
+		t.Fatal("the input file changed")
+	}
+	md := filepath.Join(dir, "m.toml")
+	os.WriteFile(md, []byte("\"general.name\" = \"a\"\n[general]\nname = \"b\"\n"), 0o644)
+	if _, _, err := run(t, Options{Dir: in, OutFile: filepath.Join(dir, "o.gguf"), MetadataFile: md}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate --metadata key: err = %v", err)
+	}
+}
