@@ -24,8 +24,7 @@ targets=(
   "./tokenizer             FuzzTokenizerJSON       200000"
   "./tokenizer             FuzzSentencePieceModel  200000"
   "./codegen               FuzzKernelConfig        120000"
-  "./internal/cli/verify   FuzzParseIDs            160000"
-  "./internal/cli/run      FuzzParseIDs            160000"
+  "./internal/cli/idlist   FuzzParse               160000"
   "./internal/cli/codegen  FuzzParseList           120000"
   "./internal/cli/hf2gguf  FuzzReadMetadata        16000"
 )

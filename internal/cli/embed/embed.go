@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
@@ -61,7 +62,7 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 			}
 			if cmd.Flags().Changed("ids") {
 				var err error
-				if opts.IDs, err = parseIDs(ids); err != nil {
+				if opts.IDs, err = idlist.Parse(ids); err != nil {
 					return usage.Errorf("--ids: %v", err)
 				}
 			}
@@ -87,20 +88,6 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
 	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
 	return cmd
-}
-
-// parseIDs parses "1,2,3" (spaces allowed) into non-negative ids.
-func parseIDs(s string) ([]int32, error) {
-	var ids []int32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		v, err := strconv.ParseInt(part, 10, 32)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("%q is not a token id (want non-negative integers separated by commas)", part)
-		}
-		ids = append(ids, int32(v))
-	}
-	return ids, nil
 }
 
 // Result is the --json output of embed.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
@@ -64,7 +65,7 @@ PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
 			}
 			if cmd.Flags().Changed("ids") {
 				var err error
-				if opts.IDs, err = ParseIDs(ids); err != nil {
+				if opts.IDs, err = idlist.Parse(ids); err != nil {
 					return usage.Errorf("--ids: %v", err)
 				}
 			}
@@ -94,24 +95,6 @@ PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	return cmd
-}
-
-// ParseIDs parses a comma-separated list of non-negative token ids
-// ("1,100,200"; spaces allowed). An empty list is an error.
-func ParseIDs(s string) ([]int32, error) {
-	var ids []int32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		v, err := strconv.ParseInt(part, 10, 32)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("%q is not a token id (want non-negative integers separated by commas)", part)
-		}
-		ids = append(ids, int32(v))
-	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("no token ids")
-	}
-	return ids, nil
 }
 
 // runRun loads the model, runs the prompt one token per call and generates

@@ -214,27 +214,3 @@ func Test_runRun_errors(t *testing.T) {
 		})
 	}
 }
-
-func FuzzParseIDs(f *testing.F) {
-	for _, s := range []string{"1,2,3", "", " 7 ", "1,,2", "-1", "99999999999", "0x10", "1,2,"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := ParseIDs(s)
-		if err != nil {
-			return
-		}
-		if len(ids) == 0 {
-			t.Fatal("no error and no ids")
-		}
-		again, err := ParseIDs(strings.ReplaceAll(joinIDs(ids), " ", ","))
-		if err != nil || !reflect.DeepEqual(again, ids) {
-			t.Fatalf("round trip of %v: %v, %v", ids, again, err)
-		}
-		for _, id := range ids {
-			if id < 0 {
-				t.Fatalf("negative id %d from %q", id, s)
-			}
-		}
-	})
-}

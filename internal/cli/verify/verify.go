@@ -9,11 +9,11 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/verify"
 )
@@ -66,8 +66,10 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 			if opts.Tokens < 0 {
 				return usage.Errorf("--tokens must be ≥ 0")
 			}
-			if _, err := ParseIDs(opts.IDs); err != nil {
-				return usage.Errorf("--ids: %v", err)
+			if opts.IDs != "" {
+				if _, err := idlist.Parse(opts.IDs); err != nil {
+					return usage.Errorf("--ids: %v", err)
+				}
 			}
 			switch opts.Pooling {
 			case "", "mean", "cls", "last":
@@ -104,26 +106,13 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 	return cmd
 }
 
-// ParseIDs parses "1,2,3" (spaces allowed). Empty input gives nil.
-func ParseIDs(s string) ([]int32, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	var ids []int32
-	for _, part := range strings.Split(s, ",") {
-		v, err := strconv.ParseInt(strings.TrimSpace(part), 10, 32)
-		if err != nil || v < 0 {
-			return nil, fmt.Errorf("%q is not a token id", strings.TrimSpace(part))
-		}
-		ids = append(ids, int32(v))
-	}
-	return ids, nil
-}
-
 // Run verifies and prints the report; a failing file returns ErrFailed
 // wrapped with the first failure.
 func Run(opts *Options) error {
-	ids, _ := ParseIDs(opts.IDs)
+	var ids []int32
+	if opts.IDs != "" {
+		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
+	}
 	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads, Pooling: opts.Pooling}
 	if opts.KernelConfig != "" {
 		b, err := os.ReadFile(opts.KernelConfig)
