@@ -113,3 +113,10 @@ func ParseKernelConfig(data []byte) ([]Kernel, error) {
 	}
 	return ks, nil
 }
+
+// KernelConfigKey is the GGUF metadata key under which hf2gguf stores the
+// kernel_config.ini text (KernelConfig's bytes) of a TL1/TL2 file. GGUF has
+// no standard place for the tiling and a wrong one decodes to wrong weights,
+// so our files carry it; bitnet.cpp ignores the key. Files from other tools
+// lack it and need their kernel_config.ini given explicitly.
+const KernelConfigKey = "bitnet_convert.kernel_config"

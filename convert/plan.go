@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -500,6 +501,13 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 	}
 	if quantizationVersion[p.OutType] {
 		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
+	}
+	if len(p.Kernels) > 0 {
+		ks := make([]codegen.Kernel, len(p.Kernels))
+		for i, k := range p.Kernels {
+			ks[i] = codegen.Kernel{M: k.M, K: k.K, BM: k.BM, BK: k.BK, Bm: k.Bm}
+		}
+		kvs = append(kvs, gguf.KV{Key: codegen.KernelConfigKey, Value: gguf.String(string(codegen.KernelConfig(ks)))})
 	}
 	for _, o := range opts.Metadata {
 		replaced := false

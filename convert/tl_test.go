@@ -29,6 +29,9 @@ func TestGoldenTL(t *testing.T) {
 			golden := openGGUF(t, goldenDir+"/gguf/ggml-model-"+tc.file+".gguf")
 			ours := openGGUF(t, convertGolden(t, tc.out, func(o *Options) { o.KernelConfig = ini }))
 			compareKVs(t, golden, ours)
+			if v, _ := ours.String(codegen.KernelConfigKey); v != string(ini) {
+				t.Errorf("%s = %q, want the kernel_config.ini used", codegen.KernelConfigKey, v)
+			}
 			if len(ours.Tensors) != len(golden.Tensors) {
 				t.Fatalf("%d tensors, golden %d", len(ours.Tensors), len(golden.Tensors))
 			}

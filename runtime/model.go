@@ -100,7 +100,8 @@ type Options struct {
 	Batched bool
 	// TLKernels is the tiling (kernel_config.ini, codegen.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
-	// it. Needed only for TL1/TL2 files.
+	// it in a standard place. When nil, Load uses the configuration hf2gguf
+	// stores in the file (StoredKernelConfig); other files need it given.
 	TLKernels []codegen.Kernel
 }
 
@@ -256,6 +257,13 @@ func Load(f File, opts Options) (*Model, error) {
 			return nil, fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data or the values)", ti.Name)
 		}
 		infos[ti.Name] = ti
+	}
+	if opts.TLKernels == nil {
+		ks, _, err := StoredKernelConfig(f.KVs)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLKernels = ks
 	}
 	matrix := func(name string, k, rows int) (*Matrix, error) {
 		ti, ok := infos[name]

@@ -76,3 +76,22 @@ func ReadKernelConfig(path string) ([]codegen.Kernel, error) {
 	}
 	return ks, nil
 }
+
+// StoredKernelConfig returns the tiling hf2gguf stored in a TL1/TL2 file
+// under codegen.KernelConfigKey, and false when the file has none (files from
+// other tools: their kernel_config.ini must be given).
+func StoredKernelConfig(kvs []gguf.KV) ([]codegen.Kernel, bool, error) {
+	v, ok := gguf.Lookup(kvs, codegen.KernelConfigKey)
+	if !ok {
+		return nil, false, nil
+	}
+	ini, isString := v.V.(string)
+	if !isString {
+		return nil, false, fmt.Errorf("key %s is %s, want a string", codegen.KernelConfigKey, v.Type)
+	}
+	ks, err := codegen.ParseKernelConfig([]byte(ini))
+	if err != nil {
+		return nil, false, fmt.Errorf("key %s: %w", codegen.KernelConfigKey, err)
+	}
+	return ks, true, nil
+}

@@ -144,15 +144,12 @@ func Run(opts Options) (*Report, error) {
 		return runEmbedding(f, rep, opts)
 	}
 	ropts := runtime.Options{Threads: opts.Threads}
-	for _, t := range f.Tensors {
-		if t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2 {
-			ks, err := tlKernels(t.Type, f, opts.KernelConfig)
-			if err != nil {
-				return nil, fmt.Errorf("%s: kernel configuration: %w", opts.GGUF, err)
-			}
-			ropts.TLKernels = ks
-			break
+	if opts.KernelConfig != nil {
+		ks, err := codegen.ParseKernelConfig(opts.KernelConfig)
+		if err != nil {
+			return nil, fmt.Errorf("kernel configuration: %w", err)
 		}
+		ropts.TLKernels = ks
 	}
 	model, err := runtime.LoadFile(f, ropts)
 	if err != nil {
@@ -272,7 +269,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					return "ternary type on a non-projection"
 				}
 				if (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) && kernels == nil {
-					ks, err := tlKernels(ti.Type, f, opts.KernelConfig)
+					ks, err := tlKernels(f, opts.KernelConfig)
 					if err != nil {
 						return err.Error()
 					}
@@ -303,27 +300,17 @@ func reverseShape(s []uint64) []uint64 {
 	return out
 }
 
-// tlKernels returns the kernel configuration of a TL file.
-func tlKernels(t gguf.Type, f *reader.File, ini []byte) ([]codegen.Kernel, error) {
-	arch := "tl1"
-	if t == gguf.TypeTL2 {
-		arch = "tl2"
-	}
+// tlKernels returns the kernel configuration of a TL file: the given
+// kernel_config.ini, or the one hf2gguf stored in the file.
+func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
 	if ini != nil {
 		return codegen.ParseKernelConfig(ini)
 	}
-	var shapes [][2]int
-	seen := map[[2]int]bool{}
-	for _, ti := range f.Tensors {
-		if ti.Type == t && len(ti.Ne) == 2 {
-			s := [2]int{int(ti.Ne[1]), int(ti.Ne[0])}
-			if !seen[s] {
-				seen[s] = true
-				shapes = append(shapes, s)
-			}
-		}
+	ks, ok, err := runtime.StoredKernelConfig(f.KVs)
+	if err == nil && !ok {
+		err = fmt.Errorf("the file does not record its TL kernel configuration: pass the kernel_config.ini it was converted with (--kernel-config)")
 	}
-	return codegen.ConfigFor(arch, shapes)
+	return ks, err
 }
 
 // compareTernary decodes codes and scale from the stored layout and compares

@@ -1,0 +1,44 @@
+package runtime
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/convert"
+)
+
+// A TL1/TL2 file written by hf2gguf loads without --kernel-config (it
+// carries its tiling under codegen.KernelConfigKey) and gives the I2_S file's
+// logits bit for bit: both run the same ternary weights on the same kernel.
+func TestStoredTLKernelsLoad(t *testing.T) {
+	hfDir := "../testdata/golden/tiny-bitnet/hf"
+	logits := map[convert.OutType][]float32{}
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutTL1, convert.OutTL2} {
+		out := filepath.Join(t.TempDir(), "m.gguf")
+		if _, err := convert.ConvertDir(context.Background(), hfDir, out, false, false, convert.Options{OutType: ot, ModelName: "tiny"}); err != nil {
+			t.Fatal(err)
+		}
+		m, f, err := Open(out, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", ot, err)
+		}
+		s := m.NewSession(8)
+		var last []float32
+		for _, id := range []int32{1, 100, 200, 300} {
+			if last, err = s.Eval(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		logits[ot] = append([]float32(nil), last...)
+		f.Close()
+	}
+	for _, ot := range []convert.OutType{convert.OutTL1, convert.OutTL2} {
+		for i, v := range logits[ot] {
+			if math.Float32bits(v) != math.Float32bits(logits[convert.OutI2S][i]) {
+				t.Fatalf("%s: logit %d is %v, I2_S %v", ot, i, v, logits[convert.OutI2S][i])
+			}
+		}
+	}
+}
