@@ -21,17 +21,17 @@ import (
 // Thresholds are the pass limits of the numeric comparison between the GGUF
 // in the runtime and the float reference.
 type Thresholds struct {
-	MinTop1   float64 // minimum fraction of positions whose argmax agrees
-	MaxDelta  float64 // maximum |Δlogit| over all positions and ids
-	MaxKL     float64 // maximum mean KL(reference ‖ runtime) in nats
-	MaxPPLRel float64 // maximum |ppl_runtime/ppl_reference − 1|
+	MinTop1   float64 `json:"min_top1"`    // minimum fraction of positions whose argmax agrees
+	MaxDelta  float64 `json:"max_delta"`   // maximum |Δlogit| over all positions and ids
+	MaxKL     float64 `json:"max_kl"`      // maximum mean KL(reference ‖ runtime) in nats
+	MaxPPLRel float64 `json:"max_ppl_rel"` // maximum |ppl_runtime/ppl_reference − 1|
 	// MinFiniteSpread is the runtime-only check's lower bound on the spread
 	// (max − min) of each row of logits (degenerate output has ~0).
-	MinFiniteSpread float64
+	MinFiniteSpread float64 `json:"min_finite_spread"`
 	// MinCosine is the embedding models' lower bound on the cosine
 	// similarity between the runtime's and the reference's pooled,
 	// L2-normalised embedding, per prompt (verify/embed.go).
-	MinCosine float64
+	MinCosine float64 `json:"min_cosine"`
 }
 
 // DefaultThresholds returns the limits used when no flag overrides them.

@@ -179,6 +179,11 @@ func printReport(w io.Writer, r *verify.Report) {
 		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, reference %.4f\n", n.PPLRuntime, n.PPLReference)
 	}
 	for i, e := range r.Embeddings {
+		if r.HF == "" {
+			// no reference: only the runtime checks (finite, unit norm) ran
+			fmt.Fprintf(w, "  embedding %d (%d tokens): norm %.7g, no reference (pass --hf to compare) %q\n", i+1, e.Tokens, e.Norm, e.Prompt)
+			continue
+		}
 		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.7g (min %.7g) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
 	}
 	for _, f := range r.Failures {
