@@ -22,7 +22,7 @@ import (
 
 // listPresets is the value --preset takes when given without a name (cobra's
 // NoOptDefVal); a name may then follow as the one positional argument.
-const listPresets = "\x00list"
+const listPresets = "list"
 
 // DummyOptions are the parsed flags of dummy.
 type DummyOptions struct {
@@ -83,6 +83,9 @@ shards with an index. Without --tokenizer no tokenizer files are written (conver
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Preset = args[0]
+			}
+			if cmd.Flags().Changed("layers") && opts.Layers <= 0 {
+				return usage.Errorf("--layers %d: want a positive number of layers", opts.Layers)
 			}
 			opts.PackedSet = cmd.Flags().Changed("packed")
 			opts.Stdout = cmd.OutOrStdout()

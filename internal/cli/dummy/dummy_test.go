@@ -232,3 +232,16 @@ func FuzzParseSize(f *testing.F) {
 		}
 	})
 }
+
+// An explicit --layers 0 is a usage error, not "the config's layer count".
+func TestLayersZeroFlag(t *testing.T) {
+	cmd := NewCmdDummy(func(*DummyOptions) error { t.Fatal("ran"); return nil })
+	cmd.SetArgs([]string{"--preset", "bitnet_b1_58-large", "--out", t.TempDir(), "--layers", "0"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	err := cmd.Execute()
+	var ue *usage.Error
+	if err == nil || !strings.Contains(err.Error(), "--layers 0") || !asUsage(err, &ue) {
+		t.Fatalf("err = %v, want a usage error naming --layers 0", err)
+	}
+}

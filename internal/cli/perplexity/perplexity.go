@@ -115,7 +115,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
-	fmt.Fprintf(opts.Out, "tokens %d, chunks %d of %d, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
+	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
 	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
 	return nil
 }

@@ -129,7 +129,9 @@ func tokenizeRun(opts *TokenizeOptions) error {
 		}
 	}
 	if opts.JSON {
-		return json.NewEncoder(opts.Out).Encode(res)
+		enc := json.NewEncoder(opts.Out)
+		enc.SetEscapeHTML(false) // pieces such as "<s>" print as they are
+		return enc.Encode(res)
 	}
 	for i, id := range ids {
 		if _, err := fmt.Fprintf(opts.Out, "%6d -> '%s'\n", id, res.Pieces[i]); err != nil {

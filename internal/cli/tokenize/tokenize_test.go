@@ -104,21 +104,21 @@ func Test_tokenizeRun(t *testing.T) {
 	}{
 		{"golden prompt json", TokenizeOptions{Model: goldenI2S, Prompt: "Hello world, this is a tiny BitNet test.", HasPrompt: true, JSON: true},
 			`{"ids":[1,413,480,414,271,417,313,269,421,427,457,360,314,411,280,262,261,437,413,461,268,469,316,262,414,284,432],` +
-				`"pieces":["\u003cs\u003e"," ","H","e","ll","o"," w","or","l","d",","," th","is"," is"," a"," t","in","y"," ","B","it","N","et"," t","e","st","."]}` + "\n"},
+				`"pieces":["<s>"," ","H","e","ll","o"," w","or","l","d",","," th","is"," is"," a"," t","in","y"," ","B","it","N","et"," t","e","st","."]}` + "\n"},
 		{"file", TokenizeOptions{Model: goldenI2S, File: promptFile, JSON: true},
 			`{"ids":[1,413,480,414,271,417,313,269,421,427,457,360,314,411,280,262,261,437,413,461,268,469,316,262,414,284,432],` +
-				`"pieces":["\u003cs\u003e"," ","H","e","ll","o"," w","or","l","d",","," th","is"," is"," a"," t","in","y"," ","B","it","N","et"," t","e","st","."]}` + "\n"},
+				`"pieces":["<s>"," ","H","e","ll","o"," w","or","l","d",","," th","is"," is"," a"," t","in","y"," ","B","it","N","et"," t","e","st","."]}` + "\n"},
 		{"text", TokenizeOptions{Model: goldenI2S, Prompt: "Hello world", HasPrompt: true},
 			"     1 -> '<s>'\n   413 -> ' '\n   480 -> 'H'\n   414 -> 'e'\n   271 -> 'll'\n   417 -> 'o'\n   313 -> ' w'\n   269 -> 'or'\n   421 -> 'l'\n   427 -> 'd'\n"},
 		{"no bos", TokenizeOptions{Model: goldenI2S, Prompt: "Hello", HasPrompt: true, NoBOS: true},
 			"   413 -> ' '\n   480 -> 'H'\n   414 -> 'e'\n   271 -> 'll'\n   417 -> 'o'\n"},
 		{"special as text", TokenizeOptions{Model: goldenI2S, Prompt: "</s>", HasPrompt: true, NoBOS: true, JSON: true},
-			`{"ids":[376,430,420,474],"pieces":[" \u003c","/","s","\u003e"]}` + "\n"},
+			`{"ids":[376,430,420,474],"pieces":[" <","/","s",">"]}` + "\n"},
 		{"parse special", TokenizeOptions{Model: goldenI2S, Prompt: "</s>", HasPrompt: true, NoBOS: true, ParseSpecial: true, JSON: true},
-			`{"ids":[2],"pieces":["\u003c/s\u003e"]}` + "\n"},
+			`{"ids":[2],"pieces":["</s>"]}` + "\n"},
 		{"empty", TokenizeOptions{Model: goldenI2S, HasPrompt: true, NoBOS: true, JSON: true}, `{"ids":[],"pieces":[]}` + "\n"},
 		{"gpt2", TokenizeOptions{Model: gpt2, Prompt: "Hello world", HasPrompt: true, JSON: true},
-			`{"ids":[0,1,2,9,4,10,4,7,3,8],"pieces":["\u003c|begin_of_text|\u003e","H","e","ll","o"," w","o","r","l","d"]}` + "\n"},
+			`{"ids":[0,1,2,9,4,10,4,7,3,8],"pieces":["<|begin_of_text|>","H","e","ll","o"," w","o","r","l","d"]}` + "\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out bytes.Buffer
