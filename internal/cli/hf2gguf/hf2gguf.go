@@ -202,15 +202,12 @@ func printWarnings(w io.Writer, p *convert.Plan) {
 
 func printPlan(w io.Writer, p *convert.Plan) {
 	fmt.Fprintf(w, "arch %s, outtype %s, %d tensors, %d KVs\n", p.Arch, p.OutType, len(p.Tensors), len(p.KVs))
-	var largest uint64
+	fmt.Fprintf(w, "%-48s   %-32s %-16s %s\n", "HF tensor", "GGUF tensor", "HF shape", "dtype → type, bytes")
 	for _, t := range p.Tensors {
 		fmt.Fprintf(w, "%-48s → %-32s %-16s %-4s → %-4s %12d bytes\n", t.HFName, t.GGUFName, fmt.Sprint(t.HFShape), t.Source.DType, t.Type, t.Bytes)
-		if n := elementsOf(t.HFShape) * 4; n > largest {
-			largest = n
-		}
 	}
 	printTotals(w, p)
-	fmt.Fprintf(w, "estimated peak memory: about %s (largest tensor as f32, plus its output and buffers)\n", human(largest*2))
+	fmt.Fprintf(w, "estimated peak memory: about %s (the largest projection's input, float32 copy, codes and output; other tensors stream)\n", human(p.PeakMemoryEstimate()))
 }
 
 func printTotals(w io.Writer, p *convert.Plan) {
@@ -224,14 +221,6 @@ func printTotals(w io.Writer, p *convert.Plan) {
 func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration) {
 	fmt.Fprintf(w, "wrote %s: arch %s, outtype %s, %d tensors, %d KVs in %.2fs\n", out, p.Arch, p.OutType, len(p.Tensors), len(p.KVs), took.Seconds())
 	printTotals(w, p)
-}
-
-func elementsOf(s []uint64) uint64 {
-	n := uint64(1)
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 func human(n uint64) string {
