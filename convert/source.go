@@ -104,11 +104,12 @@ func (s *Source) Float32(ggufName string) ([]float32, error) {
 		}
 		return out, nil
 	}
-	x, err := s.conv.decode(context.Background(), &t, d)
+	s.conv.f32 = nil // decode into a fresh slice the caller keeps: no second copy of a large embedding
+	out, err := s.conv.decode(context.Background(), &t, d)
+	s.conv.f32 = nil
 	if err != nil {
 		return nil, err
 	}
-	out := append([]float32(nil), x...)
 	if gemmaFix(s.plan, &t) {
 		for i := range out {
 			out[i] += 1
