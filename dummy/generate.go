@@ -183,11 +183,21 @@ func Plan(opts Options) (map[string]any, []Tensor, error) {
 // effective weight is ±s either way. Data streams tensor by tensor in
 // fixed-size chunks, each with its own PCG stream seeded from (Seed, tensor
 // name, chunk), so memory is small and the bytes depend only on the seed.
-// Every file is written atomically; on any error the files written so far
-// are removed. An existing checkpoint in dir is an error wrapping ErrExists
+// Before anything is written, the planned size is checked against the
+// free space of dir's filesystem (an error wrapping ErrNoSpace when it does
+// not fit with a SpaceMargin margin) and absurd shapes are refused (see
+// Layout). Every file is written atomically; on any error or cancellation
+// the files written so far are removed, and so are the directories Generate
+// created (never one that existed before). An existing checkpoint in dir is an error wrapping ErrExists
 // unless Force is set.
 func Generate(ctx context.Context, dir string, opts Options) (*Result, error) {
-	cfg, tensors, err := Plan(opts)
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
+	// Size and disk space first, from the rules alone: a mistyped config
+	// must not build a huge tensor list or start filling the disk.
+	need, err := planBytes(cfg, opts.Packed)
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +205,19 @@ func Generate(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	var reclaim uint64
+	if opts.Force {
+		reclaim = oldCheckpointBytes(dir)
+	}
+	if err := checkSpace(dir, need, reclaim); err != nil {
 		return nil, err
 	}
-	if err := prepareDir(dir, opts.Force); err != nil {
+	tensors, err := Layout(cfg, opts.Packed)
+	if err != nil {
+		return nil, err
+	}
+	_, created := existingAncestor(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	res := &Result{Dir: dir, Config: cfg, Tensors: tensors}
@@ -209,8 +228,12 @@ func Generate(ctx context.Context, dir string, opts Options) (*Result, error) {
 			for _, p := range written {
 				os.Remove(p)
 			}
+			removeCreated(dir, created)
 		}
 	}()
+	if err := prepareDir(dir, opts.Force); err != nil {
+		return nil, err
+	}
 	maxShard := opts.MaxShardBytes
 	if maxShard == 0 {
 		maxShard = DefaultMaxShardBytes
@@ -281,6 +304,20 @@ func Generate(ctx context.Context, dir string, opts Options) (*Result, error) {
 	}
 	ok = true
 	return res, nil
+}
+
+// removeCreated removes dir and its parents up to top, the topmost
+// directory Generate created ("" for none). os.Remove only removes empty
+// directories, so nothing else placed there meanwhile is lost.
+func removeCreated(dir, top string) {
+	if top == "" {
+		return
+	}
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		if os.Remove(p) != nil || p == top || filepath.Dir(p) == p {
+			return
+		}
+	}
 }
 
 // prepareDir refuses (or, with force, clears) an existing checkpoint in dir:

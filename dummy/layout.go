@@ -335,8 +335,12 @@ func Architecture(cfg map[string]any) (string, error) {
 // With packed, every projection [out, in] becomes U8 [out/4, in] followed by
 // its bf16 0-d "<base>.weight_scale" (the 2B-4T / Falcon3 / Llama3-8B-1.58
 // layout, spec conversion.md §2.4); out must then be a multiple of 4. Errors
-// name the config key or the tensor.
+// name the config key or the tensor; a tensor over MaxTensorElements or more
+// than MaxLayers layers is refused before the list is built.
 func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
+	if _, err := planBytes(cfg, packed); err != nil {
+		return nil, err
+	}
 	arch, err := Architecture(cfg)
 	if err != nil {
 		return nil, err

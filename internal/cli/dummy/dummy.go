@@ -192,7 +192,7 @@ func dummyRun(opts *DummyOptions) error {
 	res, err := dummy.Generate(ctx, opts.Out, gopts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted; nothing was left in %s", opts.Out)
+			return fmt.Errorf("interrupted; the files written to %s were removed", opts.Out)
 		}
 		if errors.Is(err, dummy.ErrExists) {
 			return err
