@@ -432,3 +432,33 @@ func TestSubNormSpellings(t *testing.T) {
 		t.Errorf("summaries differ: %s vs %s", b, c)
 	}
 }
+
+// A checkpoint missing a tensor the architecture needs (or with fewer layers
+// than num_hidden_layers says) is refused, naming what is missing, instead of
+// giving a GGUF no runtime can load.
+func TestMissingTensors(t *testing.T) {
+	_, refs, raw := goldenTensors(t)
+	for _, drop := range []string{"model.layers.0.self_attn.q_proj.weight", "model.norm.weight", "model.layers.1.self_attn.inner_attn_ln.weight"} {
+		dir := copyGolden(t)
+		var ts []hf.WriteTensor
+		for _, r := range refs {
+			if r.Name != drop {
+				ts = append(ts, hf.WriteTensor{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: hf.RawData(raw[r.Name])})
+			}
+		}
+		if err := hf.WriteSafetensors(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := convertDir(t, dir, Options{})
+		want := map[string]string{"model.layers.0.self_attn.q_proj.weight": "blk.0.attn_q.weight", "model.norm.weight": "output_norm.weight", "model.layers.1.self_attn.inner_attn_ln.weight": "blk.1.attn_sub_norm.weight"}[drop]
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without %s: err = %v, want one naming %s", drop, err, want)
+		}
+	}
+	dir := copyGolden(t)
+	editConfig(t, dir, func(c map[string]any) { c["num_hidden_layers"] = 3 })
+	_, _, err := convertDir(t, dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "blk.2.attn_q.weight") || !strings.Contains(err.Error(), "num_hidden_layers") {
+		t.Errorf("3 layers in config, 2 in the checkpoint: err = %v", err)
+	}
+}

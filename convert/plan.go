@@ -179,6 +179,9 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if embed == nil {
 		return nil, fmt.Errorf("%s: no token embedding tensor (model.embed_tokens.weight) in the checkpoint", ckpt.Dir)
 	}
+	if err := p.checkComplete(); err != nil {
+		return nil, err
+	}
 	if !conv.Embedding() {
 		if err := p.planHead(ckpt, cfg, embed, lmHead, opts); err != nil {
 			return nil, err
@@ -296,6 +299,43 @@ func sameTensor(ckpt *hf.Checkpoint, a, b hf.TensorRef) (bool, error) {
 	}
 	defer db.Release()
 	return bytes.Equal(da.Raw, db.Raw), nil
+}
+
+// checkComplete fails when a tensor the architecture needs for the
+// config's num_hidden_layers is missing (a truncated or mismatched
+// checkpoint would otherwise give a GGUF no runtime can load), listing the
+// missing names.
+func (p *Plan) checkComplete() error {
+	have := map[string]bool{}
+	for _, t := range p.Tensors {
+		have[t.GGUFName] = true
+	}
+	var missing []string
+	for _, name := range p.Converter.Table().Expected(p.Geometry.Layers) {
+		if !have[name] && !optionalTensor(p.Converter, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	shown := missing
+	if len(shown) > 8 {
+		shown = shown[:8]
+	}
+	more := ""
+	if len(missing) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(missing)-len(shown))
+	}
+	return fmt.Errorf("%s: %d tensor(s) the %s architecture needs for %d layers are missing: %s%s (is the checkpoint complete, and does num_hidden_layers match it?)",
+		p.Dir, len(missing), p.Arch, p.Geometry.Layers, strings.Join(shown, ", "), more)
+}
+
+// optionalTensor reports tensors a converter allows to be absent (via an
+// optional Optional(ggufName) bool method).
+func optionalTensor(c Converter, name string) bool {
+	o, ok := c.(interface{ Optional(string) bool })
+	return ok && o.Optional(name)
 }
 
 // checkShapes compares every tensor with the shapes config.json implies

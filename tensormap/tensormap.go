@@ -3,6 +3,7 @@ package tensormap
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -106,4 +107,32 @@ func (t *Table) Lookup(hfName string) (Match, bool) {
 		return Match{GGUF: out + suffix, Class: r.Class, Block: bid, Rule: r.Rule}, true
 	}
 	return Match{}, false
+}
+
+// Expected returns every GGUF name (with ".weight") the table produces for a
+// model of nBlocks blocks, except the optional output head: the tensors a
+// complete checkpoint of this family must contain. Rules that map two HF
+// spellings to one GGUF name count once.
+func (t *Table) Expected(nBlocks int) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, r := range t.rules {
+		if r.Class == Output {
+			continue
+		}
+		if !strings.Contains(r.GGUF, "{bid}") {
+			add(r.GGUF + ".weight")
+			continue
+		}
+		for b := 0; b < nBlocks; b++ {
+			add(strings.ReplaceAll(r.GGUF, "{bid}", strconv.Itoa(b)) + ".weight")
+		}
+	}
+	return out
 }
