@@ -48,13 +48,27 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Create opens a temp file beside path. A path naming a directory is an
-// error; unless overwrite is set, an existing path is an error wrapping
-// ErrExists. Leftover temp files of path from an
+// Create opens a temp file beside path. A symbolic link is followed to the
+// file it names (which is then replaced); a path naming a directory, a device,
+// a FIFO or a socket is an error, and so is a dangling link; unless overwrite
+// is set, an existing path is an error wrapping ErrExists. Leftover temp files of path from an
 // earlier killed run are removed first.
 func Create(path string, overwrite bool) (*File, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("output %s is a directory; give a file path", path)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// Write through a link to the file it names, as a plain open would.
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, fmt.Errorf("output %s is a symbolic link that leads nowhere (%v); give a file path", path, err)
+		}
+		path = real
+	}
+	if fi, err := os.Stat(path); err == nil {
+		switch {
+		case fi.IsDir():
+			return nil, fmt.Errorf("output %s is a directory; give a file path", path)
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("output %s is not a regular file (%s); give a file path", path, fi.Mode().Type())
+		}
 	}
 	if !overwrite {
 		if _, err := os.Lstat(path); err == nil {
@@ -157,5 +171,3 @@ func globEscape(s string) string {
 	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
 	return r.Replace(s)
 }
-
-var _ fs.File = (*os.File)(nil)

@@ -1,0 +1,71 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestCreateTargets(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "old.gguf")
+	os.WriteFile(regular, []byte("old"), 0o644)
+	link := filepath.Join(dir, "link.gguf")
+	os.Symlink(regular, link)
+	dangling := filepath.Join(dir, "dangling.gguf")
+	os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{dir, "is a directory"},
+		{fifo, "not a regular file"},
+		{"/dev/null", "not a regular file"},
+		{dangling, "leads nowhere"},
+	} {
+		if err := WriteFile(tc.path, []byte("new"), true); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.path, err, tc.want)
+		}
+	}
+	if fi, err := os.Lstat("/dev/null"); err != nil || fi.Mode()&os.ModeDevice == 0 {
+		t.Fatal("/dev/null is no longer a device")
+	}
+	// Without overwrite an existing file is kept.
+	if err := WriteFile(regular, []byte("new"), false); !errors.Is(err, ErrExists) {
+		t.Errorf("existing file without overwrite: %v", err)
+	}
+	// Through a link: the link stays a link and its target gets the data.
+	if err := WriteFile(link, []byte("new"), true); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if b, _ := os.ReadFile(regular); string(b) != "new" {
+		t.Errorf("target holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("leftover files: %v", ents)
+	}
+}
+
+// Clean removes only this target's temp files.
+func TestCleanLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "m.gguf")
+	for _, n := range []string{".m.gguf.partial-1", ".m.gguf.partial-2", ".other.gguf.partial-1", "m.gguf"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	if n := Clean(target); n != 2 {
+		t.Errorf("removed %d, want 2", n)
+	}
+	if !IsTemp(".m.gguf.partial-9") || IsTemp("m.gguf") {
+		t.Error("IsTemp")
+	}
+}
