@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/x448/float16"
 	"golang.org/x/sys/unix"
 )
@@ -208,7 +209,7 @@ func (c *Checkpoint) chooseFiles() (files []string, expect map[string]string, er
 
 // readIndex returns the weight_map of a model.safetensors.index.json.
 func readIndex(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +337,7 @@ func (c *Checkpoint) mapping(file string) ([]byte, error) {
 		return m, nil
 	}
 	p := filepath.Join(c.Dir, file)
-	f, err := os.Open(p)
+	f, err := fsutil.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // MaxConfigBytes bounds the size of a config.json this package will read.
@@ -31,7 +32,7 @@ type Config struct {
 // naming path when the file is missing, larger than MaxConfigBytes, not
 // valid JSON, or not a JSON object.
 func ReadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}

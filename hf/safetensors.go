@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // DType is a safetensors dtype string as it appears in the header.
@@ -92,7 +93,7 @@ type Header struct {
 // ReadHeader reads and validates the header of the safetensors file at path.
 // TensorRef.File is set to the base name of path.
 func ReadHeader(path string) (*Header, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil, err
 	}

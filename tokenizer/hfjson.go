@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // JSONOptions controls LoadTokenizerJSON.
@@ -87,7 +89,7 @@ func LoadTokenizerJSON(dir string, opts JSONOptions) (*Vocab, []string, error) {
 // token as an added token (<|eot_id|>, <|im_end|>, <end_of_turn>, …).
 // Errors name the file and say what to do; bad input never panics.
 func LoadTokenizerJSONFS(fsys fs.FS, opts JSONOptions) (*Vocab, []string, error) {
-	data, err := fs.ReadFile(fsys, "tokenizer.json")
+	data, err := fsutil.ReadFileFS(fsys, "tokenizer.json")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("tokenizer.json not found: the model directory needs tokenizer.json or tokenizer.model")

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // ErrSentencePiece marks a tokenizer.model that is not a usable SentencePiece
@@ -321,7 +323,7 @@ func (f modelFiles) path(name string) string {
 
 // read returns the content of file name and the path to name it by.
 func (f modelFiles) read(name string) ([]byte, string, error) {
-	data, err := fs.ReadFile(f.fsys, name)
+	data, err := fsutil.ReadFileFS(f.fsys, name)
 	return data, f.path(name), err
 }
 

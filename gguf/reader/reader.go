@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"sort"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // Sentinel errors, returned wrapped with the key, tensor or offset concerned.
@@ -64,7 +64,7 @@ type File struct {
 // Open maps path read-only and parses it (see Parse). The mapping is released
 // by Close. Errors name the path.
 func Open(path string) (*File, error) {
-	fd, err := os.Open(path)
+	fd, err := fsutil.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err) // *PathError names the path
 	}
