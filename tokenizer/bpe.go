@@ -164,32 +164,50 @@ func (t *BPE) partition(text string, parseSpecial bool) []bpeFragment {
 // Invalid UTF-8 is tokenized byte for byte, so Decode restores it exactly
 // (llama.cpp substitutes U+FFFD for each invalid byte instead).
 func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
-	var out []int32
+	// About one id per four bytes of text, so long inputs rarely regrow.
+	out := make([]int32, 0, len(text)/4+2)
 	if addSpecial && t.addBOS {
 		if t.v.BOS == NoToken {
 			return nil, fmt.Errorf("add_bos is set but the vocabulary has no BOS token")
 		}
 		out = append(out, t.v.BOS)
 	}
+	var sc bpeScratch
 	for _, f := range t.partition(text, parseSpecial) {
 		if f.id != NoToken {
 			out = append(out, f.id)
 			continue
 		}
-		var words []string
-		if t.pre.match != nil {
-			words = splitWith(f.text, t.pre.match)
-		} else {
-			var err error
-			if words, err = splitText(t.re, f.text); err != nil {
+		if t.pre.match == nil {
+			words, err := splitText(t.re, f.text)
+			if err != nil {
 				return nil, err
 			}
+			for _, w := range words {
+				if out, err = t.encodeWord(out, byteEncodeAppend(sc.word[:0], w), &sc); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
-		for _, w := range words {
+		// Hand-written matchers: the fragment is split in pieces of about
+		// bpeChunkBytes at places that are always pre-token boundaries
+		// (bpeCut), reusing the code point and symbol buffers, so scratch
+		// memory does not grow with the text.
+		for start := 0; start < len(f.text); {
+			end := bpeCut(f.text, start+bpeChunkBytes)
 			var err error
-			if out, err = t.encodeWord(out, byteEncode(w)); err != nil {
-				return nil, err
+			sc.cps, sc.offs = decodeRunesAppend(sc.cps[:0], sc.offs[:0], f.text[start:end])
+			chunk := f.text[start:end]
+			for i := 0; i < len(sc.cps); {
+				k := max(t.pre.match(sc.cps, i), 1)
+				sc.word = byteEncodeAppend(sc.word[:0], chunk[sc.offs[i]:sc.offs[i+k]])
+				if out, err = t.encodeWord(out, sc.word, &sc); err != nil {
+					return nil, err
+				}
+				i += k
 			}
+			start = end
 		}
 	}
 	if addSpecial && t.addEOS {
@@ -199,6 +217,47 @@ func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 		out = append(out, t.v.EOS)
 	}
 	return out, nil
+}
+
+// bpeChunkBytes is the input length Encode aims to pre-tokenize at a time
+// (cut only at places bpeCut proves to be pre-token boundaries). A variable
+// so tests can cut at every possible place.
+var bpeChunkBytes = 16 << 10
+
+// bpeCut returns the first place p >= from (or len(text)) where text[p] is
+// a space and text[p-1] an ASCII byte that is not whitespace. Every split
+// pattern of the table (Llama-3, Qwen2, GPT-2) starts a pre-token there:
+// the only alternatives that take a space after their first character are
+// the whitespace-only ones (\s*[\r\n]+, \s+(?!\S), \s+), which cannot
+// contain text[p-1], and the ' ?…[\r\n]*' tail takes only CR/LF. The piece
+// ending at p-1 also ends the same way when the text ends at p (each
+// alternative stops at the space exactly as at the end), and matching only
+// looks forward, so pre-tokenizing the two sides separately gives the same
+// pieces. Since text[p-1] is ASCII, the code points on both sides decode the
+// same way too.
+func bpeCut(text string, from int) int {
+	for p := max(from, 1); p < len(text); p++ {
+		q := strings.IndexByte(text[p:], ' ')
+		if q < 0 {
+			break
+		}
+		p += q
+		if c := text[p-1]; c < utf8.RuneSelf && !isS(rune(c)) {
+			return p
+		}
+	}
+	return len(text)
+}
+
+// bpeScratch is the memory reused across the pre-tokens of one Encode: the
+// code points and byte offsets of the current piece of text, the
+// byte-encoded word, its symbols and the bigram queue.
+type bpeScratch struct {
+	cps  []rune
+	offs []int
+	word []byte
+	syms []bpeSymbol
+	q    binaryHeap[bpeBigram]
 }
 
 // bpeSymbol is a piece word[start:end] of a word during merging, in a
@@ -225,20 +284,25 @@ func (b bpeBigram) before(o bpeBigram) bool {
 }
 
 // encodeWord appends the ids of one byte-encoded pre-token (llama.cpp
-// llm_tokenizer_bpe_session::tokenize for one word).
-func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
-	if word == "" {
+// llm_tokenizer_bpe_session::tokenize for one word), using sc's symbol list
+// and queue as scratch.
+func (t *BPE) encodeWord(out []int32, word []byte, sc *bpeScratch) ([]int32, error) {
+	if len(word) == 0 {
 		return out, nil
 	}
 	if t.pre.ignoreMerges {
-		if id, ok := t.ids[word]; ok {
+		if id, ok := t.ids[string(word)]; ok {
 			return append(out, id), nil
 		}
 	}
-	syms := make([]bpeSymbol, 0, len(word)/2+1)
+	if cap(sc.syms) < len(word)/2+1 {
+		sc.syms = make([]bpeSymbol, 0, max(len(word)/2+1, 64))
+		sc.q = make(binaryHeap[bpeBigram], 0, cap(sc.syms))
+	}
+	syms := sc.syms[:0]
 	for i := 0; i < len(word); {
-		_, n := utf8.DecodeRuneInString(word[i:])
-		id, ok := t.ids[word[i:i+n]]
+		_, n := utf8.DecodeRune(word[i:])
+		id, ok := t.ids[string(word[i:i+n])]
 		if !ok {
 			id = NoToken
 		}
@@ -246,8 +310,10 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 		i += n
 	}
 	syms[len(syms)-1].next = -1
+	sc.syms = syms
 
-	q := make(binaryHeap[bpeBigram], 0, len(syms))
+	q := sc.q[:0]
+	defer func() { sc.q = q[:0] }()
 	tryAdd := func(left, right int) {
 		if left < 0 || right < 0 {
 			return
@@ -271,7 +337,7 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 			continue
 		}
 		l.end = r.end
-		l.id = t.ids[word[l.start:l.end]] // a merge result is always a token (checked in NewBPE)
+		l.id = t.ids[string(word[l.start:l.end])] // a merge result is always a token (checked in NewBPE)
 		r.start = r.end
 		l.next = r.next
 		if r.next >= 0 {
@@ -287,7 +353,7 @@ func (t *BPE) encodeWord(out []int32, word string) ([]int32, error) {
 			continue
 		}
 		// Not a token: fall back to one token per byte character.
-		for _, r := range word[s.start:s.end] {
+		for _, r := range string(word[s.start:s.end]) {
 			id, ok := t.ids[string(r)]
 			if !ok {
 				return nil, fmt.Errorf("byte %#02x has no token in the vocabulary (its byte-level alphabet is incomplete)", runeToByte[r])

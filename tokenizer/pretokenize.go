@@ -183,6 +183,15 @@ func byteEncode(s string) string {
 	return sb.String()
 }
 
+// byteEncodeAppend appends the GPT-2 alphabet form of s to dst (byteEncode
+// without a new string per word).
+func byteEncodeAppend(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		dst = append(dst, byteToken[s[i]]...)
+	}
+	return dst
+}
+
 // byteDecode inverts byteEncode. Characters outside the GPT-2 alphabet are
 // copied as UTF-8 (llama.cpp llama_decode_text does the same for unknown
 // code points).
@@ -214,8 +223,12 @@ func isOther(r rune) bool { return !isS(r) && !isL(r) && !isN(r) } // [^\s\p{L}\
 // decodeRunes returns the code points of text and their byte offsets
 // (len(runes)+1 entries); an invalid byte is one U+FFFD of width 1.
 func decodeRunes(text string) ([]rune, []int) {
-	runes := make([]rune, 0, len(text))
-	offs := make([]int, 0, len(text)+1)
+	return decodeRunesAppend(make([]rune, 0, len(text)), make([]int, 0, len(text)+1), text)
+}
+
+// decodeRunesAppend is decodeRunes appending to runes and offs (reused
+// buffers).
+func decodeRunesAppend(runes []rune, offs []int, text string) ([]rune, []int) {
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
 		runes = append(runes, r)

@@ -3,8 +3,10 @@ package tokenizer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 func init() {
@@ -38,6 +40,10 @@ type SPM struct {
 	// USER_DEFINED, UNKNOWN), longest text first (llama.cpp
 	// cache_special_tokens).
 	special []int32
+	// beforeSpace[b] is true when some token holds byte b right before an
+	// inner U+2581; a fragment is never cut for encoding between such a
+	// byte and a space (see spmCut).
+	beforeSpace [256]bool
 
 	bos, eos, unk                  int32
 	addBOS, addEOS, addSpacePrefix bool
@@ -67,6 +73,11 @@ func NewSPM(v *Vocab) (*SPM, error) {
 	}
 	for i, s := range v.Tokens {
 		t.toID[s] = int32(i)
+		for k := 1; k+len(spmSpace) <= len(s); k++ {
+			if s[k:k+len(spmSpace)] == spmSpace {
+				t.beforeSpace[s[k-1]] = true
+			}
+		}
 	}
 	for b := range t.byteTok {
 		t.byteTok[b] = NoToken
@@ -178,7 +189,8 @@ func (t *SPM) partition(text string, parseSpecial bool) []spmFragment {
 // high bits say). The error is non-nil only when a needed BOS/EOS/UNK id
 // does not exist in the vocabulary.
 func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error) {
-	var out []int32
+	// About one id per four bytes of text, so long inputs rarely regrow.
+	out := make([]int32, 0, len(text)/4+2)
 	if addSpecial && t.addBOS {
 		if t.bos == NoToken {
 			return nil, fmt.Errorf("llama tokenizer: add_bos is set but there is no BOS token")
@@ -186,20 +198,30 @@ func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 		out = append(out, t.bos)
 	}
 	prevSpecial := true
+	var sc spmScratch
 	for _, f := range t.partition(text, parseSpecial) {
 		if f.token != NoToken {
 			out = append(out, f.token)
 			prevSpecial = true
 			continue
 		}
-		s := f.text
-		if t.addSpacePrefix && prevSpecial {
-			s = " " + s
-		}
-		var err error
-		out, err = t.encodeFragment(strings.ReplaceAll(s, " ", spmSpace), out)
-		if err != nil {
-			return nil, err
+		// The fragment is encoded in pieces of about spmChunkBytes cut
+		// where no token can span (spmCut), each escaped into the same
+		// buffer, so scratch memory does not grow with the text.
+		prefix := t.addSpacePrefix && prevSpecial
+		for start := 0; start < len(f.text); {
+			end := t.spmCut(f.text, start+spmChunkBytes)
+			chunk := f.text[start:end]
+			sc.esc = slices.Grow(sc.esc[:0], len(chunk)+2*strings.Count(chunk, " ")+len(spmSpace))
+			if prefix && start == 0 {
+				sc.esc = append(sc.esc, spmSpace...)
+			}
+			sc.esc = spmEscape(sc.esc, chunk)
+			var err error
+			if out, err = t.encodeFragment(sc.esc, out, &sc); err != nil {
+				return nil, err
+			}
+			start = end
 		}
 		prevSpecial = false
 	}
@@ -210,6 +232,54 @@ func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 		out = append(out, t.eos)
 	}
 	return out, nil
+}
+
+// spmChunkBytes is the input length Encode aims to encode at a time (the
+// pieces are cut only where it cannot change the result; see spmCut). A
+// variable so tests can cut at every possible place.
+var spmChunkBytes = 16 << 10
+
+// spmCut returns the first place p >= from (or len(text)) where text can be
+// cut without changing the tokens: text[p] is a space, the three bytes
+// before it are ASCII (so, after escaping, no malformed UTF-8 lead byte
+// reaches across p and p starts a character of the escaped text), and no
+// token holds text[p-1] followed by U+2581. Then no token spans p, so no
+// bigram merge crosses it; merges on each side happen in the same relative
+// order (score, then leftmost), and encoding the two sides separately gives
+// the same ids as encoding them together.
+func (t *SPM) spmCut(text string, from int) int {
+	for p := max(from, 3); p < len(text); p++ {
+		q := strings.IndexByte(text[p:], ' ')
+		if q < 0 {
+			break
+		}
+		p += q
+		a, b, c := text[p-3], text[p-2], text[p-1]
+		if a < utf8.RuneSelf && b < utf8.RuneSelf && c < utf8.RuneSelf && c != ' ' && !t.beforeSpace[c] {
+			return p
+		}
+	}
+	return len(text)
+}
+
+// spmEscape appends s to dst with every space replaced by U+2581.
+func spmEscape(dst []byte, s string) []byte {
+	for {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(append(dst, s[:i]...), spmSpace...)
+		s = s[i+1:]
+	}
+}
+
+// spmScratch is the memory reused across the pieces of one Encode: the
+// escaped text, the symbol list and the bigram queue.
+type spmScratch struct {
+	esc  []byte
+	syms []spmSymbol
+	q    binaryHeap[spmBigram]
 }
 
 // spmSymbol is one node of the doubly linked symbol list of
@@ -245,15 +315,21 @@ func spmUTF8Len(b byte) int {
 }
 
 // encodeFragment runs llm_tokenizer_spm::tokenize on one escaped fragment
-// and appends the ids to out.
-func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
-	if text == "" {
+// and appends the ids to out, using sc's slices as scratch.
+func (t *SPM) encodeFragment(text []byte, out []int32, sc *spmScratch) ([]int32, error) {
+	if len(text) == 0 {
 		return out, nil
 	}
 	if len(text) > math.MaxInt32 {
 		return nil, fmt.Errorf("llama tokenizer: a text fragment of %d bytes is longer than 2 GiB; split the input", len(text))
 	}
-	syms := make([]spmSymbol, 0, len(text))
+	if cap(sc.syms) < len(text) {
+		// At most one symbol (and one queued bigram) per byte; sized once
+		// per Encode for chunks of spmChunkBytes.
+		sc.syms = make([]spmSymbol, 0, len(text))
+		sc.q = make(binaryHeap[spmBigram], 0, len(text))
+	}
+	syms := sc.syms[:0]
 	for off := 0; off < len(text); {
 		n := min(spmUTF8Len(text[off]), len(text)-off)
 		idx := int32(len(syms))
@@ -264,14 +340,16 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 		syms = append(syms, spmSymbol{start: int32(off), n: int32(n), prev: idx - 1, next: next})
 		off += n
 	}
-	sym := func(i int32) string { return text[syms[i].start : syms[i].start+syms[i].n] }
-	q := make(binaryHeap[spmBigram], 0, len(syms))
+	sc.syms = syms
+	sym := func(i int32) []byte { return text[syms[i].start : syms[i].start+syms[i].n] }
+	q := sc.q[:0]
+	defer func() { sc.q = q[:0] }()
 	tryAdd := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
 		}
 		s := text[syms[left].start : syms[right].start+syms[right].n]
-		id, ok := t.toID[s]
+		id, ok := t.toID[string(s)]
 		if !ok {
 			return
 		}
@@ -297,7 +375,7 @@ func (t *SPM) encodeFragment(text string, out []int32) ([]int32, error) {
 	}
 	for i := int32(0); i != -1; i = syms[i].next {
 		s := sym(i)
-		if id, ok := t.toID[s]; ok {
+		if id, ok := t.toID[string(s)]; ok {
 			out = append(out, id)
 			continue
 		}
