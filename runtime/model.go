@@ -158,6 +158,11 @@ type Model struct {
 	layers     []layer
 }
 
+// maxHyperParam bounds every integer hyper-parameter key Load reads
+// (block_count, embedding_length, context_length, …): 2^31, far above any
+// real model, so products of them stay inside int on 64-bit hosts.
+const maxHyperParam = 1 << 31
+
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
 // and I2_S are supported for the matrices, TL1/TL2 with Options.TLKernels
@@ -187,8 +192,11 @@ func Load(f File, opts Options) (*Model, error) {
 			return def, nil
 		}
 		u, ok := v.Uint()
-		if !ok || u > 1<<31 {
+		if !ok {
 			return 0, fmt.Errorf("key %s.%s: want a non-negative integer, have %s", arch, key, v.Type)
+		}
+		if u > maxHyperParam {
+			return 0, fmt.Errorf("key %s.%s: value %d is out of range (at most %d); fix the GGUF metadata", arch, key, u, maxHyperParam)
 		}
 		return int(u), nil
 	}
@@ -234,6 +242,7 @@ func Load(f File, opts Options) (*Model, error) {
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
 	}
+	_, explicitHeadDim := kv(arch + ".attention.key_length")
 	if p.HeadDim, err = getUint("attention.key_length", p.NEmbd/p.NHead, false); err != nil {
 		return nil, err
 	}
@@ -243,7 +252,10 @@ func Load(f File, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
 	}
 	if p.HeadDim == 0 || p.HeadDim%2 != 0 {
-		return nil, fmt.Errorf("head dimension %d must be even and non-zero", p.HeadDim)
+		if explicitHeadDim {
+			return nil, fmt.Errorf("key %s.attention.key_length %d: the head dimension must be even and non-zero; fix the GGUF metadata", arch, p.HeadDim)
+		}
+		return nil, fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", arch, p.NEmbd, arch, p.NHead, p.HeadDim)
 	}
 	if rd, err := getUint("rope.dimension_count", p.HeadDim, false); err != nil {
 		return nil, err

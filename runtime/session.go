@@ -30,13 +30,32 @@ type Session struct {
 	trace func(name string, layer int, v []float32)
 }
 
-// NewSession returns a Session with room for nCtx positions (nCtx ≤ 0 means
-// Params.NCtx).
-func (m *Model) NewSession(nCtx int) *Session {
-	p := m.Params
-	if nCtx <= 0 {
+// sessionPositions is the room NewSession gives a request of nCtx
+// positions (see NewSession).
+func sessionPositions(p Params, nCtx int) int {
+	if nCtx <= 0 || (p.NCtx > 0 && nCtx > p.NCtx) {
 		nCtx = p.NCtx
 	}
+	if perPos := 2 * 2 * p.NHeadKV * p.HeadDim * max(p.NLayer, 1); perPos > 0 && nCtx > MaxKVCacheBytes/perPos {
+		nCtx = MaxKVCacheBytes / perPos
+	}
+	return max(nCtx, 1)
+}
+
+// MaxKVCacheBytes bounds the K and V cache one Session allocates (F16, all
+// layers): 4 GiB, room for 4096 positions of a 30-layer, 5-KV-head × 128
+// model many times over, yet well below what would take a host down.
+const MaxKVCacheBytes = 4 << 30
+
+// NewSession returns a Session with room for nCtx positions (nCtx ≤ 0 means
+// Params.NCtx). As a guard against absurd sizes (a huge -n, a GGUF claiming
+// a 2^31 context), nCtx is clamped to Params.NCtx (the model cannot attend
+// further) and to as many positions as fit in MaxKVCacheBytes of F16 K and V
+// cache; Eval past the room returns a "context full" error. Callers should
+// still check their request against Params.NCtx to give a better message.
+func (m *Model) NewSession(nCtx int) *Session {
+	p := m.Params
+	nCtx = sessionPositions(p, nCtx)
 	kvDim := p.NHeadKV * p.HeadDim
 	qDim := p.NHead * p.HeadDim
 	s := &Session{m: m, nCtx: nCtx}

@@ -3,10 +3,10 @@ package runtime
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -66,7 +66,7 @@ func findKernel(kerns []codegen.Kernel, m, k int) (codegen.Kernel, bool) {
 // ReadKernelConfig reads a kernel_config.ini for Options.TLKernels. Errors
 // name path.
 func ReadKernelConfig(path string) ([]codegen.Kernel, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("kernel config: %w", err)
 	}

@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// TestLoadHyperParamMessages: bad hyper-parameter keys give one-line errors
+// naming the key(s) and the real cause.
+func TestLoadHyperParamMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		kvs  map[string]gguf.Value
+		want []string
+	}{
+		{"block_count 2^32-1", map[string]gguf.Value{"bitnet.block_count": gguf.Uint32(4294967295)},
+			[]string{"bitnet.block_count", "4294967295", "out of range"}},
+		{"context_length 2^32-1", map[string]gguf.Value{"bitnet.context_length": gguf.Uint32(4294967295)},
+			[]string{"bitnet.context_length", "4294967295", "out of range"}},
+		{"embedding_length u64 max", map[string]gguf.Value{"bitnet.embedding_length": gguf.Uint64(1<<64 - 1)},
+			[]string{"bitnet.embedding_length", "18446744073709551615", "out of range"}},
+		{"block_count string", map[string]gguf.Value{"bitnet.block_count": gguf.String("2")},
+			[]string{"bitnet.block_count", "non-negative integer"}},
+		{"head_count 2^31", map[string]gguf.Value{"bitnet.attention.head_count": gguf.Uint32(1 << 31), "bitnet.attention.head_count_kv": gguf.Uint32(1)},
+			[]string{"bitnet.embedding_length 16", "bitnet.attention.head_count 2147483648", "head dimension 0"}},
+		{"odd head dim", map[string]gguf.Value{"bitnet.embedding_length": gguf.Uint32(6), "bitnet.attention.head_count": gguf.Uint32(2), "bitnet.attention.head_count_kv": gguf.Uint32(1)},
+			[]string{"bitnet.embedding_length 6", "bitnet.attention.head_count 2", "head dimension 3"}},
+		{"key_length odd", map[string]gguf.Value{"bitnet.attention.key_length": gguf.Uint32(3)},
+			[]string{"bitnet.attention.key_length 3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := fuzzFile(1, 16, 2, 1, 32, 20, 13, 13)
+			kvs := append([]gguf.KV(nil), f.KVs...)
+			for k, v := range tc.kvs {
+				found := false
+				for i := range kvs {
+					if kvs[i].Key == k {
+						kvs[i].Value, found = v, true
+					}
+				}
+				if !found {
+					kvs = append(kvs, gguf.KV{Key: k, Value: v})
+				}
+			}
+			f.KVs = kvs
+			_, err := Load(f, Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+// TestNewSessionClamps: a request beyond the model's context length gets a
+// session of context_length positions (not an allocation sized from the
+// request), and Eval past it says the context is full.
+func TestNewSessionClamps(t *testing.T) {
+	m, err := Load(fuzzFile(1, 16, 2, 1, 32, 20, 13, 13), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSession(1 << 40)
+	if s.nCtx != m.Params.NCtx || len(s.kCache[0]) != m.Params.NCtx*m.Params.NHeadKV*m.Params.HeadDim {
+		t.Fatalf("nCtx %d, K cache %d values; want %d positions", s.nCtx, len(s.kCache[0]), m.Params.NCtx)
+	}
+	for i := 0; i < m.Params.NCtx; i++ {
+		if _, err := s.Eval(1); err != nil {
+			t.Fatalf("position %d: %v", i, err)
+		}
+	}
+	if _, err := s.Eval(1); err == nil || !strings.Contains(err.Error(), "context full") {
+		t.Fatalf("Eval past the context: %v", err)
+	}
+	// A GGUF claiming a huge context still gets a session within the KV
+	// cache bound (sessionPositions is what NewSession allocates from).
+	p := m.Params
+	p.NCtx = 1 << 31
+	n := sessionPositions(p, 0)
+	if bytes := 4 * n * p.NHeadKV * p.HeadDim * p.NLayer; bytes > MaxKVCacheBytes || n < 1 {
+		t.Fatalf("%d positions: K+V cache %d bytes > MaxKVCacheBytes", n, bytes)
+	}
+	if n := sessionPositions(p, 10); n != 10 {
+		t.Fatalf("sessionPositions(10) = %d", n)
+	}
+}
