@@ -3,10 +3,13 @@ package run
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -47,7 +51,9 @@ func NewCmdRun(runF func(*RunOptions) error) *cobra.Command {
 greedily by default (ties go to the lowest id) or sampled with --temp/--seed. Prints the generated ids
 and text. --dump-logits writes every prompt row of logits and then every generated row (generated row 0
 is the last prompt row) as raw little-endian float32, the layout of the golden
-PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
+PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32; it must not be the model file or an
+existing non-regular file. The prompt length plus -n must not exceed the model's context_length
+(checked after loading the model; a usage error, exit 2). All-NaN logits are an error (exit 1).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("run takes no arguments (got %q); use -p TEXT or --ids", args)
@@ -100,6 +106,19 @@ PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32.`,
 // runRun loads the model, runs the prompt one token per call and generates
 // opts.N tokens.
 func runRun(opts *RunOptions) error {
+	if err := fsutil.CheckRegular(opts.Model); err != nil {
+		return fmt.Errorf("-m/--model: %w", err)
+	}
+	if opts.KernelConfig != "" {
+		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
+			return fmt.Errorf("--kernel-config: %w", err)
+		}
+	}
+	if opts.DumpLogits != "" {
+		if err := checkDumpPath(opts.DumpLogits, opts.Model); err != nil {
+			return err
+		}
+	}
 	rtOpts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
@@ -114,13 +133,14 @@ func runRun(opts *RunOptions) error {
 	}
 	defer f.Close()
 	var tok tokenizer.Tokenizer
-	if v, err := tokenizer.FromGGUF(f.KVs); err == nil {
-		tok, _ = tokenizer.New(v)
+	v, tokErr := tokenizer.FromGGUF(f.KVs)
+	if tokErr == nil {
+		tok, tokErr = tokenizer.New(v)
 	}
 	prompt := opts.IDs
 	if opts.HasPrompt {
 		if tok == nil {
-			return fmt.Errorf("model %s: no usable tokenizer in the GGUF metadata; use --ids", opts.Model)
+			return fmt.Errorf("model %s: no usable tokenizer in the GGUF metadata (%v); fix the metadata or use --ids", opts.Model, tokErr)
 		}
 		if prompt, err = tok.Encode(opts.Prompt, true, false); err != nil {
 			return fmt.Errorf("tokenize the prompt: %w", err)
@@ -133,6 +153,9 @@ func runRun(opts *RunOptions) error {
 		if int(id) >= m.Params.NVocab {
 			return usage.Errorf("prompt token id %d is outside the vocabulary of %s (%d tokens)", id, opts.Model, m.Params.NVocab)
 		}
+	}
+	if len(prompt)+opts.N > m.Params.NCtx {
+		return usage.Errorf("-n %d: the prompt (%d tokens) plus -n exceeds the context length %d of %s; lower -n or shorten the prompt", opts.N, len(prompt), m.Params.NCtx, opts.Model)
 	}
 	gen, rows, err := Generate(m, prompt, opts.N, opts.Temp, opts.Seed)
 	if err != nil {
@@ -183,6 +206,9 @@ func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64
 	for i := 0; i < n; i++ {
 		rows = append(rows, last)
 		next := runtime.Sample(last, temp, rng.Float64())
+		if next < 0 {
+			return nil, nil, fmt.Errorf("generation step %d: the logits are not finite (all NaN); the model's weights are broken, reconvert it", i)
+		}
 		gen = append(gen, next)
 		if i == n-1 {
 			break
@@ -194,6 +220,27 @@ func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64
 		last = append([]float32(nil), l...)
 	}
 	return gen, rows, nil
+}
+
+// checkDumpPath refuses a --dump-logits path that would destroy an input:
+// the model file itself (os.SameFile, so links count) or an existing file
+// that is not a regular file (a FIFO would block, /dev/null would be
+// replaced by the rename of the temp file).
+func checkDumpPath(dump, model string) error {
+	di, err := os.Stat(dump)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--dump-logits %s: %w", dump, err)
+	}
+	if !di.Mode().IsRegular() {
+		return fmt.Errorf("--dump-logits %s exists and is not a regular file; give a new file path", dump)
+	}
+	if mi, err := os.Stat(model); err == nil && os.SameFile(di, mi) {
+		return fmt.Errorf("--dump-logits %s is the model file -m %s; give another path", dump, model)
+	}
+	return nil
 }
 
 func joinIDs(ids []int32) string {

@@ -3,13 +3,17 @@ package run
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -192,25 +196,117 @@ func Test_runRun_errors(t *testing.T) {
 	dump := filepath.Join(dir, "never.f32")
 	bad := filepath.Join(dir, "bad.gguf")
 	os.WriteFile(bad, []byte("not a gguf"), 0o644)
+	i2s := filepath.Join(golden, "gguf/ggml-model-i2_s.gguf")
+	// model is a copy of the I2_S model the dump rows point back at.
+	model := filepath.Join(dir, "m.gguf")
+	modelBytes, err := os.ReadFile(i2s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(model, modelBytes, 0o644)
+	link := filepath.Join(dir, "link.gguf")
+	if err := os.Symlink(model, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nan := nanModel(t, dir)
+	badBOS := patchedBOS(t, dir, modelBytes, 99999)
 	for _, c := range []struct {
-		name string
-		opts RunOptions
-		want string
+		name  string
+		opts  RunOptions
+		want  string
+		usage bool // a *usage.Error (exit 2)
 	}{
-		{"missing file", RunOptions{Model: filepath.Join(dir, "nope.gguf"), IDs: []int32{1}, N: 1, DumpLogits: dump}, "nope.gguf"},
-		{"not gguf", RunOptions{Model: bad, IDs: []int32{1}, N: 1, DumpLogits: dump}, "bad.gguf"},
-		{"id out of range", RunOptions{Model: filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), IDs: []int32{1, 512}, N: 1, DumpLogits: dump}, "512"},
+		{"missing file", RunOptions{Model: filepath.Join(dir, "nope.gguf"), IDs: []int32{1}, N: 1, DumpLogits: dump}, "nope.gguf", false},
+		{"not gguf", RunOptions{Model: bad, IDs: []int32{1}, N: 1, DumpLogits: dump}, "bad.gguf", false},
+		{"id out of range", RunOptions{Model: i2s, IDs: []int32{1, 512}, N: 1, DumpLogits: dump}, "512", true},
+		{"model is a FIFO", RunOptions{Model: fifo, IDs: []int32{1}, N: 1, DumpLogits: dump}, "-m/--model: " + fifo + " is a named pipe", false},
+		{"kernel config is a FIFO", RunOptions{Model: i2s, KernelConfig: fifo, IDs: []int32{1}, N: 1, DumpLogits: dump}, "--kernel-config: " + fifo + " is a named pipe", false},
+		{"dump is the model", RunOptions{Model: model, IDs: []int32{1}, N: 1, DumpLogits: model}, "--dump-logits " + model + " is the model file", false},
+		{"dump is a link to the model", RunOptions{Model: model, IDs: []int32{1}, N: 1, DumpLogits: link}, "is the model file", false},
+		{"model is a link to the dump", RunOptions{Model: link, IDs: []int32{1}, N: 1, DumpLogits: model}, "is the model file", false},
+		{"dump is a FIFO", RunOptions{Model: model, IDs: []int32{1}, N: 1, DumpLogits: fifo}, "--dump-logits " + fifo + " exists and is not a regular file", false},
+		{"dump is /dev/null", RunOptions{Model: model, IDs: []int32{1}, N: 1, DumpLogits: "/dev/null"}, "--dump-logits /dev/null exists and is not a regular file", false},
+		{"-n beyond the context", RunOptions{Model: i2s, IDs: []int32{1, 2}, N: 100000000, DumpLogits: dump}, "-n 100000000: the prompt (2 tokens) plus -n exceeds the context length", true},
+		{"BOS outside the vocabulary", RunOptions{Model: badBOS, Prompt: "Hello", HasPrompt: true, N: 1, DumpLogits: dump}, "tokenizer.ggml.bos_token_id: id 99999 is outside the vocabulary", false},
+		{"NaN logits", RunOptions{Model: nan, IDs: []int32{1, 2}, N: 3, DumpLogits: dump}, "generation step 0: the logits are not finite", false},
+		{"NaN logits, one token", RunOptions{Model: nan, IDs: []int32{1}, N: 1, DumpLogits: dump}, "generation step 0: the logits are not finite", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
 			o.Out = &bytes.Buffer{}
 			err := runRun(&o)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want one naming %q", err, c.want)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v, want one line containing %q", err, c.want)
+			}
+			var ue *usage.Error
+			if errors.As(err, &ue) != c.usage {
+				t.Errorf("usage error = %v, want %v", !c.usage, c.usage)
 			}
 			if _, err := os.Stat(dump); !os.IsNotExist(err) {
 				t.Fatalf("%s exists after a failed run", dump)
 			}
+			if got, _ := os.ReadFile(model); !bytes.Equal(got, modelBytes) {
+				t.Fatalf("%s changed", model)
+			}
+			if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Fatalf("%s is no longer a FIFO", fifo)
+			}
 		})
 	}
+}
+
+// patchedBOS writes a copy of the GGUF bytes b whose uint32
+// tokenizer.ggml.bos_token_id is id to dir and returns its path.
+func patchedBOS(t *testing.T, dir string, b []byte, id uint32) string {
+	t.Helper()
+	const key = "tokenizer.ggml.bos_token_id"
+	i := bytes.Index(b, []byte(key))
+	if i < 0 || binary.LittleEndian.Uint32(b[i+len(key):]) != uint32(gguf.ValueUint32) {
+		t.Fatalf("no uint32 %s in the model", key)
+	}
+	b = bytes.Clone(b)
+	binary.LittleEndian.PutUint32(b[i+len(key)+4:], id)
+	p := filepath.Join(dir, "badbos.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// nanModel writes a copy of the tiny F32 model whose token_embd.weight is
+// all NaN to dir and returns its path.
+func nanModel(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(golden, "gguf/ggml-model-f32.gguf")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, ti := range f.Tensors {
+		if ti.Name != "token_embd.weight" {
+			continue
+		}
+		if ti.Type != gguf.TypeF32 {
+			t.Fatalf("token_embd.weight is %v", ti.Type)
+		}
+		n, _ := ti.NBytes()
+		start := f.DataOffset + ti.Offset
+		for i := start; i < start+n; i += 4 {
+			binary.LittleEndian.PutUint32(b[i:], 0x7fc00000)
+		}
+	}
+	p := filepath.Join(dir, "nan.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
