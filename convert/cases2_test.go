@@ -462,3 +462,27 @@ func TestMissingTensors(t *testing.T) {
 		t.Errorf("3 layers in config, 2 in the checkpoint: err = %v", err)
 	}
 }
+
+// Physically meaningless hyper-parameters are refused naming the key that
+// holds them (not the first alias of the lookup list).
+func TestBadHyperParameters(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		val  any
+		want string
+	}{
+		{"rms_norm_eps", -1.0, `"rms_norm_eps" = -1`},
+		{"rms_norm_eps", 0.0, `"rms_norm_eps" = 0`},
+		{"rope_theta", 0.0, `"rope_theta" = 0`},
+		{"max_position_embeddings", 0, `"max_position_embeddings" = 0`},
+		{"num_hidden_layers", 1 << 40, "num_hidden_layers is 1099511627776 but the checkpoint has only 24 tensors"},
+		{"rope_scaling", "weird", `"rope_scaling" must be an object`},
+	} {
+		dir := copyGolden(t)
+		editConfig(t, dir, func(c map[string]any) { c[tc.key] = tc.val })
+		_, _, err := convertDir(t, dir, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s = %v: err = %v, want %q", tc.key, tc.val, err, tc.want)
+		}
+	}
+}

@@ -62,7 +62,11 @@ func (m *bitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 	}
 	kvs = append(kvs, gguf.KV{Key: m.arch + ".vocab_size", Value: gguf.Uint32(uint32(g.Vocab))})
 	factor := float32(1)
-	if rs, ok := cfg.Sub("rope_scaling"); ok {
+	rs, isObject := cfg.Sub("rope_scaling")
+	if cfg.Has("rope_scaling") && !isObject {
+		return nil, fmt.Errorf("%s: \"rope_scaling\" must be an object or null", cfg.Path)
+	}
+	if isObject {
 		typ, _, _ := rs.String("type", "rope_type")
 		if typ != "linear" {
 			return nil, fmt.Errorf("%s: rope_scaling type %q is not supported for BitNet (only linear)", cfg.Path, typ)

@@ -49,8 +49,8 @@ func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
 				}
 				continue
 			}
-			if v < 0 || v > math.MaxUint32 {
-				return nil, fmt.Errorf("%s: %q = %d is out of range", cfg.Path, r.cfgKeys[0], v)
+			if v <= 0 || v > math.MaxUint32 {
+				return nil, fmt.Errorf("%s: %q = %d is out of range (want 1 to %d)", cfg.Path, presentKey(cfg, r.cfgKeys), v, uint32(math.MaxUint32))
 			}
 			kvs = append(kvs, gguf.KV{Key: arch + "." + r.key, Value: gguf.Uint32(uint32(v))})
 		case gguf.ValueFloat32:
@@ -64,13 +64,24 @@ func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
 				}
 				continue
 			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s: %q is not finite", cfg.Path, r.cfgKeys[0])
+			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > math.MaxFloat32 {
+				return nil, fmt.Errorf("%s: %q = %v, want a positive finite number", cfg.Path, presentKey(cfg, r.cfgKeys), v)
 			}
 			kvs = append(kvs, gguf.KV{Key: arch + "." + r.key, Value: gguf.Float32(float32(v))})
 		}
 	}
 	return kvs, nil
+}
+
+// presentKey returns the first of keys present in cfg (the one a value was
+// read from), for error messages.
+func presentKey(cfg *hf.Config, keys []string) string {
+	for _, k := range keys {
+		if cfg.Has(k) {
+			return k
+		}
+	}
+	return keys[0]
 }
 
 // geometry reads the shape-deciding numbers with the head_dim rule:

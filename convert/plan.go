@@ -98,6 +98,9 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if geo.Layers > len(ckpt.Tensors) {
+		return nil, fmt.Errorf("%s: num_hidden_layers is %d but the checkpoint has only %d tensors; fix config.json", cfg.Path, geo.Layers, len(ckpt.Tensors))
+	}
 	p := &Plan{Dir: ckpt.Dir, Arch: conv.Arch(), OutType: opts.OutType, Converter: conv, Geometry: geo, config: cfg.Raw}
 	p.Warnings = append(p.Warnings, ckpt.Notices...)
 
