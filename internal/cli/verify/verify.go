@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -15,6 +15,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/verify"
 )
 
@@ -53,7 +54,11 @@ Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float 
 
 Embedding models (arch qwen3, gemma3) are checked on 5 default prompts (or --prompt): the cosine
 similarity of the runtime's pooled, L2-normalised embedding and the float reference's, per prompt,
-at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files).`,
+at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files).
+
+A threshold flag left out (or -1) keeps the default; NaN and other negative values are usage
+errors (exit 2). The prompt plus --tokens must fit in the model's
+context_length; that is checked after loading the model and is also a usage error (exit 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -65,6 +70,9 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 			}
 			if opts.Tokens < 0 {
 				return usage.Errorf("--tokens must be ≥ 0")
+			}
+			if err := checkThresholds(opts); err != nil {
+				return err
 			}
 			if opts.IDs != "" {
 				if _, err := idlist.Parse(opts.IDs); err != nil {
@@ -106,6 +114,33 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 	return cmd
 }
 
+// unsetThreshold is the documented default of the threshold flags: keep
+// the file type's default threshold.
+const unsetThreshold = -1
+
+// checkThresholds rejects threshold flags that are NaN or negative other
+// than the unset default -1: before this they silently meant "default".
+func checkThresholds(opts *Options) error {
+	for _, t := range []struct {
+		flag string
+		v    float64
+	}{
+		{"--min-top1", opts.MinTop1},
+		{"--max-delta", opts.MaxDelta},
+		{"--max-kl", opts.MaxKL},
+		{"--max-ppl-rel", opts.MaxPPLRel},
+		{"--min-cosine", opts.MinCosine},
+	} {
+		if t.v == unsetThreshold {
+			continue
+		}
+		if math.IsNaN(t.v) || t.v < 0 {
+			return usage.Errorf("%s %v: want a number ≥ 0 (or leave it out for the default)", t.flag, t.v)
+		}
+	}
+	return nil
+}
+
 // Run verifies and prints the report; a failing file returns ErrFailed
 // wrapped with the first failure.
 func Run(opts *Options) error {
@@ -114,14 +149,20 @@ func Run(opts *Options) error {
 		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
 	}
 	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads, Pooling: opts.Pooling}
+	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
+		return fmt.Errorf("--gguf: %w", err)
+	}
 	if opts.KernelConfig != "" {
-		b, err := os.ReadFile(opts.KernelConfig)
+		b, err := fsutil.ReadFile(opts.KernelConfig)
 		if err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)
 		}
 		vo.KernelConfig = b
 	}
 	rep, err := verify.Run(vo)
+	if errors.Is(err, verify.ErrContextLength) {
+		return usage.Errorf("--tokens %d: %v; lower --tokens or shorten the prompt", opts.Tokens, err)
+	}
 	if err != nil {
 		return err
 	}
