@@ -174,7 +174,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 		p.Tensors = append(p.Tensors, pt)
 	}
 	if len(unmapped) > 0 {
-		return nil, fmt.Errorf("%d tensor(s) map to no GGUF name for %s: %s", len(unmapped), p.Arch, strings.Join(unmapped, ", "))
+		return nil, fmt.Errorf("%d tensor(s) map to no GGUF name for %s: %s (not a supported %s checkpoint, or a renamed tensor: remove it or rename it to the Hugging Face name)", len(unmapped), p.Arch, strings.Join(unmapped, ", "), p.Arch)
 	}
 	for base, sc := range scales {
 		return nil, fmt.Errorf("tensor %q has no weight %q to scale", sc.Name, base+".weight")

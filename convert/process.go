@@ -270,10 +270,10 @@ func (c *converter) encodeFloat(ctx context.Context, t *PlannedTensor, n int, at
 	return c.out, nil
 }
 
+// warn records a warning in the plan; the caller prints the plan's
+// warnings once, at the end.
 func (c *converter) warn(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	c.plan.Warnings = append(c.plan.Warnings, msg)
-	c.logf("warning: %s", msg)
+	c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf(format, args...))
 }
 
 // parallel runs fn over [0, n) in fixed chunks of chunkElems on c.threads

@@ -88,6 +88,9 @@ output is written atomically.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
 			}
+			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
+				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -293,9 +296,35 @@ func ReadMetadata(path string) ([]gguf.KV, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--metadata %s: key %q: %w", path, name, err)
 		}
+		if want, ok := generalKeyTypes[name]; ok && (val.Type != want.Type || val.Elem != want.Elem) {
+			return nil, fmt.Errorf("--metadata %s: key %q must be a %s (llama.cpp reads it so), not %s", path, name, typeName(want), typeName(val))
+		}
 		kvs = append(kvs, gguf.KV{Key: name, Value: val})
 	}
 	return kvs, nil
+}
+
+// generalKeyTypes are the value types llama.cpp's gguf-py gives the standard
+// general.* keys (gguf constants.py Keys.General): strings, and string arrays
+// for the list keys.
+var generalKeyTypes = func() map[string]gguf.Value {
+	m := map[string]gguf.Value{}
+	for _, k := range []string{"name", "author", "version", "organization", "basename", "finetune", "description",
+		"quantized_by", "size_label", "license", "license.name", "license.link", "url", "doi", "uuid", "repo_url",
+		"source.url", "source.doi", "source.uuid", "source.repo_url", "source.huggingface.repository"} {
+		m["general."+k] = gguf.String("")
+	}
+	for _, k := range []string{"tags", "languages", "datasets"} {
+		m["general."+k] = gguf.Strings(nil)
+	}
+	return m
+}()
+
+func typeName(v gguf.Value) string {
+	if v.Type == gguf.ValueArray {
+		return "array of " + v.Elem.String()
+	}
+	return v.Type.String()
 }
 
 func tomlValue(v any) (gguf.Value, error) {

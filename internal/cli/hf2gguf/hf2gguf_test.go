@@ -207,3 +207,25 @@ func TestRefusedOutputsAndDuplicateMetadata(t *testing.T) {
 		t.Errorf("duplicate --metadata key: err = %v", err)
 	}
 }
+
+// Standard general.* keys keep llama.cpp's types; --kernel-config needs a TL
+// outtype.
+func TestMetadataTypesAndKernelConfigFlag(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "m.toml")
+	os.WriteFile(md, []byte("[general]\nname = 5\n"), 0o644)
+	if _, err := ReadMetadata(md); err == nil || !strings.Contains(err.Error(), `"general.name" must be a string`) {
+		t.Errorf("general.name = 5: %v", err)
+	}
+	os.WriteFile(md, []byte("[general]\ntags = [\"a\", \"b\"]\nmy_number = 5\n"), 0o644)
+	if kvs, err := ReadMetadata(md); err != nil || len(kvs) != 2 {
+		t.Errorf("tags and a custom key: %v %v", kvs, err)
+	}
+	cmd := NewCmd(func(*Options) error { t.Fatal("ran"); return nil })
+	cmd.SetArgs([]string{"d", "--kernel-config", "k.ini"})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--kernel-config applies to --outtype tl1 or tl2") {
+		t.Errorf("--kernel-config with i2_s: %v", err)
+	}
+}
