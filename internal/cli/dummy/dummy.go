@@ -67,7 +67,9 @@ layout of a real BitNet model, with seeded random weights: bf16 master weights, 
 ternary codes [out/4, in] plus a bf16 0-d weight_scale, as the 2B-4T, Falcon3 and Llama3-8B-1.58
 checkpoints ship. Checkpoints larger than --max-shard-size are split into model-0000i-of-0000N
 shards with an index. Without --tokenizer no tokenizer files are written (convert with --no-vocab).
---preset without a name lists the presets. Data streams to disk; memory stays small.`,
+--preset without a name lists the presets. Data streams to disk; memory stays small. Before writing,
+the checkpoint size is checked against the free space of --out's filesystem (with a 5% margin) and
+shapes over 2^40 elements are refused; an interrupted or failed run removes what it wrote.`,
 		Example: `  bitnet-convert dummy --preset
   bitnet-convert dummy --preset BitNet-b1.58-2B-4T --layers 2 --tokenizer testdata/tokenizers/llama3 --out /tmp/2b4t
   bitnet-convert dummy --config config.json --packed --linear-class bitlinear --out /tmp/m`,
