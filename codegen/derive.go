@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // configInt reads a non-negative integer from a decoded config.json (JSON
@@ -117,7 +118,7 @@ func ShapesFromConfig(cfg map[string]any) ([][2]int, error) {
 // ReadConfigDir reads and decodes dir/config.json.
 func ReadConfigDir(dir string) (map[string]any, error) {
 	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

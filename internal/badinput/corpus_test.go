@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,6 +72,30 @@ const (
 // tinyI2SBytes returns the reference I2_S GGUF, the base of the cut and
 // patched GGUF cases.
 func tinyI2SBytes(t *testing.T) []byte { return readFile(t, tinyI2S) }
+
+// mkfifo makes a FIFO at path (replacing a file there).
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatalf("mkfifo %s: %v", path, err)
+	}
+}
+
+// fifoIn returns a conv edit that puts a FIFO at name in the checkpoint.
+func fifoIn(name string) func(t *testing.T, m string) {
+	return func(t *testing.T, m string) { mkfifo(t, filepath.Join(m, name)) }
+}
+
+// fifoArgs returns a setup that makes root/fifo and runs the command built
+// by args from its path.
+func fifoArgs(args func(p string) []string) func(t *testing.T, root string) []string {
+	return func(t *testing.T, root string) []string {
+		p := filepath.Join(root, "fifo")
+		mkfifo(t, p)
+		return args(p)
+	}
+}
 
 // corpus returns the table of TestCorpus.
 func corpus() []badCase {
@@ -382,6 +407,36 @@ func corpus() []badCase {
 			os.MkdirAll(filepath.Join(root, "m"), 0o755)
 			return []string{"codegen", "--arch", "tl2", "--from-config", filepath.Join(root, "m"), "--outdir", filepath.Join(root, "m")}
 		}, 1, []string{"config.json"}},
+		// --- FIFOs in place of input files: opening one blocks in open(2)
+		// (Ctrl-C does not help), so every input is checked to be a regular
+		// file first.
+		{"FIFO config.json", conv(fifoIn("config.json")), 1, []string{"config.json", "not a regular file"}},
+		{"FIFO model.safetensors", conv(fifoIn("model.safetensors")), 1, []string{"model.safetensors", "not a regular file"}},
+		{"FIFO tokenizer.model", conv(fifoIn("tokenizer.model")), 1, []string{"tokenizer.model", "not a regular file"}},
+		{"FIFO tokenizer.json", conv(fifoIn("tokenizer.json")), 1, []string{"tokenizer.json", "not a regular file"}},
+		{"FIFO tokenizer_config.json", conv(fifoIn("tokenizer_config.json")), 1, []string{"tokenizer_config.json", "not a regular file"}},
+		{"FIFO special_tokens_map.json", conv(fifoIn("special_tokens_map.json")), 1, []string{"special_tokens_map.json", "not a regular file"}},
+		{"FIFO added_tokens.json", conv(fifoIn("added_tokens.json")), 1, []string{"added_tokens.json", "not a regular file"}},
+		{"FIFO run -m", fifoArgs(func(p string) []string { return []string{"run", "-m", p, "--ids", "1", "-n", "1"} }), 1, []string{"-m/--model", "not a regular file"}},
+		{"FIFO run --kernel-config", fifoArgs(func(p string) []string {
+			return []string{"run", "-m", tinyI2S, "--ids", "1", "-n", "1", "--kernel-config", p}
+		}), 1, []string{"--kernel-config", "not a regular file"}},
+		{"FIFO inspect", fifoArgs(func(p string) []string { return []string{"inspect", p} }), 1, []string{"fifo", "not a regular file"}},
+		{"FIFO perplexity -f", fifoArgs(func(p string) []string { return []string{"perplexity", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "not a regular file"}},
+		{"FIFO perplexity -m", fifoArgs(func(p string) []string { return []string{"perplexity", "-m", p, "-f", tinyI2S} }), 1, []string{"-m/--model", "not a regular file"}},
+		{"FIFO tokenize -f", fifoArgs(func(p string) []string { return []string{"tokenize", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "not a regular file"}},
+		{"FIFO tokenize -m", fifoArgs(func(p string) []string { return []string{"tokenize", "-m", p, "-p", "hi"} }), 1, []string{"-m/--model", "not a regular file"}},
+		{"FIFO verify --gguf", fifoArgs(func(p string) []string { return []string{"verify", "--gguf", p, "--ids", "1,2"} }), 1, []string{"--gguf", "not a regular file"}},
+		{"FIFO verify --kernel-config", fifoArgs(func(p string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--kernel-config", p}
+		}), 1, []string{"--kernel-config", "not a regular file"}},
+		{"FIFO embed -m", fifoArgs(func(p string) []string { return []string{"embed", "-m", p, "--ids", "1,2"} }), 1, []string{"-m/--model", "not a regular file"}},
+		{"FIFO codegen --from-config config.json", func(t *testing.T, root string) []string {
+			m := filepath.Join(root, "m")
+			os.MkdirAll(m, 0o755)
+			mkfifo(t, filepath.Join(m, "config.json"))
+			return []string{"codegen", "--arch", "tl2", "--from-config", m, "--outdir", filepath.Join(root, "out")}
+		}, 1, []string{"config.json", "not a regular file"}},
 	}
 }
 

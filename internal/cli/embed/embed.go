@@ -14,6 +14,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -104,6 +105,9 @@ var poolNames = map[runtime.PoolMode]string{runtime.PoolMean: "mean", runtime.Po
 
 // embedRun loads the model, tokenizes the prompt and prints the embedding.
 func embedRun(opts *EmbedOptions) error {
+	if err := fsutil.CheckRegular(opts.Model); err != nil {
+		return fmt.Errorf("-m/--model: %w", err)
+	}
 	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: opts.Threads})
 	if err != nil {
 		return err

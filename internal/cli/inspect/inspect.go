@@ -16,6 +16,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // ArrayPreview is how many leading items of an array KV are shown.
@@ -99,6 +100,9 @@ type tensorReport struct {
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
 func inspectRun(opts *InspectOptions) error {
+	if err := fsutil.CheckRegular(opts.Path); err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
 	f, err := reader.Open(opts.Path)
 	if err != nil {
 		return fmt.Errorf("inspect: %w", err)

@@ -3,11 +3,11 @@ package perplexity
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -71,9 +71,17 @@ log-probability of the next token, as llama-perplexity does. Prints PPL = exp(me
 
 // perplexityRun loads the model and the text and prints the perplexity.
 func perplexityRun(opts *PerplexityOptions) error {
-	text, err := os.ReadFile(opts.File)
+	if err := fsutil.CheckRegular(opts.Model); err != nil {
+		return fmt.Errorf("-m/--model: %w", err)
+	}
+	if opts.KernelConfig != "" {
+		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
+			return fmt.Errorf("--kernel-config: %w", err)
+		}
+	}
+	text, err := fsutil.ReadFile(opts.File)
 	if err != nil {
-		return fmt.Errorf("read text %s: %w", opts.File, err)
+		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
 	rtOpts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != "" {

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
@@ -96,11 +96,14 @@ type result struct {
 func tokenizeRun(opts *TokenizeOptions) error {
 	text := opts.Prompt
 	if opts.File != "" {
-		b, err := os.ReadFile(opts.File)
+		b, err := fsutil.ReadFile(opts.File)
 		if err != nil {
-			return fmt.Errorf("tokenize: read the text: %w", err)
+			return fmt.Errorf("tokenize: -f/--file: read the text: %w", err)
 		}
 		text = string(b)
+	}
+	if err := fsutil.CheckRegular(opts.Model); err != nil {
+		return fmt.Errorf("tokenize: -m/--model: %w", err)
 	}
 	f, err := reader.Open(opts.Model)
 	if err != nil {
