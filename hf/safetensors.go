@@ -181,6 +181,10 @@ func parseHeaderJSON(buf []byte, name string, dataLen uint64, h *Header) error {
 		}
 		var rt rawTensor
 		if err := dec.Decode(&rt); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && (ute.Field == "shape" || ute.Field == "data_offsets") {
+				return bad("tensor %q: %s must be a list of non-negative integers (have %s); fix or re-save the checkpoint", key, ute.Field, ute.Value)
+			}
 			return bad("tensor %q: %v", key, err)
 		}
 		ref, err := checkTensor(key, rt, dataLen)
