@@ -32,7 +32,9 @@ func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime, one token per call)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
 run each chunk on an empty KV cache one token per call, and score positions c/2 … c−2 with the
-log-probability of the next token, as llama-perplexity does. Prints PPL = exp(mean NLL).`,
+log-probability of the next token, as llama-perplexity does. Prints PPL = exp(mean NLL).
+-c must not exceed the model's context_length (checked after loading the model; a usage error,
+exit 2).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
@@ -96,6 +98,9 @@ func perplexityRun(opts *PerplexityOptions) error {
 		return err
 	}
 	defer f.Close()
+	if opts.Ctx > m.Params.NCtx {
+		return usage.Errorf("-c %d: exceeds the context length %d of %s; lower -c", opts.Ctx, m.Params.NCtx, opts.Model)
+	}
 	v, err := tokenizer.FromGGUF(f.KVs)
 	if err != nil {
 		return fmt.Errorf("model %s: tokenizer metadata: %w", opts.Model, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -83,6 +84,10 @@ func Test_perplexityRun_golden(t *testing.T) {
 
 func Test_perplexityRun_errors(t *testing.T) {
 	dir := t.TempDir()
+	short := filepath.Join(dir, "short.txt")
+	if err := os.WriteFile(short, []byte("Hello world."), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		opts PerplexityOptions
@@ -90,7 +95,8 @@ func Test_perplexityRun_errors(t *testing.T) {
 	}{
 		{"no text", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(dir, "none.txt"), Ctx: 128}, "none.txt"},
 		{"no model", PerplexityOptions{Model: filepath.Join(dir, "none.gguf"), File: filepath.Join(golden, "outputs/ppl_text.txt"), Ctx: 128}, "none.gguf"},
-		{"too short", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(golden, "README.md"), Ctx: 100000}, "chunk"},
+		{"too short", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: short, Ctx: 128}, "chunk"},
+		{"-c beyond the context", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(golden, "README.md"), Ctx: 100000}, "-c 100000: exceeds the context length 2048"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
