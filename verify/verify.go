@@ -121,7 +121,7 @@ func (r *Report) fail(format string, args ...any) {
 // ErrContextLength is returned (wrapped with the numbers) by Run when the
 // prompt plus Options.Tokens does not fit in the model's context_length
 // (runtime Params.NCtx); nothing is evaluated.
-var ErrContextLength = errors.New("prompt plus generated tokens exceed the context length")
+var ErrContextLength = errors.New("does not fit the model")
 
 // ternaryTypes run with int8 activations.
 var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gguf.TypeTL2: true}
@@ -165,7 +165,7 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	if len(ids)+opts.Tokens > model.Params.NCtx {
-		return nil, fmt.Errorf("%w: the prompt (%d tokens) plus %d generated tokens exceeds the context length %d of %s", ErrContextLength, len(ids), opts.Tokens, model.Params.NCtx, opts.GGUF)
+		return nil, fmt.Errorf("the prompt (%d tokens) plus %d generated tokens exceeds the context length %d of %s (%w)", len(ids), opts.Tokens, model.Params.NCtx, opts.GGUF, ErrContextLength)
 	}
 	var src *convert.Source
 	if opts.HF != "" {

@@ -407,6 +407,42 @@ func corpus() []badCase {
 			os.MkdirAll(filepath.Join(root, "m"), 0o755)
 			return []string{"codegen", "--arch", "tl2", "--from-config", filepath.Join(root, "m"), "--outdir", filepath.Join(root, "m")}
 		}, 1, []string{"config.json"}},
+		// --- tester's report: negative header numbers, sizes from flags,
+		// outputs that would destroy an input, NaN flags
+		{"negative shape", conv(func(t *testing.T, m string) {
+			editST(t, m, func(st *stFile) { st.tensor(t, down)["shape"] = []int{-256, 256} })
+		}), 1, []string{"model.safetensors", down, "shape must be a list of non-negative integers (have number -256)"}},
+		{"negative data_offsets", conv(func(t *testing.T, m string) {
+			editST(t, m, func(st *stFile) { st.tensor(t, down)["data_offsets"] = []int{-8, 0} })
+		}), 1, []string{"model.safetensors", down, "data_offsets must be a list of non-negative integers (have number -8)"}},
+		{"run -n 10^8", func(t *testing.T, root string) []string {
+			return []string{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "100000000"}
+		}, 2, []string{"-n 100000000", "context length 2048"}},
+		{"verify --tokens 10^8", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--tokens", "100000000"}
+		}, 2, []string{"--tokens 100000000", "context length 2048"}},
+		{"run --dump-logits is the model", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "m.gguf")
+			copyFile(t, tinyI2S, p)
+			return []string{"run", "-m", p, "--ids", "1", "-n", "1", "--dump-logits", p}
+		}, 1, []string{"--dump-logits", "is the model file"}},
+		{"run --dump-logits is a link to the model", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "m.gguf")
+			copyFile(t, tinyI2S, p)
+			if err := os.Symlink("m.gguf", filepath.Join(root, "dump")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"run", "-m", p, "--ids", "1", "-n", "1", "--dump-logits", filepath.Join(root, "dump")}
+		}, 1, []string{"--dump-logits", "is the model file"}},
+		{"run --dump-logits is a FIFO", fifoArgs(func(p string) []string {
+			return []string{"run", "-m", tinyI2S, "--ids", "1", "-n", "1", "--dump-logits", p}
+		}), 1, []string{"--dump-logits", "not a regular file"}},
+		{"verify --min-top1 NaN", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--min-top1", "NaN"}
+		}, 2, []string{"--min-top1 NaN"}},
+		{"verify --max-kl -3", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--max-kl", "-3"}
+		}, 2, []string{"--max-kl -3"}},
 		// --- FIFOs in place of input files: opening one blocks in open(2)
 		// (Ctrl-C does not help), so every input is checked to be a regular
 		// file first.
