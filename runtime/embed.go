@@ -155,7 +155,7 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	}
 	switch {
 	case p.HeadDim == 0 || p.HeadDim%2 != 0:
-		return nil, fmt.Errorf("head dimension %d must be even and non-zero", p.HeadDim)
+		return nil, fmt.Errorf("head dimension %d (key %s.attention.key_length, else rope.dimension_count, else embedding_length %d / attention.head_count %d) must be even and non-zero; fix the GGUF metadata", p.HeadDim, arch, p.NEmbd, p.NHead)
 	case vl != p.HeadDim:
 		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
 	case rope != p.HeadDim:
@@ -281,8 +281,12 @@ func (r *kvReader) uint(dst *int, key string, def int, required bool) {
 		return
 	}
 	u, ok := v.Uint()
-	if !ok || u > 1<<31 {
+	if !ok {
 		r.err = fmt.Errorf("key %s.%s: want a non-negative integer, have %s", r.arch, key, v.Type)
+		return
+	}
+	if u > maxHyperParam {
+		r.err = fmt.Errorf("key %s.%s: value %d is out of range (at most %d); fix the GGUF metadata", r.arch, key, u, maxHyperParam)
 		return
 	}
 	*dst = int(u)

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 )
 
 // TestLoadHyperParamMessages: bad hyper-parameter keys give one-line errors
@@ -93,5 +95,36 @@ func TestNewSessionClamps(t *testing.T) {
 	}
 	if n := sessionPositions(p, 10); n != 10 {
 		t.Fatalf("sessionPositions(10) = %d", n)
+	}
+}
+
+// TestLoadEmbeddingHyperParamMessages: LoadEmbedding names the key and the
+// value of an out-of-range hyper-parameter, and the keys behind a zero head
+// dimension.
+func TestLoadEmbeddingHyperParamMessages(t *testing.T) {
+	base := embedGGUF(t, embedfixture.Qwen3, convert.OutF32)
+	tests := []struct {
+		name string
+		kvs  map[string]*gguf.Value
+		want []string
+	}{
+		{"context_length 2^32-1", map[string]*gguf.Value{"qwen3.context_length": val(gguf.Uint32(4294967295))},
+			[]string{"qwen3.context_length", "4294967295", "out of range"}},
+		{"head_count 2^31", map[string]*gguf.Value{"qwen3.attention.head_count": val(gguf.Uint32(1 << 31)), "qwen3.attention.head_count_kv": val(gguf.Uint32(1 << 31)),
+			"qwen3.attention.key_length": nil, "qwen3.rope.dimension_count": nil, "qwen3.attention.value_length": nil},
+			[]string{"head dimension 0", "embedding_length", "attention.head_count 2147483648"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadEmbedding(withKVs(base, tc.kvs), Options{})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }
