@@ -1,0 +1,34 @@
+package fsutil_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+)
+
+// A FIFO named like an input file is refused before it is opened (opening
+// it would block until a writer appears).
+func ExampleCheckRegular() {
+	dir, _ := os.MkdirTemp("", "fsutil-example-")
+	defer os.RemoveAll(dir)
+	cfg := filepath.Join(dir, "config.json")
+	_ = syscall.Mkfifo(cfg, 0o644)
+
+	err := fsutil.CheckRegular(cfg)
+	fmt.Println(errors.Is(err, fsutil.ErrNotRegular))
+	fmt.Println(strings.TrimPrefix(err.Error(), dir+string(filepath.Separator)))
+
+	os.Remove(cfg)
+	_ = os.WriteFile(cfg, []byte("{}"), 0o644)
+	data, err := fsutil.ReadFile(cfg)
+	fmt.Println(string(data), err)
+	// Output:
+	// true
+	// config.json is a named pipe (FIFO), not a regular file; point the tool at a regular file
+	// {} <nil>
+}
