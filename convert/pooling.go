@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // PoolingType is the GGUF {arch}.pooling_type value (u32), llama.cpp's
@@ -116,7 +117,8 @@ func ReadPooling(dir string) (PoolingType, []string, error) {
 
 // readSide reads a small side file, refusing anything over maxSideFile.
 func readSide(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path) // a FIFO would block forever
+
 	if err != nil {
 		return nil, err
 	}

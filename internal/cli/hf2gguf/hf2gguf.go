@@ -22,6 +22,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
 // Options are the parsed flags of hf2gguf.
@@ -147,7 +148,7 @@ func Run(opts *Options) error {
 		copts.Metadata = md
 	}
 	if opts.KernelConfig != "" {
-		data, err := os.ReadFile(opts.KernelConfig)
+		data, err := fsutil.ReadFile(opts.KernelConfig)
 		if err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)
 		}
@@ -261,6 +262,9 @@ var protectedKeys = map[string]bool{"general.architecture": true, "general.file_
 // Errors name the file and the key.
 func ReadMetadata(path string) ([]gguf.KV, error) {
 	var raw map[string]any
+	if err := fsutil.CheckRegular(path); err != nil {
+		return nil, fmt.Errorf("--metadata: %w", err)
+	}
 	md, err := toml.DecodeFile(path, &raw)
 	if err != nil {
 		return nil, fmt.Errorf("--metadata %s: %w", path, err)

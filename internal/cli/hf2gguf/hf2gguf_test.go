@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -227,5 +228,16 @@ func TestMetadataTypesAndKernelConfigFlag(t *testing.T) {
 	cmd.SetErr(&bytes.Buffer{})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--kernel-config applies to --outtype tl1 or tl2") {
 		t.Errorf("--kernel-config with i2_s: %v", err)
+	}
+}
+
+// A FIFO given as --metadata is refused at once instead of blocking.
+func TestMetadataFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "m.toml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadMetadata(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("err = %v", err)
 	}
 }
