@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -122,24 +123,34 @@ func tokenizeRun(opts *TokenizeOptions) error {
 	if err != nil {
 		return fmt.Errorf("tokenize %s: %w", opts.Model, err)
 	}
-	res := result{IDs: ids, Pieces: make([]string, len(ids))}
-	if res.IDs == nil {
-		res.IDs = []int32{}
-	}
-	for i, id := range ids {
-		if res.Pieces[i], err = piece(tok, id); err != nil {
-			return fmt.Errorf("tokenize %s: %w", opts.Model, err)
-		}
-	}
 	if opts.JSON {
+		res := result{IDs: ids, Pieces: make([]string, len(ids))}
+		if res.IDs == nil {
+			res.IDs = []int32{}
+		}
+		for i, id := range ids {
+			if res.Pieces[i], err = piece(tok, id); err != nil {
+				return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+			}
+		}
 		enc := json.NewEncoder(opts.Out)
 		enc.SetEscapeHTML(false) // pieces such as "<s>" print as they are
 		return enc.Encode(res)
 	}
-	for i, id := range ids {
-		if _, err := fmt.Fprintf(opts.Out, "%6d -> '%s'\n", id, res.Pieces[i]); err != nil {
+	// Text mode renders each piece as it is written, through one buffer: a
+	// large file's ids never hold all their pieces in memory.
+	w := bufio.NewWriterSize(opts.Out, 1<<16)
+	for _, id := range ids {
+		p, err := piece(tok, id)
+		if err != nil {
+			return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+		}
+		if _, err := fmt.Fprintf(w, "%6d -> '%s'\n", id, p); err != nil {
 			return fmt.Errorf("tokenize: write output: %w", err)
 		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("tokenize: write output: %w", err)
 	}
 	return nil
 }
