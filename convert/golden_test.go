@@ -81,12 +81,13 @@ func ulpDiff(a, b float32) uint32 {
 	return y - x
 }
 
-// Acceptance (issue 2, a): our I2_S conversion of the golden checkpoint has
-// every tensor of bitnet.cpp's ggml-model-i2_s.gguf with the same name, type,
-// ne and data (packed bytes exactly, scale exactly), and every KV.
-func TestGoldenI2S(t *testing.T) {
-	golden := openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf")
-	ours := openGGUF(t, convertGolden(t, OutI2S))
+// compareGolden checks that ours has every tensor of golden with the same
+// name, type and ne, in the same order, and the same data: float tensors
+// byte for byte; ternary tensors (I2_S, TL1, TL2) with the packed bytes
+// exactly, the scale exactly (or within the 1 ulp scaleULPAllowance grants)
+// and zeros after the scale, where the reference may hold garbage.
+func compareGolden(t *testing.T, golden, ours *reader.File) {
+	t.Helper()
 	compareKVs(t, golden, ours)
 	if len(ours.Tensors) != len(golden.Tensors) {
 		t.Fatalf("%d tensors, golden %d", len(ours.Tensors), len(golden.Tensors))
@@ -99,47 +100,38 @@ func TestGoldenI2S(t *testing.T) {
 		}
 		gd, _ := golden.TensorData(g.Name)
 		od, _ := ours.TensorData(o.Name)
-		if g.Type != gguf.TypeI2S {
+		off, ternary := gguf.ScaleOffset(g.Type, g.Ne)
+		if !ternary {
 			if !bytes.Equal(gd, od) {
 				t.Errorf("tensor %s: data differs", g.Name)
 			}
 			continue
 		}
-		n := len(gd) - 32
-		if !bytes.Equal(gd[:n], od[:n]) {
+		if !bytes.Equal(gd[:off], od[:off]) {
 			t.Errorf("tensor %s: packed codes differ", g.Name)
 		}
-		gs := math.Float32frombits(binary.LittleEndian.Uint32(gd[n:]))
-		os := math.Float32frombits(binary.LittleEndian.Uint32(od[n:]))
+		gs := math.Float32frombits(binary.LittleEndian.Uint32(gd[off:]))
+		os := math.Float32frombits(binary.LittleEndian.Uint32(od[off:]))
 		if d := ulpDiff(gs, os); d > 1 || (d == 1 && !scaleULPAllowance[g.Name]) {
 			t.Errorf("tensor %s: scale %v, golden %v (%d ulp)", g.Name, os, gs, d)
 		}
-		if !bytes.Equal(od[n+4:], make([]byte, 28)) {
+		if !bytes.Equal(od[off+4:], make([]byte, 28)) {
 			t.Errorf("tensor %s: the 28 bytes after the scale are not zero", g.Name)
 		}
 	}
 }
 
-// Acceptance (issue 2, a): --outtype f32 equals ggml-model-f32.gguf.
+// Acceptance (issue 2, a): our I2_S conversion of the golden checkpoint has
+// every tensor of bitnet.cpp's ggml-model-i2_s.gguf with the same name, type,
+// ne and data (packed bytes exactly, scale exactly), and every KV.
+func TestGoldenI2S(t *testing.T) {
+	compareGolden(t, openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf"), openGGUF(t, convertGolden(t, OutI2S)))
+}
+
+// Acceptance (issue 2, a): --outtype f32 equals ggml-model-f32.gguf byte for
+// byte (ternary × scale with the master weights' signed zeros).
 func TestGoldenF32(t *testing.T) {
-	golden := openGGUF(t, goldenDir+"/gguf/ggml-model-f32.gguf")
-	ours := openGGUF(t, convertGolden(t, OutF32))
-	compareKVs(t, golden, ours)
-	if len(ours.Tensors) != len(golden.Tensors) {
-		t.Fatalf("%d tensors, golden %d", len(ours.Tensors), len(golden.Tensors))
-	}
-	for i, g := range golden.Tensors {
-		o := ours.Tensors[i]
-		if o.Name != g.Name || o.Type != g.Type || !reflect.DeepEqual(o.Ne, g.Ne) {
-			t.Errorf("tensor %d: %s %s %v, golden %s %s %v", i, o.Name, o.Type, o.Ne, g.Name, g.Type, g.Ne)
-			continue
-		}
-		gd, _ := golden.TensorData(g.Name)
-		od, _ := ours.TensorData(o.Name)
-		if !bytes.Equal(gd, od) {
-			t.Errorf("tensor %s: data differs", g.Name)
-		}
-	}
+	compareGolden(t, openGGUF(t, goldenDir+"/gguf/ggml-model-f32.gguf"), openGGUF(t, convertGolden(t, OutF32)))
 }
 
 // Acceptance (issue 2, c): byte-identical output on two runs, with
