@@ -54,18 +54,9 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
-			opts.HasPrompt = cmd.Flags().Changed("prompt")
-			if opts.Model == "" {
-				return usage.Errorf("-m/--model FILE is required")
-			}
-			if opts.HasPrompt == cmd.Flags().Changed("ids") {
-				return usage.Errorf("give exactly one of -p/--prompt TEXT and --ids 1,2,3")
-			}
-			if cmd.Flags().Changed("ids") {
-				var err error
-				if opts.IDs, err = idlist.Parse(ids); err != nil {
-					return usage.Errorf("--ids: %v", err)
-				}
+			var err error
+			if opts.IDs, opts.HasPrompt, err = idlist.PromptOrIDs(cmd.Flags(), opts.Model, ids); err != nil {
+				return err
 			}
 			if opts.Pooling != "" {
 				if _, err := runtime.ParsePoolMode(opts.Pooling); err != nil {

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
 // Parse parses "1,2,3" (spaces around items allowed) into non-negative int32
@@ -26,4 +30,26 @@ func Parse(s string) ([]int32, error) {
 		ids = append(ids, int32(v))
 	}
 	return ids, nil
+}
+
+// PromptOrIDs applies the input rule of run and embed to the parsed flags:
+// a model (-m) and exactly one of -p/--prompt and --ids, the ids parsed. It
+// returns the ids (nil when the prompt was given) and whether the prompt was
+// given; every error is a usage error naming the flags.
+func PromptOrIDs(flags *pflag.FlagSet, model, ids string) ([]int32, bool, error) {
+	if model == "" {
+		return nil, false, usage.Errorf("-m/--model FILE is required")
+	}
+	hasPrompt := flags.Changed("prompt")
+	if hasPrompt == flags.Changed("ids") {
+		return nil, false, usage.Errorf("give exactly one of -p/--prompt TEXT and --ids 1,2,3")
+	}
+	if hasPrompt {
+		return nil, true, nil
+	}
+	parsed, err := Parse(ids)
+	if err != nil {
+		return nil, false, usage.Errorf("--ids: %v", err)
+	}
+	return parsed, false, nil
 }
