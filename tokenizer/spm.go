@@ -414,7 +414,11 @@ func (t *SPM) Piece(id int32, special bool) (string, error) {
 		}
 		return text, nil
 	case TypeUserDefined:
-		return text, nil
+		// SentencePiece vocabularies spell spaces as U+2581 in every token,
+		// user-defined ones included (Gemma3's whitespace-run tokens "▁▁",
+		// …), so they decode to spaces too; llama.cpp copies them verbatim,
+		// which does not give the text back.
+		return strings.ReplaceAll(text, spmSpace, " "), nil
 	case TypeControl, TypeUnknown:
 		if special {
 			return text, nil
