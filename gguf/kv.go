@@ -22,27 +22,57 @@ type Value struct {
 	V    any
 }
 
-// Scalar and array constructors. Each returns the Value with its GGUF type
-// set from the Go type.
-func Uint8(v uint8) Value     { return Value{Type: ValueUint8, V: v} }
-func Int8(v int8) Value       { return Value{Type: ValueInt8, V: v} }
-func Uint16(v uint16) Value   { return Value{Type: ValueUint16, V: v} }
-func Int16(v int16) Value     { return Value{Type: ValueInt16, V: v} }
-func Uint32(v uint32) Value   { return Value{Type: ValueUint32, V: v} }
-func Int32(v int32) Value     { return Value{Type: ValueInt32, V: v} }
+// Uint8 returns a scalar Value of GGUF type uint8. The constructors below
+// set the GGUF type from the Go type, so a Value always matches its V.
+func Uint8(v uint8) Value { return Value{Type: ValueUint8, V: v} }
+
+// Int8 returns a scalar Value of GGUF type int8.
+func Int8(v int8) Value { return Value{Type: ValueInt8, V: v} }
+
+// Uint16 returns a scalar Value of GGUF type uint16.
+func Uint16(v uint16) Value { return Value{Type: ValueUint16, V: v} }
+
+// Int16 returns a scalar Value of GGUF type int16.
+func Int16(v int16) Value { return Value{Type: ValueInt16, V: v} }
+
+// Uint32 returns a scalar Value of GGUF type uint32.
+func Uint32(v uint32) Value { return Value{Type: ValueUint32, V: v} }
+
+// Int32 returns a scalar Value of GGUF type int32.
+func Int32(v int32) Value { return Value{Type: ValueInt32, V: v} }
+
+// Float32 returns a scalar Value of GGUF type float32.
 func Float32(v float32) Value { return Value{Type: ValueFloat32, V: v} }
-func Bool(v bool) Value       { return Value{Type: ValueBool, V: v} }
-func String(v string) Value   { return Value{Type: ValueString, V: v} }
-func Uint64(v uint64) Value   { return Value{Type: ValueUint64, V: v} }
-func Int64(v int64) Value     { return Value{Type: ValueInt64, V: v} }
+
+// Bool returns a scalar Value of GGUF type bool.
+func Bool(v bool) Value { return Value{Type: ValueBool, V: v} }
+
+// String returns a scalar Value of GGUF type string.
+func String(v string) Value { return Value{Type: ValueString, V: v} }
+
+// Uint64 returns a scalar Value of GGUF type uint64.
+func Uint64(v uint64) Value { return Value{Type: ValueUint64, V: v} }
+
+// Int64 returns a scalar Value of GGUF type int64.
+func Int64(v int64) Value { return Value{Type: ValueInt64, V: v} }
+
+// Float64 returns a scalar Value of GGUF type float64.
 func Float64(v float64) Value { return Value{Type: ValueFloat64, V: v} }
 
-// Array constructors for the element types GGUF files use.
-func Strings(v []string) Value   { return Value{Type: ValueArray, Elem: ValueString, V: v} }
-func Int32s(v []int32) Value     { return Value{Type: ValueArray, Elem: ValueInt32, V: v} }
+// Strings returns an array Value of string elements (token lists, merges).
+func Strings(v []string) Value { return Value{Type: ValueArray, Elem: ValueString, V: v} }
+
+// Int32s returns an array Value of int32 elements (GGUF value type int32 inside an array).
+func Int32s(v []int32) Value { return Value{Type: ValueArray, Elem: ValueInt32, V: v} }
+
+// Float32s returns an array Value of float32 elements (GGUF value type float32 inside an array).
 func Float32s(v []float32) Value { return Value{Type: ValueArray, Elem: ValueFloat32, V: v} }
-func Uint8s(v []uint8) Value     { return Value{Type: ValueArray, Elem: ValueUint8, V: v} }
-func Uint32s(v []uint32) Value   { return Value{Type: ValueArray, Elem: ValueUint32, V: v} }
+
+// Uint8s returns an array Value of uint8 elements (GGUF value type uint8 inside an array).
+func Uint8s(v []uint8) Value { return Value{Type: ValueArray, Elem: ValueUint8, V: v} }
+
+// Uint32s returns an array Value of uint32 elements (GGUF value type uint32 inside an array).
+func Uint32s(v []uint32) Value { return Value{Type: ValueArray, Elem: ValueUint32, V: v} }
 
 // Uint reports v as a uint64 when it is a non-negative integer scalar of any
 // width, and false otherwise (readers use it for counts written as u32 by one

@@ -9,7 +9,10 @@ import "fmt"
 // argument); cli.Main exits 2 for it and 1 for every other error.
 type Error struct{ Err error }
 
+// Error returns the message of the wrapped error.
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error, for errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf returns a *Error with a formatted message.
