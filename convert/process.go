@@ -224,7 +224,7 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		m := max(quantize.AbsMean(x), quantize.AbsMeanFloor)
+		m := max(quantize.AbsMeanParallel(x, c.threads), quantize.AbsMeanFloor)
 		inv := 1 / m
 		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {
 			return nil, 0, nil, err
