@@ -34,6 +34,11 @@ func AbsMeanParallel(x []float32, threads int) float32 {
 	return s / float32(len(x))
 }
 
+// partialPool keeps the block-sum buffers (256 bytes per 512 input floats)
+// from one tensor to the next, so a conversion does not leave megabytes of
+// garbage per tensor behind.
+var partialPool = sync.Pool{New: func() any { return new([][torchILP]lanes) }}
+
 // multiRowSumParallel equals multiRowSum(x, w, n).
 func multiRowSumParallel(x []float32, w, n, threads int) [torchILP]lanes {
 	levelPower := max(4, ceilLog2(n)/torchLevels)
@@ -41,7 +46,12 @@ func multiRowSumParallel(x []float32, w, n, threads int) [torchILP]lanes {
 	levelMask := levelStep - 1
 	stride := torchILP * w
 	nblocks := n / levelStep
-	partial := make([][torchILP]lanes, nblocks)
+	pp := partialPool.Get().(*[][torchILP]lanes)
+	defer partialPool.Put(pp)
+	if cap(*pp) < nblocks {
+		*pp = make([][torchILP]lanes, nblocks)
+	}
+	partial := (*pp)[:nblocks]
 	per := (nblocks + threads - 1) / threads
 	var wg sync.WaitGroup
 	for b0 := 0; b0 < nblocks; b0 += per {
