@@ -60,25 +60,27 @@ func (o TorchSumOrder) sumAbs(x []float32) float32 {
 		chunks = min(o.Threads, (n+torchGrainSize-1)/torchGrainSize)
 	}
 	if chunks == 1 {
-		return o.chunkSum(x)
+		return o.chunkSum(x, nil)
 	}
 	size := (n + chunks - 1) / chunks
 	var total float32
 	for b := 0; b < n; b += size {
-		total += o.chunkSum(x[b:min(n, b+size)])
+		total += o.chunkSum(x[b:min(n, b+size)], nil)
 	}
 	return total
 }
 
 // chunkSum mirrors vectorized_inner_sum (contiguous inner reduction, n ≥ VecWidth)
 // or, for short inputs, the scalar path with four scalar accumulators.
-func (o TorchSumOrder) chunkSum(x []float32) float32 {
+// partial, when not nil, holds multiRowSum's block sums already computed
+// (see AbsMeanParallel).
+func (o TorchSumOrder) chunkSum(x []float32, partial [][torchILP]lanes) float32 {
 	w := min(max(o.VecWidth, 1), maxVecWidth)
 	if len(x) < w {
 		w = 1
 	}
 	nvec := len(x) / w
-	lanes := rowSum(x, w, nvec)
+	lanes := rowSum(x, w, nvec, partial)
 	var acc float32
 	for k := nvec * w; k < len(x); k++ {
 		acc += abs32(x[k])
@@ -96,10 +98,11 @@ type lanes = [maxVecWidth]float32
 
 // rowSum is torch's row_sum over nvec vectors of width w: four interleaved
 // accumulators (ilp), each a cascade, then the leftover vectors, then the
-// accumulators added in order. It returns the w lanes.
-func rowSum(x []float32, w, nvec int) []float32 {
+// accumulators added in order. It returns the w lanes. partial is passed on
+// to multiRowSum.
+func rowSum(x []float32, w, nvec int, partial [][torchILP]lanes) []float32 {
 	nilp := nvec / torchILP
-	acc := multiRowSum(x, w, nilp)
+	acc := multiRowSum(x, w, nilp, partial)
 	for i := nilp * torchILP; i < nvec; i++ {
 		addAbs(&acc[0], x[i*w:i*w+w])
 	}
@@ -118,22 +121,45 @@ func addAbs(acc *lanes, v []float32) {
 	}
 }
 
+// cascadeLevel returns multi_row_sum's level width for n rows:
+// 2^max(4, ceil(log2 n)/4) rows, as the power and the row count.
+func cascadeLevel(n int) (power, step int) {
+	power = max(4, ceilLog2(n)/torchLevels)
+	return power, 1 << power
+}
+
+// blockSum is the level-0 sum of block b (rows [b·step, (b+1)·step) of
+// torchILP vectors of width w), accumulated from zero as multi_row_sum does
+// after every carry.
+func blockSum(x []float32, w, step, b int) (a [torchILP]lanes) {
+	stride := torchILP * w
+	for i := b * step; i < (b+1)*step; i++ {
+		row := x[i*stride : i*stride+stride]
+		for k := 0; k < torchILP; k++ {
+			addAbs(&a[k], row[k*w:k*w+w])
+		}
+	}
+	return a
+}
+
 // multiRowSum is torch's multi_row_sum with nrows = 4 vector columns: a
-// four-level cascade whose level width is 2^max(4, ceil(log2 n)/4) steps.
-func multiRowSum(x []float32, w, n int) [torchILP]lanes {
-	levelPower := max(4, ceilLog2(n)/torchLevels)
-	levelStep := 1 << levelPower
+// four-level cascade (see cascadeLevel). Level 0 is reset after every full
+// block, so block sums are independent: partial, when not nil, holds them
+// precomputed (partial[b] = blockSum(x, w, step, b)); the cascade replays
+// them in order, which gives the same bits.
+func multiRowSum(x []float32, w, n int, partial [][torchILP]lanes) [torchILP]lanes {
+	levelPower, levelStep := cascadeLevel(n)
 	levelMask := levelStep - 1
 	var acc [torchLevels][torchILP]lanes
 	stride := torchILP * w
 	i := 0
-	for i+levelStep <= n {
-		for j := 0; j < levelStep; j, i = j+1, i+1 {
-			row := x[i*stride : i*stride+stride]
-			for k := 0; k < torchILP; k++ {
-				addAbs(&acc[0][k], row[k*w:k*w+w])
-			}
+	for b := 0; b < n/levelStep; b++ {
+		if partial != nil {
+			acc[0] = partial[b]
+		} else {
+			acc[0] = blockSum(x, w, levelStep, b)
 		}
+		i += levelStep
 		for j := 1; j < torchLevels; j++ {
 			for k := 0; k < torchILP; k++ {
 				for l := 0; l < w; l++ {
