@@ -183,72 +183,29 @@ func Load(f File, opts Options) (*Model, error) {
 	m := &Model{Arch: arch, opts: opts, spec: spec}
 	p := &m.Params
 	p.FFN = spec.ffn
-	getUint := func(key string, def int, required bool) (int, error) {
-		v, ok := kv(arch + "." + key)
-		if !ok {
-			if required {
-				return 0, fmt.Errorf("key %s.%s: %w", arch, key, ErrMissing)
-			}
-			return def, nil
-		}
-		u, ok := v.Uint()
-		if !ok {
-			return 0, fmt.Errorf("key %s.%s: want a non-negative integer, have %s", arch, key, v.Type)
-		}
-		if u > maxHyperParam {
-			return 0, fmt.Errorf("key %s.%s: value %d is out of range (at most %d); fix the GGUF metadata", arch, key, u, maxHyperParam)
-		}
-		return int(u), nil
-	}
-	getFloat := func(key string, def float32, required bool) (float32, error) {
-		v, ok := kv(arch + "." + key)
-		if !ok {
-			if required {
-				return 0, fmt.Errorf("key %s.%s: %w", arch, key, ErrMissing)
-			}
-			return def, nil
-		}
-		x, ok := v.Float()
-		if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("key %s.%s: want a finite float, have %s", arch, key, v.Type)
-		}
-		return float32(x), nil
-	}
-	var err error
-	if p.NLayer, err = getUint("block_count", 0, true); err != nil {
-		return nil, err
-	}
-	if p.NEmbd, err = getUint("embedding_length", 0, true); err != nil {
-		return nil, err
-	}
-	if p.NHead, err = getUint("attention.head_count", 0, true); err != nil {
-		return nil, err
-	}
-	if p.NHeadKV, err = getUint("attention.head_count_kv", p.NHead, false); err != nil {
-		return nil, err
-	}
-	if p.NCtx, err = getUint("context_length", 2048, false); err != nil {
-		return nil, err
-	}
-	if p.NFF, err = getUint("feed_forward_length", 0, false); err != nil {
-		return nil, err
-	}
-	if p.RopeTheta, err = getFloat("rope.freq_base", 10000, false); err != nil {
-		return nil, err
-	}
-	if p.RMSEps, err = getFloat("attention.layer_norm_rms_epsilon", 0, true); err != nil {
-		return nil, err
+	r := kvReader{arch: arch, kv: kv}
+	r.uint(&p.NLayer, "block_count", 0, true)
+	r.uint(&p.NEmbd, "embedding_length", 0, true)
+	r.uint(&p.NHead, "attention.head_count", 0, true)
+	r.uint(&p.NHeadKV, "attention.head_count_kv", p.NHead, false)
+	r.uint(&p.NCtx, "context_length", 2048, false)
+	r.uint(&p.NFF, "feed_forward_length", 0, false)
+	r.float(&p.RopeTheta, "rope.freq_base", 10000, false)
+	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
+	if r.err != nil {
+		return nil, r.err
 	}
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
 	}
 	_, explicitHeadDim := kv(arch + ".attention.key_length")
-	if p.HeadDim, err = getUint("attention.key_length", p.NEmbd/p.NHead, false); err != nil {
-		return nil, err
+	var vl, rd int
+	r.uint(&p.HeadDim, "attention.key_length", p.NEmbd/p.NHead, false)
+	r.uint(&vl, "attention.value_length", p.HeadDim, false)
+	if r.err != nil {
+		return nil, r.err
 	}
-	if vl, err := getUint("attention.value_length", p.HeadDim, false); err != nil {
-		return nil, err
-	} else if vl != p.HeadDim {
+	if vl != p.HeadDim {
 		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
 	}
 	if p.HeadDim == 0 || p.HeadDim%2 != 0 {
@@ -257,9 +214,10 @@ func Load(f File, opts Options) (*Model, error) {
 		}
 		return nil, fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", arch, p.NEmbd, arch, p.NHead, p.HeadDim)
 	}
-	if rd, err := getUint("rope.dimension_count", p.HeadDim, false); err != nil {
-		return nil, err
-	} else if rd != p.HeadDim {
+	if r.uint(&rd, "rope.dimension_count", p.HeadDim, false); r.err != nil {
+		return nil, r.err
+	}
+	if rd != p.HeadDim {
 		return nil, fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", arch, rd, p.HeadDim)
 	}
 
@@ -323,13 +281,16 @@ func Load(f File, opts Options) (*Model, error) {
 		return v, nil
 	}
 
+	var err error
 	if m.tokEmbd, err = matrix("token_embd.weight", p.NEmbd, -1); err != nil {
 		return nil, err
 	}
 	p.NVocab = m.tokEmbd.M
-	if vs, err := getUint("vocab_size", p.NVocab, false); err != nil {
-		return nil, err
-	} else if vs != p.NVocab {
+	var vs int
+	if r.uint(&vs, "vocab_size", p.NVocab, false); r.err != nil {
+		return nil, r.err
+	}
+	if vs != p.NVocab {
 		return nil, fmt.Errorf("key %s.vocab_size %d differs from token_embd.weight rows %d", arch, vs, p.NVocab)
 	}
 	m.output = m.tokEmbd
