@@ -110,49 +110,17 @@ func NewBPE(v *Vocab) (*BPE, error) {
 // Vocab returns the vocabulary t was built from.
 func (t *BPE) Vocab() *Vocab { return t.v }
 
-// bpeFragment is a piece of the input: raw text, or a special token id.
-type bpeFragment struct {
-	text string
-	id   int32 // NoToken for raw text
-}
-
 // partition splits text at special tokens, longest first (llama.cpp
 // tokenizer_st_partition).
-func (t *BPE) partition(text string, parseSpecial bool) []bpeFragment {
-	frags := []bpeFragment{{text: text, id: NoToken}}
+func (t *BPE) partition(text string, parseSpecial bool) []fragment {
+	frags := []fragment{{text: text, id: NoToken}}
 	for _, id := range t.specials {
 		typ := t.v.Types[id]
 		if !parseSpecial && (typ == TypeControl || typ == TypeUnknown) {
 			continue
 		}
 		tok := t.v.Tokens[id]
-		var out []bpeFragment
-		changed := false
-		for _, f := range frags {
-			if f.id != NoToken || !strings.Contains(f.text, tok) {
-				out = append(out, f)
-				continue
-			}
-			changed = true
-			s := f.text
-			for {
-				i := strings.Index(s, tok)
-				if i < 0 {
-					break
-				}
-				if i > 0 {
-					out = append(out, bpeFragment{text: s[:i], id: NoToken})
-				}
-				out = append(out, bpeFragment{id: id})
-				s = s[i+len(tok):]
-			}
-			if s != "" {
-				out = append(out, bpeFragment{text: s, id: NoToken})
-			}
-		}
-		if changed {
-			frags = out
-		}
+		frags = splitAt(frags, tok, id)
 	}
 	return frags
 }

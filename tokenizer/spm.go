@@ -130,49 +130,20 @@ func (t *SPM) typeOf(id int32) int32 {
 	return t.vocab.Types[id]
 }
 
-// spmFragment is a piece of the input: raw text, or a special token id
-// (llama.cpp fragment_buffer_variant).
-type spmFragment struct {
-	text  string
-	token int32 // NoToken for text
-}
-
 // partition splits text around the text of special tokens, longest token
 // first, leftmost occurrences first, as llama.cpp tokenizer_st_partition
 // does. Without parseSpecial only USER_DEFINED tokens are matched.
-func (t *SPM) partition(text string, parseSpecial bool) []spmFragment {
+func (t *SPM) partition(text string, parseSpecial bool) []fragment {
 	if text == "" {
 		return nil // llama.cpp adds no fragment for empty text
 	}
-	frags := []spmFragment{{text: text, token: NoToken}}
+	frags := []fragment{{text: text, id: NoToken}}
 	for _, id := range t.special {
 		if !parseSpecial && t.typeOf(id) != TypeUserDefined {
 			continue
 		}
 		tok := t.vocab.Tokens[id]
-		var out []spmFragment
-		for _, f := range frags {
-			if f.token != NoToken || !strings.Contains(f.text, tok) {
-				out = append(out, f)
-				continue
-			}
-			rest := f.text
-			for {
-				i := strings.Index(rest, tok)
-				if i < 0 {
-					break
-				}
-				if i > 0 {
-					out = append(out, spmFragment{text: rest[:i], token: NoToken})
-				}
-				out = append(out, spmFragment{token: id})
-				rest = rest[i+len(tok):]
-			}
-			if rest != "" {
-				out = append(out, spmFragment{text: rest, token: NoToken})
-			}
-		}
-		frags = out
+		frags = splitAt(frags, tok, id)
 	}
 	return frags
 }
@@ -200,8 +171,8 @@ func (t *SPM) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 	prevSpecial := true
 	var sc spmScratch
 	for _, f := range t.partition(text, parseSpecial) {
-		if f.token != NoToken {
-			out = append(out, f.token)
+		if f.id != NoToken {
+			out = append(out, f.id)
 			prevSpecial = true
 			continue
 		}
