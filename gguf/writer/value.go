@@ -107,106 +107,94 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
+// Element encoders, one per GGUF scalar type (little-endian).
+func appendU8(b []byte, x uint8) []byte   { return append(b, x) }
+func appendI8(b []byte, x int8) []byte    { return append(b, byte(x)) }
+func appendU16(b []byte, x uint16) []byte { return binary.LittleEndian.AppendUint16(b, x) }
+func appendI16(b []byte, x int16) []byte  { return binary.LittleEndian.AppendUint16(b, uint16(x)) }
+func appendU32(b []byte, x uint32) []byte { return binary.LittleEndian.AppendUint32(b, x) }
+func appendI32(b []byte, x int32) []byte  { return binary.LittleEndian.AppendUint32(b, uint32(x)) }
+func appendF32(b []byte, x float32) []byte {
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+}
+func appendU64(b []byte, x uint64) []byte { return binary.LittleEndian.AppendUint64(b, x) }
+func appendI64(b []byte, x int64) []byte  { return binary.LittleEndian.AppendUint64(b, uint64(x)) }
+func appendF64(b []byte, x float64) []byte {
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+}
+func appendBool(b []byte, x bool) []byte {
+	if x {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// appendArray encodes an array body: u64 count, then each element with enc.
+func appendArray[T any](b []byte, xs []T, enc func([]byte, T) []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(xs)))
+	for _, x := range xs {
+		b = enc(b, x)
+	}
+	return b
+}
+
 // appendValue encodes v (without its type tag); v must have passed
 // CheckValue.
 func appendValue(b []byte, v gguf.Value) []byte {
-	le := binary.LittleEndian
 	switch x := v.V.(type) {
 	case uint8:
-		return append(b, x)
+		return appendU8(b, x)
 	case int8:
-		return append(b, byte(x))
+		return appendI8(b, x)
 	case uint16:
-		return le.AppendUint16(b, x)
+		return appendU16(b, x)
 	case int16:
-		return le.AppendUint16(b, uint16(x))
+		return appendI16(b, x)
 	case uint32:
-		return le.AppendUint32(b, x)
+		return appendU32(b, x)
 	case int32:
-		return le.AppendUint32(b, uint32(x))
+		return appendI32(b, x)
 	case float32:
-		return le.AppendUint32(b, math.Float32bits(x))
+		return appendF32(b, x)
 	case bool:
-		if x {
-			return append(b, 1)
-		}
-		return append(b, 0)
+		return appendBool(b, x)
 	case string:
 		return appendString(b, x)
 	case uint64:
-		return le.AppendUint64(b, x)
+		return appendU64(b, x)
 	case int64:
-		return le.AppendUint64(b, uint64(x))
+		return appendI64(b, x)
 	case float64:
-		return le.AppendUint64(b, math.Float64bits(x))
+		return appendF64(b, x)
 	}
-	// Arrays.
-	b = le.AppendUint32(b, uint32(v.Elem))
+	// Arrays: element type, then the body.
+	b = appendU32(b, uint32(v.Elem))
 	switch x := v.V.(type) {
 	case []uint8:
-		b = le.AppendUint64(b, uint64(len(x)))
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(x)))
 		return append(b, x...)
 	case []int8:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = append(b, byte(e))
-		}
+		return appendArray(b, x, appendI8)
 	case []uint16:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint16(b, e)
-		}
+		return appendArray(b, x, appendU16)
 	case []int16:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint16(b, uint16(e))
-		}
+		return appendArray(b, x, appendI16)
 	case []uint32:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint32(b, e)
-		}
+		return appendArray(b, x, appendU32)
 	case []int32:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint32(b, uint32(e))
-		}
+		return appendArray(b, x, appendI32)
 	case []float32:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint32(b, math.Float32bits(e))
-		}
+		return appendArray(b, x, appendF32)
 	case []bool:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			if e {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
-		}
+		return appendArray(b, x, appendBool)
 	case []string:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = appendString(b, e)
-		}
+		return appendArray(b, x, appendString)
 	case []uint64:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint64(b, e)
-		}
+		return appendArray(b, x, appendU64)
 	case []int64:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint64(b, uint64(e))
-		}
+		return appendArray(b, x, appendI64)
 	case []float64:
-		b = le.AppendUint64(b, uint64(len(x)))
-		for _, e := range x {
-			b = le.AppendUint64(b, math.Float64bits(e))
-		}
-	default:
-		panic("gguf/writer: appendValue of unchecked value") // programmer error: CheckValue first
+		return appendArray(b, x, appendF64)
 	}
-	return b
+	panic("gguf/writer: appendValue of unchecked value") // programmer error: CheckValue first
 }
