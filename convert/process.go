@@ -120,7 +120,7 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
 	}
-	if !isFloatDType(d.Ref.DType) {
+	if !d.Ref.DType.IsFloat() {
 		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
 	}
 	c.f32 = grow(c.f32, n)
@@ -130,7 +130,7 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 	// Decode and check each chunk on the worker that owns it (one pass over
 	// the input, spread over the cores).
 	err := c.parallel(ctx, n, func(lo, hi int) {
-		if i := decodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType); i >= 0 {
+		if i := hf.DecodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType); i >= 0 {
 			mu.Lock()
 			if bad < 0 || int64(lo+i) < bad {
 				bad = int64(lo + i)

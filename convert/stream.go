@@ -41,7 +41,7 @@ func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
 	}
-	if !isFloatDType(d.Ref.DType) {
+	if !d.Ref.DType.IsFloat() {
 		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
 	}
 	return &floatStream{ctx: ctx, c: c, t: t, d: d, n: n}, nil
@@ -80,7 +80,7 @@ func (s *floatStream) next() error {
 		return s.nextBF16ToF16(lo, hi)
 	}
 	if err := s.c.parallel(s.ctx, m, func(a, b int) {
-		if i := decodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType); i >= 0 {
+		if i := hf.DecodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType); i >= 0 {
 			mu.Lock()
 			if bad < 0 || a+i < bad {
 				bad = a + i
@@ -108,56 +108,6 @@ func (s *floatStream) next() error {
 	s.pend = s.out
 	s.pos = hi
 	return nil
-}
-
-// isFloatDType reports the safetensors dtypes decodeFloats handles.
-func isFloatDType(dt hf.DType) bool { return dt == hf.BF16 || dt == hf.F16 || dt == hf.F32 }
-
-// decodeFloats decodes little-endian BF16, F16 or F32 bytes exactly into
-// dst and returns the index of the first non-finite value, or -1. BF16 (the
-// dtype of every real master checkpoint) takes a fast path over the bits.
-func decodeFloats(dst []float32, raw []byte, dt hf.DType) int {
-	switch dt {
-	case hf.BF16:
-		return decodeBF16(dst, raw)
-	case hf.F16:
-		for i := range dst {
-			dst[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-	case hf.F32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-	}
-	for i, f := range dst {
-		if f-f != 0 { // NaN or ±Inf
-			return i
-		}
-	}
-	return -1
-}
-
-// decodeBF16 shifts each bf16 into the high half of a float32 and returns the
-// index of the first one whose exponent bits are all set (±Inf, NaN), or -1.
-// (b & 0x7f80) + 0x80 has bit 15 set exactly for such values, so one OR per
-// element tracks them without a branch.
-func decodeBF16(dst []float32, raw []byte) int {
-	raw = raw[:2*len(dst)]
-	var flags uint16
-	for i := range dst {
-		b := uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
-		flags |= (b & 0x7f80) + 0x80
-		dst[i] = math.Float32frombits(uint32(b) << 16)
-	}
-	if flags&0x8000 == 0 {
-		return -1
-	}
-	for i, f := range dst {
-		if f-f != 0 {
-			return i
-		}
-	}
-	return -1
 }
 
 // encodeInto writes n values given by at into out in t.Type (F32, F16 or

@@ -1,12 +1,10 @@
 package hf
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
-	"github.com/x448/float16"
 	"golang.org/x/sys/unix"
 )
 
@@ -392,28 +389,15 @@ func (d *TensorData) Float32s(dst []float32) ([]float32, error) {
 	if es == 0 || n*es != uint64(len(d.Raw)) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", d.Ref.Name, len(d.Raw), n, d.Ref.DType)
 	}
+	if !d.Ref.DType.IsFloat() {
+		return nil, fmt.Errorf("tensor %s in %s has dtype %s, which is not a float type", d.Ref.Name, d.Ref.File, d.Ref.DType)
+	}
 	if uint64(cap(dst)) >= n {
 		dst = dst[:n]
 	} else {
 		dst = make([]float32, n)
 	}
-	raw := d.Raw
-	switch d.Ref.DType {
-	case BF16:
-		for i := range dst {
-			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-	case F16:
-		for i := range dst {
-			dst[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
-		}
-	case F32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
-	default:
-		return nil, fmt.Errorf("tensor %s in %s has dtype %s, which is not a float type", d.Ref.Name, d.Ref.File, d.Ref.DType)
-	}
+	DecodeFloats(dst, d.Raw, d.Ref.DType)
 	return dst, nil
 }
 

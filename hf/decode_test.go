@@ -1,14 +1,12 @@
-package convert
+package hf
 
 import (
 	"encoding/binary"
 	"math"
 	"testing"
-
-	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
-// decodeBF16 gives the same floats and the same first non-finite index on
+// DecodeFloats gives the same floats and the same first non-finite index on
 // aligned and unaligned data (BR-21: safetensors data need not be aligned).
 func TestDecodeBF16AlignedAndUnaligned(t *testing.T) {
 	const n = 1000
@@ -19,10 +17,10 @@ func TestDecodeBF16AlignedAndUnaligned(t *testing.T) {
 			binary.LittleEndian.PutUint16(raw[2*i:], uint16(i*2654435761>>7))
 		}
 		dst := make([]float32, n)
-		bad := decodeBF16(dst, raw)
+		bad := DecodeFloats(dst, raw, BF16)
 		first := -1
 		for i := 0; i < n; i++ {
-			want := quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
+			want := bf16ToF32(binary.LittleEndian.Uint16(raw[2*i:]))
 			if math.Float32bits(dst[i]) != math.Float32bits(want) {
 				t.Fatalf("offset %d, element %d: %v, want %v", off, i, dst[i], want)
 			}
@@ -35,3 +33,5 @@ func TestDecodeBF16AlignedAndUnaligned(t *testing.T) {
 		}
 	}
 }
+
+func bf16ToF32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
