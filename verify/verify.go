@@ -67,6 +67,9 @@ type Options struct {
 	Tokens int
 	// Thresholds, when nil, are DefaultThresholds for the file's type.
 	Thresholds *Thresholds
+	// Adjust, when set, may change the thresholds chosen above before any
+	// check runs (the CLI's --min-top1 … flags override single limits).
+	Adjust func(*Thresholds)
 	// KernelConfig is the kernel_config.ini of a TL1/TL2 file (nil: derived
 	// from the shapes as the converter does).
 	KernelConfig []byte
@@ -144,6 +147,9 @@ func Run(opts Options) (*Report, error) {
 	rep.Thresholds = DefaultThresholds(rep.Ternary)
 	if opts.Thresholds != nil {
 		rep.Thresholds = *opts.Thresholds
+	}
+	if opts.Adjust != nil {
+		opts.Adjust(&rep.Thresholds)
 	}
 	if runtime.IsEmbeddingArch(rep.Arch) {
 		return runEmbedding(f, rep, opts)

@@ -159,32 +159,23 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	// Threshold flags override single limits of the file type's defaults.
+	vo.Adjust = func(th *verify.Thresholds) {
+		for _, o := range []struct {
+			v   float64
+			dst *float64
+		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}, {opts.MinCosine, &th.MinCosine}} {
+			if o.v >= 0 {
+				*o.dst = o.v
+			}
+		}
+	}
 	rep, err := verify.Run(vo)
 	if errors.Is(err, verify.ErrContextLength) {
 		return usage.Errorf("--tokens %d: %v; lower --tokens or shorten the prompt", opts.Tokens, err)
 	}
 	if err != nil {
 		return err
-	}
-	if opts.MinTop1 >= 0 || opts.MaxDelta >= 0 || opts.MaxKL >= 0 || opts.MaxPPLRel >= 0 || opts.MinCosine >= 0 {
-		th := rep.Thresholds
-		for _, o := range []struct {
-			v   float64
-			dst *float64
-		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}} {
-			if o.v >= 0 {
-				*o.dst = o.v
-			}
-		}
-		if opts.MinCosine >= 0 && len(rep.Embeddings) > 0 {
-			th.MinCosine = opts.MinCosine
-		}
-		if th != rep.Thresholds {
-			vo.Thresholds = &th
-			if rep, err = verify.Run(vo); err != nil {
-				return err
-			}
-		}
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Out)
