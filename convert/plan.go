@@ -493,11 +493,7 @@ func reverse(s []uint64) []uint64 {
 func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 	name := opts.ModelName
 	if name == "" {
-		abs, err := filepath.Abs(ckpt.Dir)
-		if err != nil {
-			abs = ckpt.Dir
-		}
-		name = filepath.Base(abs)
+		name = DefaultModelName(ckpt.Dir)
 	}
 	kvs := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.String(p.Arch)},
@@ -628,4 +624,15 @@ func (p *Plan) PeakMemoryEstimate() uint64 {
 		peak = max(peak, need)
 	}
 	return peak + baseMemory + streamElems*8
+}
+
+// DefaultModelName is general.name when --model-name is not given: the base
+// name of the checkpoint directory (as bitnet.cpp's converter names it),
+// also used for the default output file name.
+func DefaultModelName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	return filepath.Base(abs)
 }

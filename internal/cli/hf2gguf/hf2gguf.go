@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -156,11 +155,7 @@ func Run(opts *Options) error {
 	}
 	name := opts.ModelName
 	if name == "" {
-		abs, err := filepath.Abs(opts.Dir)
-		if err != nil {
-			abs = opts.Dir
-		}
-		name = filepath.Base(abs)
+		name = convert.DefaultModelName(opts.Dir)
 	}
 	out := opts.OutFile
 	if out == "" {
