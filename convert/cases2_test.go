@@ -475,7 +475,7 @@ func TestBadHyperParameters(t *testing.T) {
 		{"rms_norm_eps", 0.0, `"rms_norm_eps" = 0`},
 		{"rope_theta", 0.0, `"rope_theta" = 0`},
 		{"max_position_embeddings", 0, `"max_position_embeddings" = 0`},
-		{"num_hidden_layers", 1 << 40, "num_hidden_layers is 1099511627776 but the checkpoint has only 24 tensors"},
+		{"num_hidden_layers", int64(1 << 40), "num_hidden_layers is 1099511627776 but the checkpoint has only 24 tensors"},
 		{"rope_scaling", "weird", `"rope_scaling" must be an object`},
 	} {
 		dir := copyGolden(t)

@@ -13,6 +13,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -115,7 +116,10 @@ func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t
 }
 
 func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]float32, error) {
-	n := int(d.Ref.NElements())
+	n, err := osx.Int(d.Ref.NElements(), "tensor "+t.HFName) // 32-bit builds
+	if err != nil {
+		return nil, err
+	}
 	es := int(d.Ref.DType.Size())
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
@@ -129,7 +133,7 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 	var mu sync.Mutex
 	// Decode and check each chunk on the worker that owns it (one pass over
 	// the input, spread over the cores).
-	err := c.parallel(ctx, n, func(lo, hi int) {
+	err = c.parallel(ctx, n, func(lo, hi int) {
 		if i := hf.DecodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType); i >= 0 {
 			mu.Lock()
 			if bad < 0 || int64(lo+i) < bad {

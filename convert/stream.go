@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -36,7 +37,10 @@ type floatStream struct {
 }
 
 func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (*floatStream, error) {
-	n := int(d.Ref.NElements())
+	n, err := osx.Int(d.Ref.NElements(), "tensor "+t.HFName) // 32-bit builds
+	if err != nil {
+		return nil, err
+	}
 	es := int(d.Ref.DType.Size())
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)

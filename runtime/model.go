@@ -159,9 +159,10 @@ type Model struct {
 }
 
 // maxHyperParam bounds every integer hyper-parameter key Load reads
-// (block_count, embedding_length, context_length, …): 2^31, far above any
-// real model, so products of them stay inside int on 64-bit hosts.
-const maxHyperParam = 1 << 31
+// (block_count, embedding_length, context_length, …): 2^31 (2^31−1 on 32-bit
+// builds, the largest int there), far above any real model, so products of
+// them stay inside int on 64-bit hosts.
+const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0

@@ -36,8 +36,9 @@ func sessionPositions(p Params, nCtx int) int {
 	if nCtx <= 0 || (p.NCtx > 0 && nCtx > p.NCtx) {
 		nCtx = p.NCtx
 	}
-	if perPos := 2 * 2 * p.NHeadKV * p.HeadDim * max(p.NLayer, 1); perPos > 0 && nCtx > MaxKVCacheBytes/perPos {
-		nCtx = MaxKVCacheBytes / perPos
+	// In int64: on a 32-bit build the byte counts exceed int.
+	if perPos := 2 * 2 * int64(p.NHeadKV) * int64(p.HeadDim) * int64(max(p.NLayer, 1)); perPos > 0 && int64(nCtx) > maxKVCacheBytes()/perPos {
+		nCtx = int(maxKVCacheBytes() / perPos)
 	}
 	return max(nCtx, 1)
 }
@@ -45,7 +46,12 @@ func sessionPositions(p Params, nCtx int) int {
 // MaxKVCacheBytes bounds the K and V cache one Session allocates (F16, all
 // layers): 4 GiB, room for 4096 positions of a 30-layer, 5-KV-head × 128
 // model many times over, yet well below what would take a host down.
-const MaxKVCacheBytes = 4 << 30
+// On a 32-bit build the cache is bounded by half the address space instead
+// (maxKVCacheBytes).
+const MaxKVCacheBytes int64 = 4 << 30
+
+// maxKVCacheBytes is MaxKVCacheBytes, or math.MaxInt/2 on a 32-bit build.
+func maxKVCacheBytes() int64 { return min(MaxKVCacheBytes, math.MaxInt/2) }
 
 // NewSession returns a Session with room for nCtx positions (nCtx ≤ 0 means
 // Params.NCtx). As a guard against absurd sizes (a huge -n, a GGUF claiming

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // ErrExists is returned by Create when the target exists and overwrite is
@@ -42,7 +44,7 @@ func (f *File) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
 	f.written += int64(n)
 	if f.written-f.synced >= writebackChunk {
-		startWriteback(f.File.Fd(), f.synced, f.written-f.synced)
+		osx.StartWriteback(f.File, f.synced, f.written-f.synced)
 		f.synced = f.written
 	}
 	return n, err
@@ -108,7 +110,8 @@ func (f *File) Commit() error {
 		os.Remove(name)
 		return fmt.Errorf("chmod %s: %w", f.path, err)
 	}
-	if err := os.Rename(name, f.path); err != nil {
+	// osx.Rename replaces an existing target in one step on Windows too.
+	if err := osx.Rename(name, f.path); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("rename to %s: %w", f.path, err)
 	}

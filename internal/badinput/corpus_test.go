@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // badCase is one row of the corpus: setup builds the inputs under root and
@@ -77,7 +78,7 @@ func tinyI2SBytes(t *testing.T) []byte { return readFile(t, tinyI2S) }
 func mkfifo(t *testing.T, path string) {
 	t.Helper()
 	os.Remove(path)
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
+	if err := osx.Mkfifo(path); err != nil {
 		t.Fatalf("mkfifo %s: %v", path, err)
 	}
 }
@@ -227,7 +228,7 @@ func corpus() []badCase {
 			editConfig(t, m, func(cfg map[string]any) { cfg["hidden_size"] = "256" })
 		}), 1, []string{"hidden_size"}},
 		{"config.json num_hidden_layers 2^40", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 << 40 })
+			editConfig(t, m, func(cfg map[string]any) { cfg["num_hidden_layers"] = int64(1 << 40) })
 		}), 1, []string{"config.json", "1099511627776"}},
 		// --- directory layout
 		{"empty directory", func(t *testing.T, root string) []string {

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 func TestCheckRegular(t *testing.T) {
@@ -17,7 +18,7 @@ func TestCheckRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	linkFifo := filepath.Join(dir, "link-fifo")

@@ -10,13 +10,13 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
@@ -188,7 +188,7 @@ func dummyRun(opts *DummyOptions) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = signal.NotifyContext(context.Background(), osx.TerminationSignals()...)
 		defer stop()
 	}
 	res, err := dummy.Generate(ctx, opts.Out, gopts)

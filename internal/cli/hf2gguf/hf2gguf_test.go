@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 const golden = "../../../testdata/golden/tiny-bitnet/hf"
@@ -234,7 +235,7 @@ func TestMetadataTypesAndKernelConfigFlag(t *testing.T) {
 // A FIFO given as --metadata is refused at once instead of blocking.
 func TestMetadataFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "m.toml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadMetadata(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {

@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 const golden = "../../../testdata/golden/tiny-bitnet"
@@ -209,7 +210,7 @@ func Test_runRun_errors(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	nan := nanModel(t, dir)
