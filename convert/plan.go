@@ -11,6 +11,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
@@ -548,6 +549,9 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		}
 		kvs = append(kvs, gguf.KV{Key: codegen.KernelConfigKey, Value: gguf.String(string(codegen.KernelConfig(ks)))})
 	}
+	// Which bitnet-convert wrote the file (no timestamp: reruns stay
+	// byte-identical).
+	kvs = append(kvs, gguf.KV{Key: version.Key, Value: gguf.String(version.Read().GGUFValue())})
 	for _, o := range opts.Metadata {
 		replaced := false
 		for i := range kvs {

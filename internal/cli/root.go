@@ -20,6 +20,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	verifycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/verify"
+	"github.com/bitnet-convert/bitnet-convert/internal/version"
 )
 
 // UsageError marks a bad invocation; Main exits 2 for it. Command packages
@@ -38,7 +39,9 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Convert BitNet b1.58 checkpoints to GGUF, generate TL1/TL2 kernels, verify the result",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Read().String(),
 	}
+	root.SetVersionTemplate("bitnet-convert {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
