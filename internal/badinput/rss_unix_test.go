@@ -1,5 +1,8 @@
 //go:build unix
 
+// The peak-RSS tests (memory_test.go) are Unix-only: ru_maxrss comes from
+// wait4(2).
+
 package badinput
 
 import (
