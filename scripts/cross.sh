@@ -12,7 +12,7 @@
 #   windows/amd64  wine         (Debian packages wine, wine64)
 #
 # Every target's GGUF must be byte-identical to the host's, and verify must
-# pass. The internal/osx tests (mmap, page release, free space, rename over
+# pass; on the 32-bit targets a 3 GiB file must fail with one line. The internal/osx tests (mmap, page release, free space, rename over
 # an existing file) also run on each of those targets. .ci/run installs the
 # packages; this script only checks they are there.
 #
@@ -62,6 +62,24 @@ run_target() {
   (cd "$work" && "$@" "$test" -test.count=1)
 }
 
+# check_too_big NAME RUNNER... : on a 32-bit target a file larger than int
+# fails with one line naming it (a sparse 3 GiB GGUF: no disk is used).
+check_too_big() {
+  local name=$1; shift
+  local big=$work/big.gguf err
+  [ -e "$big" ] || { printf 'GGUF\x03\x00\x00\x00' > "$big"; truncate -s 3G "$big"; }
+  echo "cross: $name: a 3 GiB GGUF fails with one line"
+  if err=$("$@" "$work/bitnet-convert-$name" inspect "$big" 2>&1 >/dev/null); then
+    echo "cross: $name: inspect of a 3 GiB file succeeded on a 32-bit build" >&2
+    return 1
+  fi
+  echo "$err"
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [[ $err != *big.gguf*"does not fit in this 32-bit build"* ]]; then
+    echo "cross: $name: want one line naming big.gguf and the 32-bit limit" >&2
+    return 1
+  fi
+}
+
 need() { command -v "$1" >/dev/null 2>&1 || { echo "cross: $1 not found (install Debian package $2)" >&2; exit 1; }; }
 need qemu-aarch64 qemu-user
 need qemu-arm qemu-user
@@ -71,12 +89,14 @@ need x86_64-w64-mingw32-ld binutils-mingw-w64-x86-64
 
 run_target linux-arm64 qemu-aarch64
 run_target linux-arm qemu-arm
+check_too_big linux-arm qemu-arm
 if qemu-i386 "$work/bitnet-convert-linux-386" --version >/dev/null 2>&1; then
   run_target linux-386 qemu-i386
 else
   echo "cross: $(qemu-i386 --version | head -1) cannot start Go 386 binaries; running linux/386 natively (IA-32)"
   run_target linux-386
 fi
+check_too_big linux-386
 
 # A private Wine prefix, with the ProcessPrng shim when Wine lacks the DLL.
 export WINEPREFIX=$work/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
