@@ -1,0 +1,190 @@
+package badinput
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+)
+
+// The defects of docs/reliability.md's second campaign (D1–D23 of the
+// hostile-input report, issue 10): each row reproduces one through the whole
+// command line and checks the behaviour chosen for it.
+
+// rewriteGGUF returns the GGUF at src with its metadata passed through edit
+// and its tensors (infos and data) copied unchanged.
+func rewriteGGUF(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV) []byte {
+	t.Helper()
+	f, err := reader.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kvs := edit(append([]gguf.KV(nil), f.KVs...))
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, kvs, f.Tensors, f.Alignment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ti := range f.Tensors {
+		d, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTensor(i, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// setKV replaces (or appends) key in kvs.
+func setKV(kvs []gguf.KV, key string, v gguf.Value) []gguf.KV {
+	for i := range kvs {
+		if kvs[i].Key == key {
+			kvs[i].Value = v
+			return kvs
+		}
+	}
+	return append(kvs, gguf.KV{Key: key, Value: v})
+}
+
+// dropKVs removes every key with one of the prefixes.
+func dropKVs(kvs []gguf.KV, prefixes ...string) []gguf.KV {
+	out := kvs[:0]
+	for _, kv := range kvs {
+		keep := true
+		for _, p := range prefixes {
+			if strings.HasPrefix(kv.Key, p) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// bpeVocab replaces the tiny model's SentencePiece vocabulary with a small
+// byte-level one whose pre type is pre.
+func bpeVocab(pre string) func(kvs []gguf.KV) []gguf.KV {
+	return func(kvs []gguf.KV) []gguf.KV {
+		kvs = dropKVs(kvs, "tokenizer.")
+		return append(kvs,
+			gguf.KV{Key: "tokenizer.ggml.model", Value: gguf.String("gpt2")},
+			gguf.KV{Key: "tokenizer.ggml.pre", Value: gguf.String(pre)},
+			gguf.KV{Key: "tokenizer.ggml.tokens", Value: gguf.Strings([]string{"H", "e", "l", "o", "He", "ll"})},
+			gguf.KV{Key: "tokenizer.ggml.token_type", Value: gguf.Int32s([]int32{1, 1, 1, 1, 1, 1})},
+			gguf.KV{Key: "tokenizer.ggml.merges", Value: gguf.Strings([]string{"H e", "l l"})},
+		)
+	}
+}
+
+// ggufFrom returns a setup that writes the tiny I2_S GGUF with its metadata
+// edited to root/m.gguf and runs the command args builds from that path.
+func ggufFrom(edit func(kvs []gguf.KV) []gguf.KV, args func(p string) []string) func(t *testing.T, root string) []string {
+	return gg(func(t *testing.T) []byte { return rewriteGGUF(t, tinyI2S, edit) }, args)
+}
+
+// defectCases are the rows that must fail: one line, exit code, nothing
+// left behind (checked as in TestCorpus).
+func defectCases() []badCase {
+	return []badCase{
+		// D1: a tokenizer the runtime cannot build gave a typed-nil
+		// Tokenizer and a nil-pointer panic in run.
+		{"D1 run -p with a pre the runtime lacks", ggufFrom(bpeVocab("deepseek-llm"), func(p string) []string {
+			return []string{"run", "-m", p, "-p", "Hello", "-n", "1"}
+		}), 1, []string{"bad.gguf", "no usable tokenizer", "deepseek-llm", "--ids"}},
+		{"D1 hf2gguf: merge names unknown tokens", conv(bpeTokenizerJSON(`["qqqq zzzz", "H e"]`, "")), 1, []string{"tokenizer.json", `"qqqq"`}},
+		{"D1 hf2gguf: added token reuses a vocab id", conv(bpeTokenizerJSON(`["H e"]`, `{"id": 1, "content": "<x>", "special": true}`)), 1, []string{"tokenizer.json", `"<x>"`, "id 1"}},
+	}
+}
+
+// okCase is a row that must succeed (exit 0) and print every string of
+// want on stderr (a notice), none of avoid.
+type okCase struct {
+	name  string
+	setup func(t *testing.T, root string) []string
+	want  []string
+	avoid []string
+}
+
+func okCases() []okCase {
+	return []okCase{
+		// D1: --ids needs no tokenizer.
+		{"D1 run --ids with a pre the runtime lacks", ggufFrom(bpeVocab("deepseek-llm"), func(p string) []string {
+			return []string{"run", "-m", p, "--ids", "1,2", "-n", "1"}
+		}), nil, nil},
+	}
+}
+
+// bpeTokenizerJSON returns a conv edit that gives the tiny checkpoint a
+// byte-level tokenizer.json (Llama-3 pre-tokenizer) with the given merges
+// and added tokens, in place of its tokenizer.model.
+func bpeTokenizerJSON(merges, added string) func(t *testing.T, m string) {
+	return func(t *testing.T, m string) {
+		os.Remove(filepath.Join(m, "tokenizer.model"))
+		os.Remove(filepath.Join(m, "tokenizer_config.json"))
+		writeFile(t, filepath.Join(m, "tokenizer.json"), []byte(`{"added_tokens": [`+added+`],
+ "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": false, "use_regex": true}]},
+ "decoder": {"type": "ByteLevel"},
+ "model": {"type": "BPE", "vocab": {"H": 0, "e": 1, "l": 2, "o": 3, "He": 4, "ll": 5}, "merges": `+merges+`}}`))
+	}
+}
+
+func TestDefects(t *testing.T) {
+	for _, c := range defectCases() {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			args := c.setup(t, root)
+			before := snapshot(t, root)
+			code, _, stderr := runMain(args...)
+			if os.Getenv("BADINPUT_SHOW") != "" {
+				t.Logf("exit %d: %s", code, stderr)
+			}
+			if code != c.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, c.code, stderr)
+			}
+			checkOneLine(t, strings.ReplaceAll(stderr, root, "ROOT"), c.want)
+			if d := diffSnapshots(before, snapshot(t, root)); d != "" {
+				t.Errorf("the run changed the tree: %s", d)
+			}
+		})
+	}
+}
+
+func TestDefectsFixedBehaviour(t *testing.T) {
+	for _, c := range okCases() {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			args := c.setup(t, root)
+			code, stdout, stderr := runMain(args...)
+			if os.Getenv("BADINPUT_SHOW") != "" {
+				t.Logf("exit %d: %s%s", code, stdout, stderr)
+			}
+			if code != 0 {
+				t.Fatalf("exit code %d, want 0; stderr: %s", code, stderr)
+			}
+			stderr = strings.ReplaceAll(stderr, root, "ROOT")
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
+			}
+			for _, a := range c.avoid {
+				if strings.Contains(stderr, a) {
+					t.Errorf("stderr %q says %q", stderr, a)
+				}
+			}
+		})
+	}
+}
