@@ -145,6 +145,9 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NFF == 0 || p.NHead%p.NHeadKV != 0 || p.NLayer > 1<<16 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, FFN %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NFF, p.NHead, p.NHeadKV)
 	}
+	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
+		return nil, err
+	}
 	var rope, vl int
 	r.uint(&rope, "rope.dimension_count", p.NEmbd/p.NHead, false)
 	r.uint(&p.HeadDim, "attention.key_length", rope, false)

@@ -198,6 +198,9 @@ func Load(f File, opts Options) (*Model, error) {
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
 	}
+	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
+		return nil, err
+	}
 	_, explicitHeadDim := kv(arch + ".attention.key_length")
 	var vl, rd int
 	r.uint(&p.HeadDim, "attention.key_length", p.NEmbd/p.NHead, false)

@@ -106,7 +106,22 @@ func defectCases() []badCase {
 		}), 1, []string{"bad.gguf", "no usable tokenizer", "deepseek-llm", "--ids"}},
 		{"D1 hf2gguf: merge names unknown tokens", conv(bpeTokenizerJSON(`["qqqq zzzz", "H e"]`, "")), 1, []string{"tokenizer.json", `"qqqq"`}},
 		{"D1 hf2gguf: added token reuses a vocab id", conv(bpeTokenizerJSON(`["H e"]`, `{"id": 1, "content": "<x>", "special": true}`)), 1, []string{"tokenizer.json", `"<x>"`, "id 1"}},
+		// D3: block_count far above the tensors must fail before the
+		// per-layer structures are allocated.
+		{"D3 run with block_count 2^30", ggufFrom(blockCount(1<<30), runArgs), 1, []string{"bitnet.block_count 1073741824", "2 layer(s)", "blk.2"}},
+		{"D3 verify with block_count 2^31-1", ggufFrom(blockCount(1<<31-1), verifyArgs), 1, []string{"bitnet.block_count 2147483647"}},
+		{"D3 verify --hf with block_count 2^30", ggufFrom(blockCount(1<<30), func(p string) []string {
+			return []string{"verify", "--gguf", p, "--hf", tinyDir, "--ids", "1,2"}
+		}), 1, []string{"bitnet.block_count 1073741824"}},
+		{"D3 perplexity with block_count 2^30", ggufFrom(blockCount(1<<30), func(p string) []string {
+			return []string{"perplexity", "-m", p, "-f", filepath.Join(tinyDir, "config.json"), "-c", "16", "--chunks", "1"}
+		}), 1, []string{"bitnet.block_count 1073741824"}},
 	}
+}
+
+// blockCount sets bitnet.block_count.
+func blockCount(n uint32) func(kvs []gguf.KV) []gguf.KV {
+	return func(kvs []gguf.KV) []gguf.KV { return setKV(kvs, "bitnet.block_count", gguf.Uint32(n)) }
 }
 
 // okCase is a row that must succeed (exit 0) and print every string of
