@@ -116,8 +116,24 @@ func defectCases() []badCase {
 		{"D3 perplexity with block_count 2^30", ggufFrom(blockCount(1<<30), func(p string) []string {
 			return []string{"perplexity", "-m", p, "-f", filepath.Join(tinyDir, "config.json"), "-c", "16", "--chunks", "1"}
 		}), 1, []string{"bitnet.block_count 1073741824"}},
+		// D4: a config without intermediate_size gave a GGUF with no
+		// feed_forward_length, which llama.cpp cannot load.
+		{"D4 config.json without intermediate_size", conv(func(t *testing.T, m string) {
+			editConfig(t, m, func(cfg map[string]any) { delete(cfg, "intermediate_size") })
+		}), 1, []string{"config.json", `missing "intermediate_size"`}},
+		// D5: finite weights near the float32 maximum overflow the
+		// abs-mean; the tensor is refused by name.
+		{"D5 abs-mean overflows float32", conv(func(t *testing.T, m string) {
+			editST(t, m, func(st *stFile) {
+				for i := 0; i < 256*256; i++ {
+					setBF16(t, st, qProj, i, 0x7f7f)
+				}
+			})
+		}), 1, []string{qProj, "overflows float32"}},
 	}
 }
+
+const qProj = "model.layers.0.self_attn.q_proj.weight"
 
 // blockCount sets bitnet.block_count.
 func blockCount(n uint32) func(kvs []gguf.KV) []gguf.KV {
