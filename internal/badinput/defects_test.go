@@ -2,11 +2,14 @@ package badinput
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
@@ -105,6 +108,11 @@ func defectCases() []badCase {
 			return []string{"run", "-m", p, "-p", "Hello", "-n", "1"}
 		}), 1, []string{"bad.gguf", "no usable tokenizer", "deepseek-llm", "--ids"}},
 		{"D1 hf2gguf: merge names unknown tokens", conv(bpeTokenizerJSON(`["qqqq zzzz", "H e"]`, "")), 1, []string{"tokenizer.json", `"qqqq"`}},
+		// Friction 4: codegen makes no TL kernels for a model hf2gguf
+		// refuses to convert to TL.
+		{"codegen TL2 for an embedding model", func(t *testing.T, root string) []string {
+			return []string{"codegen", "--arch", "tl2", "--model", "bitnet-embedding-0.6b", "--outdir", root}
+		}, 1, []string{"bitnet-embedding-0.6b", "no tl2 kernels", "hf2gguf refuses", "qwen3"}},
 		{"D1 hf2gguf: added token reuses a vocab id", conv(bpeTokenizerJSON(`["H e"]`, `{"id": 1, "content": "<x>", "special": true}`)), 1, []string{"tokenizer.json", `"<x>"`, "id 1"}},
 		// D3: block_count far above the tensors must fail before the
 		// per-layer structures are allocated.
@@ -155,6 +163,87 @@ func okCases() []okCase {
 		{"D1 run --ids with a pre the runtime lacks", ggufFrom(bpeVocab("deepseek-llm"), func(p string) []string {
 			return []string{"run", "-m", p, "--ids", "1,2", "-n", "1"}
 		}), nil, nil},
+		// D6: TL files whose K is not a multiple of 128 are written for
+		// bitnet.cpp, with a notice that our runtime cannot run them yet.
+		{"D6 TL1 with K=320", genConv(map[string]any{"intermediate_size": 320}, "--outtype", "tl1"),
+			[]string{"blk.0.ffn_down.weight has K=320, not a multiple of 128", "cannot yet", "verify, run and perplexity"}, nil},
+		// Friction 4: the derived kernel configuration is one line, not
+		// the 20-line kernel_config.ini dumped on stderr.
+		{"TL conversion notice is one line", conv(nil, "--outtype", "tl2"),
+			[]string{"tl2 tiling derived from the shapes", "codegen --arch tl2 --from-config"}, []string{"[Kernels_0]", "\n\n"}},
+		// D19: --kernel-config that differs from the stored tiling.
+		{"D19 run --kernel-config differing from the stored one", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "tl1.gguf")
+			if code, _, stderr := runMain("hf2gguf", tinyDir, "--outtype", "tl1", "--outfile", p); code != 0 {
+				t.Fatal(stderr)
+			}
+			return []string{"run", "-m", p, "--ids", "1,2", "-n", "1", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}
+		}, []string{"--kernel-config differs from the tiling stored in the file (bitnet_convert.kernel_config)", "blk.0.ffn_down.weight (M=256 K=512: BM=256 BK=64 bm=64 given, BM=256 BK=128 bm=32 stored)"}, nil},
+		// D18: --kernel-config on a file without TL tensors.
+		{"D18 run --kernel-config on an I2_S file", func(t *testing.T, root string) []string {
+			return []string{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "1", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}
+		}, []string{"--kernel-config has no effect: the file has no TL1/TL2 tensors"}, nil},
+		// Friction 4: codegen --from-config takes the config.json file too.
+		{"codegen --from-config FILE", func(t *testing.T, root string) []string {
+			return []string{"codegen", "--arch", "tl2", "--from-config", filepath.Join(tinyDir, "config.json"), "--outdir", root}
+		}, nil, nil},
+	}
+}
+
+// genConv returns a setup that generates a one-layer checkpoint from the
+// tiny config with cfg's keys changed (dummy.Generate, tiny tokenizer) and
+// converts it to root/out/x.gguf with extra flags.
+func genConv(cfg map[string]any, extra ...string) func(t *testing.T, root string) []string {
+	return func(t *testing.T, root string) []string {
+		c := readTinyConfig(t)
+		c["num_hidden_layers"] = 1
+		for k, v := range cfg {
+			c[k] = v
+		}
+		m := filepath.Join(root, "m")
+		if _, err := dummy.Generate(context.Background(), m, dummy.Options{Config: c, Tokenizer: tinyDir, Seed: 1}); err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Join(root, "out"), 0o755)
+		return append([]string{"hf2gguf", m, "--outfile", filepath.Join(root, "out", "x.gguf")}, extra...)
+	}
+}
+
+// TestD7PresetTiling: a checkpoint with bitnet_b1_58-large's projection
+// shapes gets setup_env.py's tiling (the kernel_config.ini of `codegen
+// --model bitnet_b1_58-large`), byte for byte, not the derived one; `codegen
+// --from-config` on its config.json (a file path) agrees.
+func TestD7PresetTiling(t *testing.T) {
+	for _, arch := range []string{"tl1", "tl2"} {
+		t.Run(arch, func(t *testing.T) {
+			root := t.TempDir()
+			args := genConv(map[string]any{"hidden_size": 1536, "intermediate_size": 4096, "num_attention_heads": 16, "num_key_value_heads": 16}, "--outtype", arch, "--no-vocab", "--force")(t, root)
+			code, _, stderr := runMain(args...)
+			if code != 0 {
+				t.Fatalf("hf2gguf: exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, arch+" tiling of preset bitnet_b1_58-large") || !strings.Contains(stderr, "codegen --model bitnet_b1_58-large --arch "+arch) {
+				t.Errorf("stderr %q does not name the preset tiling", stderr)
+			}
+			f, err := reader.Open(filepath.Join(root, "out", "x.gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, _ := f.String(codegen.KernelConfigKey)
+			f.Close()
+			for _, cg := range [][]string{
+				{"codegen", "--arch", arch, "--model", "bitnet_b1_58-large", "--outdir", filepath.Join(root, "model")},
+				{"codegen", "--arch", arch, "--from-config", filepath.Join(root, "m", "config.json"), "--outdir", filepath.Join(root, "cfg")},
+			} {
+				if code, _, stderr := runMain(cg...); code != 0 {
+					t.Fatalf("%v: exit %d: %s", cg, code, stderr)
+				}
+				ini := readFile(t, filepath.Join(cg[len(cg)-1], codegen.ConfigPath))
+				if string(ini) != stored {
+					t.Errorf("%v wrote\n%s\nthe GGUF stores\n%s", cg[1:5], ini, stored)
+				}
+			}
+		})
 	}
 }
 

@@ -21,6 +21,7 @@ type PerplexityOptions struct {
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	Out          io.Writer
+	Err          io.Writer // notices (nil: discarded)
 }
 
 // NewCmdPerplexity returns the perplexity command. It only parses flags;
@@ -43,6 +44,7 @@ exit 2).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
+			opts.Err = cmd.ErrOrStderr()
 			if opts.Model == "" {
 				return usage.Errorf("-m/--model FILE is required")
 			}
@@ -127,6 +129,11 @@ func perplexityRun(opts *PerplexityOptions) error {
 	res, err := runtime.Perplexity(m, ids, opts.Ctx, opts.Chunks, bos)
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
+	}
+	if opts.KernelConfig != "" && opts.Err != nil {
+		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
+		}
 	}
 	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
 	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
