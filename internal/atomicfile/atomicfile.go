@@ -3,8 +3,10 @@
 // data goes to a temp file in the target's directory, which is fsynced and then
 // renamed over the target.
 //
-// Temp files are named ".<base>.partial-<random>" and are recognisable by
-// IsTemp; Clean removes leftovers of an earlier interrupted run.
+// Temp files are named ".<base>.partial-<pid>-<random>" and are
+// recognisable by IsTemp; Clean removes leftovers of an earlier interrupted
+// run, but never the temp file of a process that is still running (two
+// conversions to the same target must not delete each other's work).
 package atomicfile
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -80,7 +83,7 @@ func Create(path string, overwrite bool) (*File, error) {
 		dir = "."
 	}
 	Clean(path)
-	f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+	f, err := os.CreateTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
@@ -149,7 +152,10 @@ func IsTemp(name string) bool {
 }
 
 // Clean removes temp files left beside path by an earlier interrupted write
-// and returns how many it removed.
+// and returns how many it removed. A temp file whose name carries the pid of
+// a live process (this one included) is another write in progress and is
+// kept (defect D8); names without a pid (written by older versions) are
+// removed.
 func Clean(path string) int {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -158,6 +164,9 @@ func Clean(path string) int {
 	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempInfix+"*"))
 	n := 0
 	for _, m := range matches {
+		if ownerAlive(m) {
+			continue
+		}
 		if fi, err := os.Lstat(m); err == nil && fi.Mode().Type() == 0 {
 			if os.Remove(m) == nil {
 				n++
@@ -170,4 +179,22 @@ func Clean(path string) int {
 func globEscape(s string) string {
 	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
 	return r.Replace(s)
+}
+
+// ownerAlive reports whether the temp file name carries the pid of a process
+// that is running ("….partial-<pid>-<random>").
+func ownerAlive(name string) bool {
+	i := strings.LastIndex(name, tempInfix)
+	if i < 0 {
+		return false
+	}
+	num, _, ok := strings.Cut(name[i+len(tempInfix):], "-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(num)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return pid == os.Getpid() || processAlive(pid)
 }

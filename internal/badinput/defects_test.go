@@ -3,7 +3,9 @@ package badinput
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,5 +308,32 @@ func TestDefectsFixedBehaviour(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestD8ConcurrentTarget: hf2gguf's start-up cleanup removes a dead run's
+// temp file of the same target but not the temp file of a conversion that
+// is still running (the pid in the name of a live process), which used to
+// be deleted under the other run's feet.
+func TestD8ConcurrentTarget(t *testing.T) {
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	root := t.TempDir()
+	out := filepath.Join(root, "x.gguf")
+	other := filepath.Join(root, fmt.Sprintf(".x.gguf.partial-%d-1", live.Process.Pid))
+	stale := filepath.Join(root, ".x.gguf.partial-3529705008")
+	writeFile(t, other, []byte("a live conversion's data"))
+	writeFile(t, stale, []byte("a killed conversion's data"))
+	if code, _, stderr := runMain("hf2gguf", tinyDir, "--outfile", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the live run's temp file was removed: %v", err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the dead run's temp file %s was kept", stale)
 	}
 }

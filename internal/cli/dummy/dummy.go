@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
@@ -188,7 +187,7 @@ func dummyRun(opts *DummyOptions) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	res, err := dummy.Generate(ctx, opts.Out, gopts)
