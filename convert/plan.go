@@ -316,6 +316,9 @@ func (p *Plan) checkComplete() error {
 	var missing []string
 	for _, name := range p.Converter.Table().Expected(p.Geometry.Layers) {
 		if !have[name] && !optionalTensor(p.Converter, name) {
+			if hfName, ok := p.Converter.Table().HFName(name); ok {
+				name += " (HF " + p.Converter.StripPrefix() + hfName + ")"
+			}
 			missing = append(missing, name)
 		}
 	}

@@ -110,6 +110,17 @@ func defectCases() []badCase {
 			return []string{"run", "-m", p, "-p", "Hello", "-n", "1"}
 		}), 1, []string{"bad.gguf", "no usable tokenizer", "deepseek-llm", "--ids"}},
 		{"D1 hf2gguf: merge names unknown tokens", conv(bpeTokenizerJSON(`["qqqq zzzz", "H e"]`, "")), 1, []string{"tokenizer.json", `"qqqq"`}},
+		// D12: vocab_size 128000 with the Llama-3 tokenizer drops BOS and
+		// EOS (ids 128000, 128001); the file could not tokenize anything.
+		// Only the error line is printed, not the notices before it.
+		{"D12 vocab_size drops BOS", genConvTok("../../testdata/tokenizers/llama3", map[string]any{
+			"vocab_size": 128000, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 1, "num_key_value_heads": 1,
+			"bos_token_id": 128000, "eos_token_id": 128001}, "--outtype", "f16"),
+			1, []string{"tokenizer.json", "adds BOS but the vocabulary has no BOS token", "vocab_size 128000"}},
+		// Friction 13: a missing tensor is named by its HF name too.
+		{"missing tensor names the HF name", conv(func(t *testing.T, m string) {
+			editST(t, m, func(st *stFile) { delete(st.hdr, "model.layers.1.self_attn.q_proj.weight") })
+		}), 1, []string{"blk.1.attn_q.weight (HF model.layers.1.self_attn.q_proj.weight)"}},
 		// Friction 4: codegen makes no TL kernels for a model hf2gguf
 		// refuses to convert to TL.
 		{"codegen TL2 for an embedding model", func(t *testing.T, root string) []string {
@@ -196,6 +207,11 @@ func okCases() []okCase {
 // tiny config with cfg's keys changed (dummy.Generate, tiny tokenizer) and
 // converts it to root/out/x.gguf with extra flags.
 func genConv(cfg map[string]any, extra ...string) func(t *testing.T, root string) []string {
+	return genConvTok(tinyDir, cfg, extra...)
+}
+
+// genConvTok is genConv with the tokenizer files of tok.
+func genConvTok(tok string, cfg map[string]any, extra ...string) func(t *testing.T, root string) []string {
 	return func(t *testing.T, root string) []string {
 		c := readTinyConfig(t)
 		c["num_hidden_layers"] = 1
@@ -203,7 +219,7 @@ func genConv(cfg map[string]any, extra ...string) func(t *testing.T, root string
 			c[k] = v
 		}
 		m := filepath.Join(root, "m")
-		if _, err := dummy.Generate(context.Background(), m, dummy.Options{Config: c, Tokenizer: tinyDir, Seed: 1}); err != nil {
+		if _, err := dummy.Generate(context.Background(), m, dummy.Options{Config: c, Tokenizer: tok, Seed: 1}); err != nil {
 			t.Fatal(err)
 		}
 		os.MkdirAll(filepath.Join(root, "out"), 0o755)

@@ -175,7 +175,9 @@ func Run(opts *Options) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if plan != nil {
+	if plan != nil && err == nil {
+		// On failure only the error line is printed: the notices are
+		// about a file that was not written (friction item 13).
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
 			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)
