@@ -19,8 +19,14 @@ var vocabSources = []struct {
 	file string
 	load func(dir string, vocabSize int, opts Options) (*tokenizer.Vocab, []string, error)
 }{
-	{"tokenizer.model", func(dir string, n int, _ Options) (*tokenizer.Vocab, []string, error) {
-		return tokenizer.LoadSentencePiece(dir, n)
+	{"tokenizer.model", func(dir string, n int, opts Options) (*tokenizer.Vocab, []string, error) {
+		v, warns, err := tokenizer.LoadSentencePiece(dir, n)
+		if err == nil && opts.Pre != "" && opts.Pre != "default" {
+			// As the tokenizer.json path says for SentencePiece-style
+			// files (defect D14).
+			warns = append(warns, fmt.Sprintf("--pre %q ignored: tokenizer.model is a SentencePiece model (tokenizer.ggml.model llama), whose pre is always \"default\"", opts.Pre))
+		}
+		return v, warns, err
 	}},
 	{"tokenizer.json", func(dir string, n int, opts Options) (*tokenizer.Vocab, []string, error) {
 		return tokenizer.LoadTokenizerJSON(dir, tokenizer.JSONOptions{VocabSize: n, Pre: opts.Pre})

@@ -121,6 +121,8 @@ func defectCases() []badCase {
 		{"missing tensor names the HF name", conv(func(t *testing.T, m string) {
 			editST(t, m, func(st *stFile) { delete(st.hdr, "model.layers.1.self_attn.q_proj.weight") })
 		}), 1, []string{"blk.1.attn_q.weight (HF model.layers.1.self_attn.q_proj.weight)"}},
+		// D14: an unknown --pre is a usage error.
+		{"D14 --pre bogus", conv(nil, "--pre", "bogus"), 2, []string{"--pre", `"bogus"`, "llama.cpp"}},
 		// Friction 4: codegen makes no TL kernels for a model hf2gguf
 		// refuses to convert to TL.
 		{"codegen TL2 for an embedding model", func(t *testing.T, root string) []string {
@@ -180,6 +182,8 @@ func okCases() []okCase {
 		// bitnet.cpp, with a notice that our runtime cannot run them yet.
 		{"D6 TL1 with K=320", genConv(map[string]any{"intermediate_size": 320}, "--outtype", "tl1"),
 			[]string{"blk.0.ffn_down.weight has K=320, not a multiple of 128", "cannot yet", "verify, run and perplexity"}, nil},
+		// D14: --pre on a SentencePiece model is a notice.
+		{"D14 --pre on tokenizer.model", conv(nil, "--pre", "llama-bpe"), []string{`--pre "llama-bpe" ignored: tokenizer.model is a SentencePiece model`}, nil},
 		// Friction 4: the derived kernel configuration is one line, not
 		// the 20-line kernel_config.ini dumped on stderr.
 		{"TL conversion notice is one line", conv(nil, "--outtype", "tl2"),
