@@ -139,6 +139,9 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	r.float(&p.RopeThetaSWA, "rope.freq_base_swa", p.RopeTheta, false)
 	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
 	r.uint(&p.SlidingWindow, "attention.sliding_window", 0, false)
+	r.positive("rope.freq_base", float64(p.RopeTheta))
+	r.positive("context_length", float64(p.NCtx))
+	r.positive("rope.freq_base_swa", float64(p.RopeThetaSWA))
 	if r.err != nil {
 		return nil, r.err
 	}

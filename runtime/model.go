@@ -192,6 +192,8 @@ func Load(f File, opts Options) (*Model, error) {
 	r.uint(&p.NFF, "feed_forward_length", 0, false)
 	r.float(&p.RopeTheta, "rope.freq_base", 10000, false)
 	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
+	r.positive("rope.freq_base", float64(p.RopeTheta))
+	r.positive("context_length", float64(p.NCtx))
 	if r.err != nil {
 		return nil, r.err
 	}

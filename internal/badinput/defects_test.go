@@ -3,7 +3,9 @@ package badinput
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,13 @@ import (
 // and its tensors (infos and data) copied unchanged.
 func rewriteGGUF(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV) []byte {
 	t.Helper()
+	return rewriteGGUFData(t, src, edit, nil)
+}
+
+// rewriteGGUFData is rewriteGGUF that also passes each tensor's data
+// through data (nil: unchanged); data gets a copy it may modify.
+func rewriteGGUFData(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV, data func(name string, d []byte) []byte) []byte {
+	t.Helper()
 	f, err := reader.Open(src)
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +49,9 @@ func rewriteGGUF(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV) [
 		d, err := f.TensorData(ti.Name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if data != nil {
+			d = data(ti.Name, append([]byte(nil), d...))
 		}
 		if err := w.WriteTensor(i, d); err != nil {
 			t.Fatal(err)
@@ -153,7 +165,38 @@ func defectCases() []badCase {
 				}
 			})
 		}), 1, []string{qProj, "overflows float32"}},
+		// D15: a rope base of 0 gave PPL = NaN with exit 0; it is refused
+		// at load, naming the key; +Inf names the value, not the type.
+		{"D15 perplexity with rope.freq_base 0", ggufFrom(setF32("bitnet.rope.freq_base", 0), pplArgs), 1, []string{"bitnet.rope.freq_base", "value 0 must be positive"}},
+		{"D15 run with rope.freq_base +Inf", ggufFrom(setF32("bitnet.rope.freq_base", float32(math.Inf(1))), runArgs), 1, []string{"bitnet.rope.freq_base", "value +Inf is not finite"}},
+		// D15: a non-finite perplexity is a failure.
+		{"D15 perplexity NaN", gg(func(t *testing.T) []byte {
+			return rewriteGGUFData(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
+				if name == "output_norm.weight" {
+					for i := 0; i+4 <= len(d); i += 4 {
+						binary.LittleEndian.PutUint32(d[i:], 0x7fc00000)
+					}
+				}
+				return d
+			})
+		}, pplArgs), 1, []string{"bad.gguf", "perplexity is NaN"}},
+		// D17: bad data is exit 1 and names the key or the index.
+		{"D17 run with context_length 0", ggufFrom(func(kvs []gguf.KV) []gguf.KV {
+			return setKV(kvs, "bitnet.context_length", gguf.Uint32(0))
+		}, runArgs), 1, []string{"bitnet.context_length", "must be positive"}},
+		{"D17 index names a shard with a NUL", conv(func(t *testing.T, m string) {
+			writeIndex(t, m, "model-00003\x00.txt")
+		}), 1, []string{"model.safetensors.index.json", `"model-00003\x00.txt"`, "not a valid file name"}},
 	}
+}
+
+func pplArgs(p string) []string {
+	return []string{"perplexity", "-m", p, "-f", filepath.Join(tinyDir, "config.json"), "-c", "16", "--chunks", "1"}
+}
+
+// setF32 sets a float32 key.
+func setF32(key string, v float32) func(kvs []gguf.KV) []gguf.KV {
+	return func(kvs []gguf.KV) []gguf.KV { return setKV(kvs, key, gguf.Float32(v)) }
 }
 
 const qProj = "model.layers.0.self_attn.q_proj.weight"

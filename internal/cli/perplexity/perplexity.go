@@ -3,6 +3,7 @@ package perplexity
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -137,5 +138,10 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
 	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
+	if math.IsNaN(res.PPL) || math.IsInf(res.PPL, 0) {
+		// A number that is no perplexity is a failure, as run's all-NaN
+		// logits are (defect D15).
+		return fmt.Errorf("model %s: the perplexity is %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, res.PPL)
+	}
 	return nil
 }
