@@ -83,8 +83,21 @@ func Create(path string, overwrite bool) (*File, error) {
 		dir = "."
 	}
 	Clean(path)
+	if base == "" {
+		return nil, fmt.Errorf("output %s ends in a path separator, so it names a directory; give a file path", path)
+	}
 	f, err := os.CreateTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
+		// Name the target and the cause, never the temp file (defect D16).
+		if fi, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("create output %s: directory %s does not exist; create it first", path, dir)
+		} else if serr == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("create output %s: %s is not a directory", path, dir)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
 	return &File{File: f, path: path}, nil
@@ -141,9 +154,9 @@ func WriteFile(path string, data []byte, overwrite bool) error {
 	}
 	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return f.NameTarget(fmt.Errorf("write %s: %w", path, err))
 	}
-	return f.Commit()
+	return f.NameTarget(f.Commit())
 }
 
 // IsTemp reports whether name (a base name) is a temp file of this package.
@@ -198,3 +211,22 @@ func ownerAlive(name string) bool {
 	}
 	return pid == os.Getpid() || processAlive(pid)
 }
+
+// NameTarget rewrites err so that its message names the target path where
+// it named the temp file (a write error such as "no space left on device"
+// is reported with the temp path, which is gone by the time the user reads
+// it, defect D16). errors.Is and errors.As still see err.
+func (f *File) NameTarget(err error) error {
+	if err == nil || !strings.Contains(err.Error(), f.TempName()) {
+		return err
+	}
+	return &targetError{msg: strings.ReplaceAll(err.Error(), f.TempName(), f.path), err: err}
+}
+
+type targetError struct {
+	msg string
+	err error
+}
+
+func (e *targetError) Error() string { return e.msg }
+func (e *targetError) Unwrap() error { return e.err }

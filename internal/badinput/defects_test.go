@@ -187,6 +187,17 @@ func defectCases() []badCase {
 		{"D17 index names a shard with a NUL", conv(func(t *testing.T, m string) {
 			writeIndex(t, m, "model-00003\x00.txt")
 		}), 1, []string{"model.safetensors.index.json", `"model-00003\x00.txt"`, "not a valid file name"}},
+		// D16: name the target and the cause, never the temp file.
+		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
+		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
+	}
+}
+
+// outfile returns a setup converting the tiny checkpoint (read in place)
+// to root/rel.
+func outfile(rel string) func(t *testing.T, root string) []string {
+	return func(t *testing.T, root string) []string {
+		return []string{"hf2gguf", tinyDir, "--outfile", root + "/" + rel}
 	}
 }
 
