@@ -187,6 +187,13 @@ func defectCases() []badCase {
 		{"D17 index names a shard with a NUL", conv(func(t *testing.T, m string) {
 			writeIndex(t, m, "model-00003\x00.txt")
 		}), 1, []string{"model.safetensors.index.json", `"model-00003\x00.txt"`, "not a valid file name"}},
+		// D18: out-of-range values are usage errors.
+		{"D18 perplexity --chunks -1", func(t *testing.T, root string) []string {
+			return []string{"perplexity", "-m", tinyI2S, "-f", filepath.Join(tinyDir, "config.json"), "--chunks", "-1"}
+		}, 2, []string{"--chunks -1"}},
+		{"D18 verify --min-top1 2", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--min-top1", "2"}
+		}, 2, []string{"--min-top1 2", "between 0 and 1"}},
 		// D16: name the target and the cause, never the temp file.
 		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
 		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
@@ -254,6 +261,10 @@ func okCases() []okCase {
 		{"D18 run --kernel-config on an I2_S file", func(t *testing.T, root string) []string {
 			return []string{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "1", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}
 		}, []string{"--kernel-config has no effect: the file has no TL1/TL2 tensors"}, nil},
+		// D18: a flag with no effect gets a notice.
+		{"D18 verify --pooling on a causal model", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--pooling", "cls"}
+		}, []string{"--pooling has no effect", "causal LM (arch bitnet)"}, nil},
 		// Friction 4: codegen --from-config takes the config.json file too.
 		{"codegen --from-config FILE", func(t *testing.T, root string) []string {
 			return []string{"codegen", "--arch", "tl2", "--from-config", filepath.Join(tinyDir, "config.json"), "--outdir", root}

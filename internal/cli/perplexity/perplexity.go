@@ -58,6 +58,9 @@ exit 2).`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
 			}
+			if opts.Chunks < 0 {
+				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
