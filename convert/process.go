@@ -203,6 +203,11 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 			return nil, 0, nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
 		}
 		raw := d.Raw
+		if k := firstCode3(raw); k >= 0 {
+			// Code 3 is not ternary: HF's unpack makes it weight +2, which
+			// no ternary GGUF can hold (defect D20).
+			return nil, 0, nil, fmt.Errorf("tensor %s: packed byte %d (0x%02x) holds the 2-bit code 3, which is not a ternary value (HF would unpack it as +2); the checkpoint is damaged", t.HFName, k, raw[k])
+		}
 		if err := c.parallel(ctx, len(raw), func(lo, hi int) { unpackPackedRange(codes, raw, lo, hi) }); err != nil {
 			return nil, 0, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -194,6 +195,25 @@ func defectCases() []badCase {
 		{"D18 verify --min-top1 2", func(t *testing.T, root string) []string {
 			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--min-top1", "2"}
 		}, 2, []string{"--min-top1 2", "between 0 and 1"}},
+		// D20: a packed byte with the 2-bit code 3 is not ternary.
+		{"D20 packed code 3", func(t *testing.T, root string) []string {
+			var cfg map[string]any
+			if err := json.Unmarshal(readFile(t, "../../testdata/configs/microsoft_bitnet-b1.58-2B-4T.config.json"), &cfg); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range map[string]any{"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 512} {
+				cfg[k] = v
+			}
+			m := filepath.Join(root, "m")
+			if _, err := dummy.Generate(context.Background(), m, dummy.Options{Config: cfg, Packed: true, Seed: 1}); err != nil {
+				t.Fatal(err)
+			}
+			editST(t, m, func(st *stFile) {
+				b, _ := st.offsets(t, qProj)
+				st.data[b+5] = 0xff
+			})
+			return []string{"hf2gguf", m, "--no-vocab", "--outfile", filepath.Join(root, "x.gguf")}
+		}, 1, []string{qProj, "packed byte 5 (0xff)", "code 3"}},
 		// D16: name the target and the cause, never the temp file.
 		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
 		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
