@@ -442,3 +442,26 @@ func TestD8ConcurrentTarget(t *testing.T) {
 		t.Errorf("the dead run's temp file %s was kept", stale)
 	}
 }
+
+// TestD21NoHintForUnsupportedArch: dummy does not suggest an hf2gguf
+// command for an architecture hf2gguf refuses (Falcon3, Llama3-8B are
+// LlamaForCausalLM); it says it is not convertible yet.
+func TestD21NoHintForUnsupportedArch(t *testing.T) {
+	root := t.TempDir()
+	cfg := readTinyConfig(t)
+	cfg["architectures"] = []string{"LlamaForCausalLM"}
+	cfg["model_type"] = "llama"
+	cfg["num_hidden_layers"] = 1
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "config.json"), b)
+	code, stdout, stderr := runMain("dummy", "--config", filepath.Join(root, "config.json"), "--out", filepath.Join(root, "m"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "hf2gguf "+filepath.Join(root, "m")) || !strings.Contains(stdout, `not convertible yet: config.json: architecture "LlamaForCausalLM": unsupported architecture`) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
