@@ -341,6 +341,9 @@ func Load(f File, opts Options) (*Model, error) {
 
 // decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.
 func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
+	if err := notMainline(t); err != nil {
+		return nil, err
+	}
 	v := make([]float32, n)
 	switch t {
 	case gguf.TypeF32:

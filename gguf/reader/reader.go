@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 
 	"golang.org/x/sys/unix"
@@ -193,21 +194,11 @@ func Parse(data []byte) (*File, error) {
 		if _, dup := f.tensIdx[ti.Name]; dup {
 			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, gguf.ErrDuplicateTensor)
 		}
-		nb, err := gguf.NBytes(ti.Type, ti.Ne)
-		if err != nil {
-			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
-		}
-		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
-		// a size that wraps there is an overflow (llama.cpp #26978).
-		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
-			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, ti.Name, ti.Type, ti.Ne, nb, gguf.ErrOverflow)
-		}
 		if ti.Offset%f.Alignment != 0 {
 			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, ti.Name, ti.Offset, ErrAlignment, f.Alignment)
 		}
 		f.tensIdx[ti.Name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, ti)
-		f.nbytes = append(f.nbytes, nb)
 	}
 
 	// The data section starts at the next multiple of the alignment. A file
@@ -224,6 +215,22 @@ func Parse(data []byte) (*File, error) {
 	if f.DataOffset <= size {
 		avail = size - f.DataOffset
 	}
+	// A type id that means different types in bitnet.cpp and mainline
+	// ggml (39: TL2 or MXFP4) is decided per tensor from the arch and the
+	// room its data has (gguf.ResolveCollision).
+	f.resolveCollisions(avail)
+	for i, ti := range f.Tensors {
+		nb, err := gguf.NBytes(ti.Type, ti.Ne)
+		if err != nil {
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
+		}
+		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
+		// a size that wraps there is an overflow (llama.cpp #26978).
+		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
+			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, ti.Name, ti.Type, ti.Ne, nb, gguf.ErrOverflow)
+		}
+		f.nbytes = append(f.nbytes, nb)
+	}
 	for i, ti := range f.Tensors {
 		end, carry := bits.Add64(ti.Offset, f.nbytes[i], 0)
 		if carry != 0 {
@@ -237,6 +244,33 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// resolveCollisions replaces the type of every tensor whose stored id is
+// ambiguous by the one gguf.ResolveCollision picks, given the bytes from its
+// offset to the next tensor's (or to the end of the avail data bytes).
+func (f *File) resolveCollisions(avail uint64) {
+	var offs []uint64
+	for i, ti := range f.Tensors {
+		if !ti.Type.Ambiguous() {
+			continue
+		}
+		if offs == nil {
+			offs = make([]uint64, len(f.Tensors))
+			for j, tj := range f.Tensors {
+				offs[j] = tj.Offset
+			}
+			slices.Sort(offs)
+		}
+		span := uint64(0)
+		if ti.Offset < avail {
+			span = avail - ti.Offset
+		}
+		if k, _ := slices.BinarySearch(offs, ti.Offset+1); k < len(offs) {
+			span = min(span, offs[k]-ti.Offset)
+		}
+		f.Tensors[i].Type = gguf.ResolveCollision(ti.Type, f.Arch(), ti.Ne, span)
+	}
 }
 
 // checkOverlap sorts the tensors by offset and checks each non-empty one

@@ -465,3 +465,176 @@ func TestD21NoHintForUnsupportedArch(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }
+
+// replaceTensor returns the tiny I2_S GGUF with tensor name stored as type
+// typ and data (its shape kept), through our writer.
+func replaceTensor(t *testing.T, name string, typ gguf.Type, data []byte) []byte {
+	t.Helper()
+	f, err := reader.Open(tinyI2S)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	infos := append([]gguf.TensorInfo(nil), f.Tensors...)
+	for i := range infos {
+		if infos[i].Name == name {
+			infos[i].Type = typ
+		}
+	}
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, f.KVs, infos, f.Alignment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ti := range infos {
+		d := data
+		if ti.Name != name {
+			if d, err = f.TensorData(ti.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.WriteTensor(i, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestTypeIDCollisions (issue 10 Deliver 5, acceptance e): id 39 is TL2 in
+// bitnet.cpp and MXFP4 in mainline ggml; the reader decides per tensor from
+// the arch and the room the data has, and inspect names MXFP4, NVFP4 (40)
+// and Q1_0 (41) with their sizes (llama.cpp ggml/src/ggml.c type_traits:
+// 32 values in 17 bytes, 64 in 36, 128 in 18) and no scale; run and verify
+// refuse them with one line.
+func TestTypeIDCollisions(t *testing.T) {
+	type want struct {
+		typ   string
+		id    uint32
+		bytes uint64
+		scale bool
+	}
+	tl2Bytes, err := gguf.NBytes(gguf.TypeTL2, []uint64{256, 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		want want
+	}{
+		{"gpt-oss MXFP4 [2880, 256]", newGGUF(1, 1).kvString("general.architecture", "gpt-oss").
+			tensor("blk.0.ffn_down_exps.weight", 39, 0, 2880, 256).pad(391680), want{"MXFP4", 39, 391680, false}},
+		{"bitnet TL2 [256, 128]", newGGUF(1, 1).kvString("general.architecture", "bitnet").
+			tensor("blk.0.attn_k.weight", 39, 0, 256, 128).pad(int(tl2Bytes)), want{"TL2", 39, tl2Bytes, true}},
+		{"bitnet id 39 that cannot be TL2 (1-D)", newGGUF(1, 1).kvString("general.architecture", "bitnet").
+			tensor("output_norm.weight", 39, 0, 64).pad(34), want{"MXFP4", 39, 34, false}},
+		{"NVFP4 [128, 2]", newGGUF(1, 1).kvString("general.architecture", "llama").
+			tensor("w.weight", 40, 0, 128, 2).pad(144), want{"NVFP4", 40, 144, false}},
+		{"Q1_0 [256, 3]", newGGUF(1, 1).kvString("general.architecture", "llama").
+			tensor("w.weight", 41, 0, 256, 3).pad(108), want{"Q1_0", 41, 108, false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "m.gguf")
+			writeFile(t, p, c.file)
+			code, stdout, stderr := runMain("inspect", "--json", p)
+			if code != 0 {
+				t.Fatalf("inspect: exit %d: %s", code, stderr)
+			}
+			var r struct {
+				Tensors []struct {
+					Type   string           `json:"type"`
+					TypeID uint32           `json:"type_id"`
+					Bytes  uint64           `json:"bytes"`
+					Scale  *json.RawMessage `json:"scale"`
+				} `json:"tensors"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Tensors) != 1 {
+				t.Fatalf("inspect --json: %v\n%s", err, stdout)
+			}
+			got := r.Tensors[0]
+			if got.Type != c.want.typ || got.TypeID != c.want.id || got.Bytes != c.want.bytes || (got.Scale != nil) != c.want.scale {
+				t.Errorf("tensor %+v (scale %v), want %+v", got, got.Scale != nil, c.want)
+			}
+			code, stdout, _ = runMain("inspect", p)
+			if code != 0 || !strings.Contains(stdout, fmt.Sprintf("%s(%d)", c.want.typ, c.want.id)) {
+				t.Errorf("inspect text does not name %s(%d):\n%s", c.want.typ, c.want.id, stdout)
+			}
+		})
+	}
+	// run and verify refuse the mainline types with one line naming them.
+	for _, c := range []struct {
+		name string
+		typ  gguf.Type
+		data []byte
+	}{
+		{"Q1_0 norm", gguf.TypeQ1_0, make([]byte, 36)},
+		{"NVFP4 norm", gguf.TypeNVFP4, make([]byte, 4*36)},
+	} {
+		t.Run("refuse "+c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "m.gguf")
+			writeFile(t, p, replaceTensor(t, "output_norm.weight", c.typ, c.data))
+			for _, args := range [][]string{runArgs(p), verifyArgs(p)} {
+				code, _, stderr := runMain(args...)
+				if code != 1 {
+					t.Errorf("%s: exit %d, want 1: %s", args[0], code, stderr)
+				}
+				checkOneLine(t, stderr, []string{"output_norm.weight", c.typ.String(), "mainline llama.cpp", "not a BitNet type"})
+			}
+		})
+	}
+	p := filepath.Join(t.TempDir(), "gptoss.gguf")
+	writeFile(t, p, newGGUF(1, 1).kvString("general.architecture", "gpt-oss").tensor("blk.0.ffn_down_exps.weight", 39, 0, 2880, 256).pad(391680))
+	for _, args := range [][]string{runArgs(p), verifyArgs(p)} {
+		code, _, stderr := runMain(args...)
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1: %s", args[0], code, stderr)
+		}
+		checkOneLine(t, stderr, []string{"gpt-oss"})
+	}
+}
+
+// TestD23ScaleJSONType: inspect --json gives every scale as a JSON number,
+// and a non-finite one as null with a scale_note, never as a string.
+func TestD23ScaleJSONType(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.gguf")
+	writeFile(t, p, rewriteGGUFData(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
+		if name == "blk.0.attn_q.weight" {
+			binary.LittleEndian.PutUint32(d[256*256/4:], math.Float32bits(float32(math.Inf(1))))
+		}
+		return d
+	}))
+	code, stdout, stderr := runMain("inspect", "--json", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Tensors []struct {
+			Name      string `json:"name"`
+			Scale     any    `json:"scale"`
+			ScaleNote string `json:"scale_note"`
+		} `json:"tensors"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ti := range r.Tensors {
+		switch {
+		case ti.Name == "blk.0.attn_q.weight":
+			if ti.Scale != nil || ti.ScaleNote != "+Inf" {
+				t.Errorf("%s: scale %v, note %q; want null and +Inf", ti.Name, ti.Scale, ti.ScaleNote)
+			}
+		case ti.Scale != nil:
+			if _, ok := ti.Scale.(float64); !ok {
+				t.Errorf("%s: scale %#v is not a JSON number", ti.Name, ti.Scale)
+			}
+			n++
+		}
+	}
+	if n != 13 {
+		t.Errorf("%d finite scales, want 13", n)
+	}
+}
