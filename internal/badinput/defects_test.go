@@ -142,6 +142,14 @@ func defectCases() []badCase {
 			return []string{"codegen", "--arch", "tl2", "--model", "bitnet-embedding-0.6b", "--outdir", root}
 		}, 1, []string{"bitnet-embedding-0.6b", "no tl2 kernels", "hf2gguf refuses", "qwen3"}},
 		{"D1 hf2gguf: added token reuses a vocab id", conv(bpeTokenizerJSON(`["H e"]`, `{"id": 1, "content": "<x>", "special": true}`)), 1, []string{"tokenizer.json", `"<x>"`, "id 1"}},
+		// D13: what HF tokenizers refuses to load is refused, naming
+		// tokenizer.json.
+		{"D13 two added tokens share an id", conv(bpeTokenizerJSON(`["H e"]`, `{"id": 6, "content": "<a>", "special": true}, {"id": 6, "content": "<b>", "special": true}`)), 1, []string{"tokenizer.json", `"<b>"`, "id 6", `added token "<a>"`}},
+		{"D13 tokenizer.json not UTF-8", conv(func(t *testing.T, m string) {
+			bpeTokenizerJSON(`["H e"]`, "")(t, m)
+			p := filepath.Join(m, "tokenizer.json")
+			writeFile(t, p, bytes.Replace(readFile(t, p), []byte(`"o": 3`), []byte("\"o\xff\": 3"), 1))
+		}), 1, []string{"tokenizer.json is not valid UTF-8", "0xff"}},
 		// D3: block_count far above the tensors must fail before the
 		// per-layer structures are allocated.
 		{"D3 run with block_count 2^30", ggufFrom(blockCount(1<<30), runArgs), 1, []string{"bitnet.block_count 1073741824", "2 layer(s)", "blk.2"}},
