@@ -362,7 +362,7 @@ func FileTypeName(ft uint64, hasI2S bool) string {
 		return ""
 	}
 	if hasI2S {
-		return "MOSTLY_I2_S (bitnet.cpp)"
+		return "MOSTLY_I2_S in bitnet.cpp"
 	}
 	return "MOSTLY_Q1_0 in mainline llama.cpp, MOSTLY_I2_S in bitnet.cpp"
 }
