@@ -184,7 +184,8 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Err != nil && rep.Embeddings == nil {
+	if opts.Err != nil && rep.Embeddings == nil && rep.Pass {
+		// (Only on success: a failure prints its one error line.)
 		// Flags that only embedding models read (defect D18).
 		for _, f := range []struct {
 			name string
