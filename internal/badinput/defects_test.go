@@ -222,6 +222,14 @@ func defectCases() []badCase {
 			})
 			return []string{"hf2gguf", m, "--no-vocab", "--outfile", filepath.Join(root, "x.gguf")}
 		}, 1, []string{qProj, "packed byte 5 (0xff)", "code 3"}},
+		// Found by TestMutatedHeaders: a key length that swallows binary
+		// data was printed raw (several lines of bytes).
+		{"key name with binary bytes", gg(func(t *testing.T) []byte {
+			g := newGGUF(0, 1).u64(200)
+			g.b = append(g.b, "general.architecture\n\x00\xff"...)
+			g.b = append(g.b, make([]byte, 200-23)...)
+			return g.u32(77).pad(0)
+		}, inspectArgs), 1, []string{"bad.gguf", `read kv 0 ("general.architecture\n\x00\xff`, "… (200 bytes)"}},
 		// D16: name the target and the cause, never the temp file.
 		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
 		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
