@@ -293,6 +293,13 @@ func okCases() []okCase {
 			}
 			return []string{"run", "-m", p, "--ids", "1,2", "-n", "1", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}
 		}, []string{"--kernel-config differs from the tiling stored in the file (bitnet_convert.kernel_config)", "blk.0.ffn_down.weight (M=256 K=512: BM=256 BK=64 bm=64 given, BM=256 BK=128 bm=32 stored)"}, nil},
+		{"D19 verify --kernel-config differing from the stored one", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "tl1.gguf")
+			if code, _, stderr := runMain("hf2gguf", tinyDir, "--outtype", "tl1", "--outfile", p); code != 0 {
+				t.Fatal(stderr)
+			}
+			return []string{"verify", "--gguf", p, "--ids", "1,2", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}
+		}, []string{"--kernel-config differs from the tiling stored in the file"}, nil},
 		// D18: --kernel-config on a file without TL tensors.
 		{"D18 run --kernel-config on an I2_S file", func(t *testing.T, root string) []string {
 			return []string{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "1", "--kernel-config", "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"}

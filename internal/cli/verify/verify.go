@@ -12,10 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/verify"
 )
 
@@ -166,6 +169,17 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	kcNotice := ""
+	if vo.KernelConfig != nil {
+		// As run does: a tiling that differs from the stored one, or one
+		// for a file without TL tensors (defects D18, D19).
+		if f, err := reader.Open(opts.GGUF); err == nil {
+			if ks, err := codegen.ParseKernelConfig(vo.KernelConfig); err == nil {
+				kcNotice = runtime.KernelConfigNotice(f.KVs, f.Tensors, ks)
+			}
+			f.Close()
+		}
+	}
 	// Threshold flags override single limits of the file type's defaults.
 	vo.Adjust = func(th *verify.Thresholds) {
 		for _, o := range []struct {
@@ -183,6 +197,9 @@ func Run(opts *Options) error {
 	}
 	if err != nil {
 		return err
+	}
+	if opts.Err != nil && kcNotice != "" && rep.Pass {
+		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
 	}
 	if opts.Err != nil && rep.Embeddings == nil && rep.Pass {
 		// (Only on success: a failure prints its one error line.)
