@@ -53,7 +53,7 @@ func DefaultArch(goarch string) string {
 func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
 	opts := &CodegenOptions{}
 	cmd := &cobra.Command{
-		Use:   "codegen [--arch tl1|tl2] (--model NAME | --from-config DIR) [--BM a,b,... --BK ... --bm ...] [--outdir DIR]",
+		Use:   "codegen [--arch tl1|tl2] (--model NAME | --from-config DIR|config.json) [--BM a,b,... --BK ... --bm ...] [--outdir DIR]",
 		Short: "Generate bitnet.cpp's TL1/TL2 LUT kernel header and kernel_config.ini",
 		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
 or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
