@@ -26,7 +26,10 @@
 //     MOVEFILE_WRITE_THROUGH on Windows, retried briefly while a virus scanner
 //     or indexer holds the new file open).
 //   - TerminationSignals: the signals after which a command removes its
-//     partial output (os.Interrupt and SIGTERM).
+//     partial output (os.Interrupt, SIGTERM, and SIGHUP on Unix).
+//   - ProcessAlive: whether a pid is running (signal 0 on Unix;
+//     OpenProcess + GetExitCodeProcess on Windows), for temp files named by
+//     their writer's pid.
 //   - Mkfifo: make a named pipe (tests use it to feed the tool a non-regular
 //     file); errors.ErrUnsupported on Windows.
 //   - Int: a file or tensor size as an int, or a one-line error naming it

@@ -23,7 +23,13 @@ func Rename(oldpath, newpath string) error { return rename(oldpath, newpath) }
 func Mkfifo(path string) error { return mkfifo(path) }
 
 // TerminationSignals returns the signals after which a command should remove
-// its partial output and exit: os.Interrupt (Ctrl-C) and, where the OS has
-// it, SIGTERM (on Windows Go raises SIGTERM for console close, logoff and
-// shutdown). The slice is new on each call.
+// its partial output and exit: os.Interrupt (Ctrl-C), SIGTERM (on Windows Go
+// raises it for console close, logoff and shutdown) and, on Unix, SIGHUP (a
+// closed terminal or a dropped ssh session). The slice is new on each call.
 func TerminationSignals() []os.Signal { return append([]os.Signal(nil), terminationSignals...) }
+
+// ProcessAlive reports whether a process with this pid exists (signal 0 on
+// Unix; OpenProcess and GetExitCodeProcess on Windows). Where the OS cannot
+// tell it reports true, so a caller deciding whether a file still belongs to
+// a running process keeps it.
+func ProcessAlive(pid int) bool { return pid > 0 && processAlive(pid) }

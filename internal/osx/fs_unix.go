@@ -26,4 +26,5 @@ func mkfifo(path string) error {
 	return nil
 }
 
-var terminationSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+// SIGHUP: a closed terminal or a dropped ssh session.
+var terminationSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -253,7 +254,29 @@ func TestTerminationSignals(t *testing.T) {
 	if TerminationSignals()[0] != os.Interrupt {
 		t.Error("TerminationSignals shares its slice")
 	}
-	if runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1" && len(s) != 2 {
-		t.Errorf("want Interrupt and SIGTERM, have %d signals", len(s))
+	want := 2 // Interrupt, SIGTERM
+	if runtime.GOOS != "windows" {
+		want = 3 // and SIGHUP
+	}
+	if len(s) != want {
+		t.Errorf("have %d signals %v, want %d", len(s), s, want)
+	}
+}
+
+func TestProcessAlive(t *testing.T) {
+	if !ProcessAlive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	if ProcessAlive(0) || ProcessAlive(-1) {
+		t.Error("pid 0 or -1 is alive")
+	}
+	// A child that has exited and been waited for is gone.
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if ProcessAlive(cmd.Process.Pid) {
+		t.Errorf("exited child %d is alive", cmd.Process.Pid)
 	}
 }
