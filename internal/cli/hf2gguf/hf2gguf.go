@@ -20,6 +20,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -134,7 +135,7 @@ output is written atomically.`,
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: derived from the shapes)")
-	f.IntVar(&opts.Threads, "threads", 0, "goroutines per tensor (0 = all cores); the output does not depend on it")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	_ = cmd.RegisterFlagCompletionFunc("outtype", cobra.FixedCompletions(outTypeNames(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -89,7 +91,7 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 	f.StringVarP(&opts.File, "file", "f", "", `text file to score, "-" for stdin (required)`)
 	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
-	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product, 0 = all cores (results do not depend on it)")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll, per-chunk values) instead of the llama-perplexity lines")
 	return cmd
@@ -124,7 +126,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
-	rtOpts := runtime.Options{Threads: opts.Threads}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {
@@ -134,7 +136,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
-		return err
+		return modelfile.Explain("perplexity", opts.Model, err)
 	}
 	defer f.Close()
 	if opts.Ctx > m.Params.NCtx {

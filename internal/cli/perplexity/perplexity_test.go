@@ -26,7 +26,7 @@ func TestNewCmdPerplexity(t *testing.T) {
 		want    *PerplexityOptions
 		wantErr string
 	}{
-		{"defaults", []string{"-m", "x.gguf", "-f", "t.txt"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, Threads: 1}, ""},
+		{"defaults", []string{"-m", "x.gguf", "-f", "t.txt"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128}, ""},
 		{"all", []string{"-m", "x.gguf", "-f", "t.txt", "-c", "64", "--chunks", "4", "--threads", "2"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 64, Chunks: 4, Threads: 2}, ""},
 		{"no model", []string{"-f", "t.txt"}, nil, "-m/--model"},
 		{"no file", []string{"-m", "x"}, nil, "-f/--file"},

@@ -17,6 +17,8 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -88,7 +90,7 @@ existing non-regular file. The prompt length plus -n must not exceed the model's
 	f.IntVarP(&opts.N, "n-predict", "n", 16, "number of tokens to generate")
 	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
 	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
-	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	return cmd
@@ -110,7 +112,7 @@ func runRun(opts *RunOptions) error {
 			return err
 		}
 	}
-	rtOpts := runtime.Options{Threads: opts.Threads}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {
@@ -120,7 +122,7 @@ func runRun(opts *RunOptions) error {
 	}
 	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
-		return err
+		return modelfile.Explain("run", opts.Model, err)
 	}
 	defer f.Close()
 	var tok tokenizer.Tokenizer
