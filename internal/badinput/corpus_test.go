@@ -458,9 +458,9 @@ func corpus() []badCase {
 			return []string{"run", "-m", tinyI2S, "--ids", "1", "-n", "1", "--kernel-config", p}
 		}), 1, []string{"--kernel-config", "not a regular file"}},
 		{"FIFO inspect", fifoArgs(func(p string) []string { return []string{"inspect", p} }), 1, []string{"fifo", "not a regular file"}},
-		{"FIFO perplexity -f", fifoArgs(func(p string) []string { return []string{"perplexity", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "not a regular file"}},
+		{"FIFO perplexity -f", fifoArgs(func(p string) []string { return []string{"perplexity", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "nothing to read"}},
 		{"FIFO perplexity -m", fifoArgs(func(p string) []string { return []string{"perplexity", "-m", p, "-f", tinyI2S} }), 1, []string{"-m/--model", "not a regular file"}},
-		{"FIFO tokenize -f", fifoArgs(func(p string) []string { return []string{"tokenize", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "not a regular file"}},
+		{"FIFO tokenize -f", fifoArgs(func(p string) []string { return []string{"tokenize", "-m", tinyI2S, "-f", p} }), 1, []string{"-f/--file", "nothing to read"}},
 		{"FIFO tokenize -m", fifoArgs(func(p string) []string { return []string{"tokenize", "-m", p, "-p", "hi"} }), 1, []string{"-m/--model", "not a regular file"}},
 		{"FIFO verify --gguf", fifoArgs(func(p string) []string { return []string{"verify", "--gguf", p, "--ids", "1,2"} }), 1, []string{"--gguf", "not a regular file"}},
 		{"FIFO verify --kernel-config", fifoArgs(func(p string) []string {

@@ -42,3 +42,14 @@ func TestReadTextFIFO(t *testing.T) {
 		}
 	}
 }
+
+// A named pipe nobody writes to fails at once instead of blocking in open.
+func TestReadTextFIFONoWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "p")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	if _, err := ReadText(fifo, nil, 100); err == nil || !strings.Contains(err.Error(), "nothing to read") {
+		t.Fatalf("err %v", err)
+	}
+}
