@@ -109,6 +109,16 @@ shapes over 2^40 elements are refused; an interrupted or failed run removes what
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed; the same seed gives the same bytes")
 	f.StringVar(&opts.MaxShardSize, "max-shard-size", "5GB", "split safetensors larger than this into shards (bytes, or with KB/MB/GB, decimal as Hugging Face counts)")
 	f.BoolVar(&opts.Force, "force", false, "replace a checkpoint already in --out")
+	_ = cmd.RegisterFlagCompletionFunc("preset", cobra.FixedCompletions(presets.Names(), cobra.ShellCompDirectiveNoFileComp))
+	// "--preset NAME": the flag takes no value without "=", so NAME is the
+	// positional argument; complete it with the preset names.
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if opts.Preset == listPresets && len(args) == 0 {
+			return presets.Names(), cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_ = cmd.MarkFlagDirname("tokenizer")
 	return cmd
 }
 

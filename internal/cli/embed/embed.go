@@ -80,6 +80,7 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.StringVar(&ids, "ids", "", "token ids to embed, comma-separated (e.g. 2,651,9456)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
+	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	return cmd
 }

@@ -126,6 +126,7 @@ context_length; that is checked after loading the model and is also a usage erro
 	flagx.NewOptFloat(f, &opts.MaxPPLRel, "max-ppl-rel", "maximum relative perplexity difference (default: the file type's)")
 	flagx.NewOptFloat(f, &opts.MinCosine, "min-cosine", "embedding models: minimum cosine similarity per prompt (default: the file type's)")
 	f.StringVar(&opts.Pooling, "pooling", "", "embedding models: mean, cls or last (default: the file's pooling_type)")
+	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
