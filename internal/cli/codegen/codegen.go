@@ -55,7 +55,7 @@ or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) 
 (--from-config). BM/BK/bm default to the preset's setup_env values, or to the documented rule of
 the codegen package. Every tiling rule is checked before anything is written.
 
-Presets (--model): `+strings.Join(presets.Names(), ", ")+`.`,
+Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("codegen takes no arguments (got %q); use --model or --from-config", args)
