@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
@@ -51,6 +52,9 @@ type DummyOptions struct {
 	// Stdout receives the summary or the preset list (the command's
 	// stdout).
 	Stdout io.Writer
+	// Stderr shows a per-tensor progress bar when StderrIsTerminal.
+	Stderr           io.Writer
+	StderrIsTerminal bool
 	// Context is cancelled on Ctrl-C; nil means one with signal handling.
 	Context context.Context
 }
@@ -91,6 +95,8 @@ shapes over 2^40 elements are refused; an interrupted or failed run removes what
 			}
 			opts.PackedSet = cmd.Flags().Changed("packed")
 			opts.Stdout = cmd.OutOrStdout()
+			opts.Stderr = cmd.ErrOrStderr()
+			opts.StderrIsTerminal = progress.IsTerminal(opts.Stderr)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -201,7 +207,10 @@ func dummyRun(opts *DummyOptions) error {
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal, "writing")
+	gopts.Progress = bar.Step
 	res, err := dummy.Generate(ctx, opts.Out, gopts)
+	bar.Finish()
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; the files written to %s were removed", opts.Out)

@@ -14,13 +14,12 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -92,9 +91,7 @@ output is written atomically.`,
 			}
 			opts.Dir = args[0]
 			opts.Stderr = cmd.ErrOrStderr()
-			if f, ok := opts.Stderr.(*os.File); ok {
-				opts.StderrIsTerminal = term.IsTerminal(int(f.Fd()))
-			}
+			opts.StderrIsTerminal = progress.IsTerminal(opts.Stderr)
 			if _, err := convert.ParseOutType(opts.OutType); err != nil {
 				return usage.Errorf("--outtype: %v", err)
 			}
@@ -189,22 +186,12 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var bar *progressbar.ProgressBar
-	if opts.StderrIsTerminal && !opts.DryRun {
-		copts.Progress = func(done, total int, tensor string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Stderr), progressbar.OptionSetDescription("converting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(tensor)
-			_ = bar.Add(1)
-		}
-	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "converting")
+	copts.Progress = bar.Step
 	start := time.Now()
 	var plan *convert.Plan
 	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	bar.Finish()
 	if plan != nil {
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
