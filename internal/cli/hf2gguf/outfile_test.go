@@ -192,3 +192,31 @@ func TestListArchs(t *testing.T) {
 		t.Errorf("--json: %v %s", err, out.String())
 	}
 }
+
+// A user's own link to a shard kept in another directory converts (the
+// HF-cache ../../blobs layout always did).
+func TestSymlinkedShardOutsideTheDirectory(t *testing.T) {
+	root := t.TempDir()
+	in := filepath.Join(root, "model")
+	copyTiny(t, in)
+	elsewhere := filepath.Join(root, "other-disk", "model.safetensors")
+	os.MkdirAll(filepath.Dir(elsewhere), 0o755)
+	if err := os.Rename(filepath.Join(in, "model.safetensors"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(in, "model.safetensors")); err != nil {
+		t.Skip(err)
+	}
+	out := filepath.Join(root, "x.gguf")
+	if _, _, err := run(t, Options{Dir: in, OutFile: out}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(out)
+	if _, _, err := run(t, Options{Dir: golden, OutFile: filepath.Join(root, "y.gguf"), ModelName: "model"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "y.gguf"))
+	if !bytes.Equal(a, b) {
+		t.Error("the linked checkpoint converts to different bytes")
+	}
+}
