@@ -53,7 +53,8 @@ func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
 		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
 or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
 (--from-config). BM/BK/bm default to the preset's setup_env values, or to the documented rule of
-the codegen package. Every tiling rule is checked before anything is written.
+the codegen package. Every tiling rule is checked before anything is written. Existing files under
+--outdir/include are replaced, as bitnet.cpp's codegen_tl1.py/codegen_tl2.py replace them.
 
 Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
