@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -19,10 +16,12 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
 // Options are the parsed flags of hf2gguf.
@@ -106,6 +105,9 @@ output is written atomically.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
 			}
+			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
+				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
+			}
 			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
 				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
 			}
@@ -143,7 +145,7 @@ func Run(opts *Options) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
@@ -192,7 +194,9 @@ func Run(opts *Options) error {
 	var plan *convert.Plan
 	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
 	bar.Finish()
-	if plan != nil {
+	if plan != nil && err == nil {
+		// On failure only the error line is printed: the notices are
+		// about a file that was not written (friction item 13).
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
 			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)

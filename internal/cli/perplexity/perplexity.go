@@ -30,8 +30,8 @@ type PerplexityOptions struct {
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	Out          io.Writer
-	// Err receives the progress (a bar and the time per chunk) when
-	// ErrIsTerminal is set.
+	// Err receives notices, and the progress (a bar and the time per
+	// chunk) when ErrIsTerminal is set; nil discards them.
 	Err           io.Writer
 	ErrIsTerminal bool
 	// Stdin is read for -f -.
@@ -79,6 +79,9 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 			}
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if opts.Chunks < 0 {
+				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -199,8 +202,18 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	res.Chunks, res.Scored, res.PPL, res.PPLErr, res.NLL = r.Chunks, r.Tokens, r.PPL, r.PPLErr, r.NLL
 	res.Seconds = time.Since(start).Seconds()
+	if opts.KernelConfig != "" && opts.Err != nil {
+		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
+		}
+	}
 	if math.IsNaN(r.PPL) || math.IsInf(r.PPL, 0) {
-		return fmt.Errorf("model %s: perplexity of %s is %v (non-finite logits); the model's weights or hyper-parameters are broken", opts.Model, opts.File, r.PPL)
+		// A number that is no perplexity is a failure, as run's all-NaN
+		// logits are (defect D15).
+		if !opts.JSON {
+			fmt.Fprintln(opts.Out)
+		}
+		return fmt.Errorf("model %s: the perplexity is %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, r.PPL)
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Out)

@@ -44,7 +44,8 @@ type RunOptions struct {
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	Out          io.Writer
-	// Err receives the timings (llama_perf_context_print style).
+	// Err receives notices and the timings (llama_perf_context_print
+	// style); nil discards them.
 	Err io.Writer
 }
 
@@ -194,6 +195,11 @@ func runRun(opts *RunOptions) error {
 		}
 		if err := atomicfile.WriteFile(opts.DumpLogits, buf.Bytes(), true); err != nil {
 			return fmt.Errorf("--dump-logits %s: %w", opts.DumpLogits, err)
+		}
+	}
+	if opts.KernelConfig != "" {
+		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
 		}
 	}
 	if tok != nil {
