@@ -227,8 +227,7 @@ func (m *embeddingModel) ExtraKVs(dir string) ([]gguf.KV, []string, error) {
 //     (array of bool, one per layer, true = sliding) and
 //     {arch}.rope.freq_base_swa (f32, rope_local_base_freq, default 10000),
 //     with transformers' Gemma3TextConfig defaults: sliding_window 4096
-//     when absent (window/2 + 1 with use_bidirectional_attention; null
-//     means none), layer_types, else sliding_window_pattern N (default 6:
+//     when absent (null means none), layer_types, else sliding_window_pattern N (default 6:
 //     every N-th layer is global). The 270M declares neither, so it gets
 //     the defaults, as transformers runs it. Nothing is written when no
 //     layer slides.
@@ -250,9 +249,9 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	}
 	// Transformers' Gemma3TextConfig defaults (configuration_gemma3.py):
 	// sliding_window 4096, and without layer_types every
-	// sliding_window_pattern-th layer (default 6) uses full attention; with
-	// use_bidirectional_attention the window becomes window/2 + 1. An
-	// explicit "sliding_window": null turns the window off.
+	// sliding_window_pattern-th layer (default 6) uses full attention. An
+	// explicit "sliding_window": null turns the window off. The window is
+	// written as config.json gives it.
 	if v, present := cfg.Raw["sliding_window"]; present && v == nil {
 		return kvs, nil
 	}
@@ -265,11 +264,6 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	}
 	if win <= 0 {
 		return nil, fmt.Errorf("%s: sliding_window %d must be positive", cfg.Path, win)
-	}
-	if bidi, _, err := cfg.Bool("use_bidirectional_attention"); err != nil {
-		return nil, err // names config.json and the key
-	} else if bidi {
-		win = win/2 + 1
 	}
 	pattern, hasPattern, err := slidingLayers(cfg, g.Layers)
 	if err != nil {

@@ -514,7 +514,7 @@ func TestEmbeddingConfigRules(t *testing.T) {
 			map[string]any{"gemma3.attention.sliding_window": uint32(512), "gemma3.attention.sliding_window_pattern": []bool{true, true, true, true, true, false}}},
 		{"layer_types wrong length", func(m map[string]any) { m["sliding_window"] = 8; m["layer_types"] = []any{"full_attention"} }, "layer_types has 1 entries", nil},
 		{"softcap", func(m map[string]any) { m["attn_logit_softcapping"] = 50.0 }, "attn_logit_softcapping", nil},
-		{"bidirectional", func(m map[string]any) { m["use_bidirectional_attention"] = true }, "", map[string]any{"gemma3.attention.causal": false, "gemma3.attention.sliding_window": uint32(2049)}},
+		{"bidirectional", func(m map[string]any) { m["use_bidirectional_attention"] = true }, "", map[string]any{"gemma3.attention.causal": false, "gemma3.attention.sliding_window": uint32(4096)}},
 		{"rope_scaling", func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "linear", "factor": 8.0} }, "rope_scaling", nil},
 		{"activation", func(m map[string]any) { m["hidden_activation"] = "relu" }, `hidden_activation "relu"`, nil},
 		{"causal LM", func(m map[string]any) { m["architectures"] = []any{"Gemma3ForCausalLM"} }, "only the BitNet embedding models (Gemma3TextModel)", nil},

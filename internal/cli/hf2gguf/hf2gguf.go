@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -187,6 +188,13 @@ func Run(opts *Options) error {
 	out, err := outname.Resolve(req)
 	if err != nil {
 		return err
+	}
+	if di, err := os.Stat(opts.OutFile); err == nil && di.IsDir() {
+		if in, err := os.Stat(opts.Dir); err == nil && os.SameFile(di, in) {
+			// convert_hf_to_gguf.py writes into the model directory; ours
+			// is only read.
+			return fmt.Errorf("--outfile %s is the input directory; the input directory is only read, give another directory or file", opts.OutFile)
+		}
 	}
 	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "converting")
 	copts.Progress = bar.Step

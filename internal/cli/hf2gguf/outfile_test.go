@@ -220,3 +220,16 @@ func TestSymlinkedShardOutsideTheDirectory(t *testing.T) {
 		t.Error("the linked checkpoint converts to different bytes")
 	}
 }
+
+// --outfile naming the input directory is refused: the input is only read.
+func TestOutfileInputDirectoryRefused(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "m")
+	copyTiny(t, in)
+	_, _, err := run(t, Options{Dir: in, OutFile: in, Force: true})
+	if err == nil || !strings.Contains(err.Error(), "is the input directory") {
+		t.Fatalf("err %v", err)
+	}
+	if ents, _ := os.ReadDir(in); len(ents) != 4 {
+		t.Errorf("the input directory changed: %v", ents)
+	}
+}
