@@ -205,3 +205,34 @@ func TestVocabOnlyMatchesDummyConversion(t *testing.T) {
 		})
 	}
 }
+
+// Gemma3 configs follow transformers' Gemma3TextConfig defaults: the 270M
+// config declares neither layer_types nor sliding_window_pattern nor
+// sliding_window, so the file gets a 4096-token window on every layer but
+// each 6th (layers 5, 11 and 17 of 18 are global). Checked end to end on the
+// real config through hf2gguf --vocab-only and inspect --key.
+func TestGemma3WindowDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the 262k-token Gemma3 tokenizer")
+	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "g")
+	os.Mkdir(dir, 0o755)
+	cfg, err := os.ReadFile(filepath.Join(testdata, "configs", "microsoft_bitnet-embedding-270m.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+	tokenizerDir(t, "gemma3", dir)
+	out := filepath.Join(tmp, "g.gguf")
+	mainOK(t, "hf2gguf", dir, "--vocab-only", "--outfile", out)
+	got := mainOK(t, "inspect", out, "--key", "gemma3.attention.sliding_window,gemma3.attention.sliding_window_pattern")
+	var want []string
+	want = append(want, "4096")
+	for i := 0; i < 18; i++ {
+		want = append(want, strconv.FormatBool(i != 5 && i != 11 && i != 17))
+	}
+	if got != strings.Join(want, "\n")+"\n" {
+		t.Errorf("inspect --key: %q, want %q", got, want)
+	}
+}
