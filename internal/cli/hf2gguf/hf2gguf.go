@@ -119,9 +119,9 @@ output is written atomically.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: i2_s, tl1, tl2, f32, f16, bf16")
+	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: "+strings.Join(outTypeNames(), ", ")+" (--list-archs says which each architecture takes)")
 	f.StringVar(&opts.OutFile, "outfile", "", "output file, or a directory to put the default name in; {ftype}/{outtype} in the name become the output type (default ./<model-name>-<outtype>.gguf, ./<model-name>-vocab.gguf with --vocab-only)")
-	f.StringVar(&opts.ModelName, "model-name", "", "general.name (default: the input directory's name)")
+	f.StringVar(&opts.ModelName, "model-name", "", "general.name, kept verbatim (a repo id such as org/name works; the file name is sanitised) (default: the input directory's name, or a Hugging Face cache snapshot's repository name)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (output path, tensor names, shapes, types, bytes) and write nothing; fails as the real run would (existing output without --force, missing directory)")
 	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors (needs only config.json and the tokenizer files)")
 	f.BoolVar(&opts.JSON, "json", false, "print the summary, or the --dry-run plan, as JSON")

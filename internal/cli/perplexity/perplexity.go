@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -62,9 +61,7 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
 			opts.Stdin = cmd.InOrStdin()
-			if f, ok := opts.Err.(*os.File); ok {
-				opts.ErrIsTerminal = term.IsTerminal(int(f.Fd()))
-			}
+			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
 			if opts.Model == "" {
 				return usage.Errorf("-m/--model FILE is required")
 			}

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
@@ -21,6 +19,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -75,9 +74,7 @@ context_length; that is checked after loading the model and is also a usage erro
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
-			if f, ok := opts.Err.(*os.File); ok {
-				opts.ErrIsTerminal = term.IsTerminal(int(f.Fd()))
-			}
+			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
 			if opts.GGUF == "" {
 				return usage.Errorf("--gguf FILE is required")
 			}
