@@ -158,3 +158,17 @@ func Test_perplexityRun_errors(t *testing.T) {
 		})
 	}
 }
+
+// On a terminal stderr gets llama-perplexity's time per pass and a bar; the
+// running values stay on stdout.
+func Test_perplexityRun_progressOnTerminal(t *testing.T) {
+	var out, errb bytes.Buffer
+	opts := &PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(golden, "outputs/ppl_text.txt"),
+		Ctx: 32, Chunks: 2, Out: &out, Err: &errb, ErrIsTerminal: true}
+	if err := perplexityRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "seconds per pass - ETA") || !strings.Contains(errb.String(), "chunks") || !strings.HasPrefix(out.String(), "[1]") {
+		t.Fatalf("stderr %q\nstdout %q", errb.String(), out.String())
+	}
+}
