@@ -3,7 +3,6 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/outname"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -197,7 +197,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err := p.assignTypes(opts); err != nil {
 		return nil, err
 	}
-	if err := p.buildKVs(ckpt, opts); err != nil {
+	if err := p.buildKVs(ckpt.Dir, ckpt.Config, opts); err != nil {
 		return nil, err
 	}
 	if opts.VocabOnly {
@@ -503,17 +503,20 @@ func reverse(s []uint64) []uint64 {
 }
 
 // buildKVs assembles general.*, the architecture's hyper-parameters, the
-// tokenizer and the metadata overrides.
-func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
+// tokenizer and the metadata overrides of the checkpoint in dir. A
+// vocab-only plan gets no general.file_type and no
+// general.quantization_version: it holds no tensors, so any file type would
+// describe data that is not there.
+func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 	name := opts.ModelName
 	if name == "" {
-		name = DefaultModelName(ckpt.Dir)
+		name = DefaultModelName(dir)
 	}
 	kvs := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.String(p.Arch)},
 		{Key: "general.name", Value: gguf.String(name)},
 	}
-	hp, err := p.Converter.HParams(ckpt.Config)
+	hp, err := p.Converter.HParams(cfg)
 	if err != nil {
 		return err
 	}
@@ -527,12 +530,14 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		}
 	}
 	kvs = append(kvs, hp[:at]...)
-	kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+	if !opts.VocabOnly {
+		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+	}
 	kvs = append(kvs, hp[at:]...)
 	if ex, ok := p.Converter.(interface {
 		ExtraKVs(dir string) ([]gguf.KV, []string, error)
 	}); ok {
-		ekvs, warns, err := ex.ExtraKVs(ckpt.Dir)
+		ekvs, warns, err := ex.ExtraKVs(dir)
 		if err != nil {
 			return err
 		}
@@ -542,7 +547,7 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 	if !opts.NoVocab {
 		jf, ok := p.Converter.(interface{ TokenizerJSONFirst() bool })
 		jsonFirst := ok && jf.TokenizerJSONFirst()
-		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts, jsonFirst)
+		vkvs, warns, err := loadVocab(dir, p.Geometry.Vocab, opts, jsonFirst)
 		if err != nil {
 			return err
 		}
@@ -552,7 +557,7 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		}
 		kvs = append(kvs, vkvs...)
 	}
-	if quantizationVersion[p.OutType] {
+	if quantizationVersion[p.OutType] && !opts.VocabOnly {
 		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
 	}
 	if len(p.Kernels) > 0 {
@@ -644,12 +649,8 @@ func (p *Plan) PeakMemoryEstimate() uint64 {
 }
 
 // DefaultModelName is general.name when --model-name is not given: the base
-// name of the checkpoint directory (as bitnet.cpp's converter names it),
-// also used for the default output file name.
-func DefaultModelName(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
-	}
-	return filepath.Base(abs)
-}
+// name of the checkpoint directory (as bitnet.cpp's converter names it), or
+// for a Hugging Face hub cache snapshot (models--ORG--NAME/snapshots/REV) the
+// repository name NAME (outname.ModelName). The default output file name is
+// derived from it (outname.Stem).
+func DefaultModelName(dir string) string { return outname.ModelName(dir) }

@@ -76,6 +76,16 @@ type Options struct {
 	// WeightScale overrides the packed checkpoint rule, as in hf2gguf.
 	WeightScale convert.WeightScaleRule
 	Threads     int
+	// Stage, when set, is called as each stage starts ("load the model",
+	// "check the structure against the checkpoint", "run the prompt",
+	// "build the float reference", "embed the prompts"), for a progress view.
+	Stage func(name string)
+}
+
+func (o Options) stage(name string) {
+	if o.Stage != nil {
+		o.Stage(name)
+	}
 }
 
 // DefaultPrompt is used when neither Prompt nor IDs is given.
@@ -152,8 +162,10 @@ func Run(opts Options) (*Report, error) {
 		opts.Adjust(&rep.Thresholds)
 	}
 	if runtime.IsEmbeddingArch(rep.Arch) {
+		opts.stage("embed the prompts")
 		return runEmbedding(f, rep, opts)
 	}
+	opts.stage("load the model")
 	ropts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != nil {
 		ks, err := codegen.ParseKernelConfig(opts.KernelConfig)
@@ -180,10 +192,12 @@ func Run(opts Options) (*Report, error) {
 			return nil, err
 		}
 		defer src.Close()
+		opts.stage("check the structure against the checkpoint")
 		checkStructure(rep, f, src, opts)
 		checkMetadata(rep, f, src)
 	}
 	// Runtime logits over the prompt, then a greedy continuation.
+	opts.stage("run the prompt")
 	sess := model.NewSession(len(ids) + opts.Tokens + 1)
 	var runRows [][]float32
 	seq := append([]int32(nil), ids...)
@@ -212,6 +226,7 @@ func Run(opts Options) (*Report, error) {
 		}
 	}
 	if src != nil {
+		opts.stage("build the float reference")
 		ref, err := buildReference(src, f)
 		if err != nil {
 			rep.fail("float reference: %v", err)

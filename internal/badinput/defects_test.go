@@ -232,7 +232,7 @@ func defectCases() []badCase {
 		}, inspectArgs), 1, []string{"bad.gguf", `read kv 0 ("general.architecture\n\x00\xff`, "… (200 bytes)"}},
 		// D16: name the target and the cause, never the temp file.
 		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
-		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
+		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "does not exist"}},
 	}
 }
 

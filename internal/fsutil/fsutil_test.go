@@ -86,3 +86,26 @@ func TestCheckRegular(t *testing.T) {
 		})
 	}
 }
+
+func TestReadText(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "t.txt")
+	if err := os.WriteFile(reg, []byte("hello world"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadText(reg, nil, 100); err != nil || string(b) != "hello world" {
+		t.Fatalf("regular: %q %v", b, err)
+	}
+	if _, err := ReadText(reg, nil, 5); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("regular over the limit: %v", err)
+	}
+	if b, err := ReadText("-", strings.NewReader("from stdin"), 100); err != nil || string(b) != "from stdin" {
+		t.Fatalf("stdin: %q %v", b, err)
+	}
+	if _, err := ReadText("-", strings.NewReader("0123456789"), 4); err == nil || !strings.Contains(err.Error(), "stdin") {
+		t.Fatalf("stdin over the limit: %v", err)
+	}
+	if _, err := ReadText(dir, nil, 100); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("directory: %v", err)
+	}
+}

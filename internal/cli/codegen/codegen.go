@@ -58,7 +58,10 @@ func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
 		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
 or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
 (--from-config). BM/BK/bm default to the preset's setup_env values, or to the documented rule of
-the codegen package. Every tiling rule is checked before anything is written.`,
+the codegen package. Every tiling rule is checked before anything is written. Existing files under
+--outdir/include are replaced, as bitnet.cpp's codegen_tl1.py/codegen_tl2.py replace them.
+
+Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("codegen takes no arguments (got %q); use --model or --from-config", args)
@@ -75,12 +78,15 @@ the codegen package. Every tiling rule is checked before anything is written.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Arch, "arch", "", "tl1 (ARM) or tl2 (x86); default: tl1 on arm64, tl2 elsewhere")
-	f.StringVar(&opts.Model, "model", "", "preset model name (see presets), e.g. bitnet_b1_58-large")
+	f.StringVar(&opts.Model, "model", "", "preset model name (listed above; `bitnet-convert dummy --preset` shows their shapes), e.g. bitnet_b1_58-large")
 	f.StringVar(&opts.FromConfig, "from-config", "", "config.json, or a directory holding one, to derive the shapes from")
 	f.StringVar(&opts.BM, "BM", "", "comma list, one per shape: rows per tile")
 	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")
 	f.StringVar(&opts.Bm, "bm", "", "comma list, one per shape: rows per compute block (TL1 32|64, TL2 32)")
 	f.StringVar(&opts.OutDir, "outdir", ".", "directory that receives include/")
+	_ = cmd.RegisterFlagCompletionFunc("model", cobra.FixedCompletions(presets.Names(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("arch", cobra.FixedCompletions([]string{"tl1", "tl2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.MarkFlagDirname("outdir")
 	return cmd
 }
 
