@@ -136,6 +136,10 @@ func (r *Report) fail(format string, args ...any) {
 // (runtime Params.NCtx); nothing is evaluated.
 var ErrContextLength = errors.New("does not fit the model")
 
+// verifyGCPercent is the GOGC Run sets while it runs: garbage stays
+// within 10 % of the live heap.
+const verifyGCPercent = 10
+
 // ternaryTypes run with int8 activations.
 var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gguf.TypeTL2: true}
 
@@ -151,6 +155,11 @@ var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gg
 // the structure differs (a tensor missing or of another shape) the numeric
 // comparison is skipped: it could only compare two different models.
 func Run(opts Options) (*Report, error) {
+	// The checks allocate one tensor's worth at a time beside a runtime
+	// model that may hold gigabytes; with the default GOGC the garbage
+	// could grow as large as that model before a collection. Collect early
+	// instead (the large buffers hold no pointers, so this is cheap).
+	defer rtdebug.SetGCPercent(rtdebug.SetGCPercent(verifyGCPercent))
 	f, err := reader.Open(opts.GGUF)
 	if err != nil {
 		return nil, err
@@ -518,9 +527,12 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 	default:
 		return "type " + ti.Type.String() + " cannot be compared"
 	}
-	var rowElems int
+	rowElems, rowBytes := 1, len(data)
 	if len(ti.Ne) > 0 {
 		rowElems = int(ti.Ne[0])
+	}
+	if len(ti.Ne) == 2 && ti.Ne[1] > 0 {
+		rowBytes = len(data) / int(ti.Ne[1])
 	}
 	detail := ""
 	err := w.floatRows(ti.Name, refBlockElems, func(lo, hi int, want []float32) error {
@@ -530,6 +542,9 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 				detail = d
 				return errStop
 			}
+		}
+		if len(ti.Ne) == 2 {
+			releasePages(data[lo*rowBytes : hi*rowBytes])
 		}
 		return nil
 	})
