@@ -4,6 +4,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
 // releasePages tells the kernel that b, a sub-slice of a read-only file
@@ -30,4 +31,29 @@ func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
 			releasePages(data)
 		}
 	}
+}
+
+// loadModel is runtime.LoadFile, except that the file's pages of each
+// tensor the runtime decodes into its own memory (runtimeCopies) are
+// released once the next tensor is asked for, and the last after loading:
+// otherwise an 8B model's F16 embedding and head would be resident twice,
+// as the mapped file and as the runtime's copy, while it loads.
+func loadModel(f *reader.File, opts runtime.Options) (*runtime.Model, error) {
+	var prev []byte
+	release := func() {
+		if prev != nil {
+			releasePages(prev)
+			prev = nil
+		}
+	}
+	m, err := runtime.Load(runtime.File{KVs: f.KVs, Tensors: f.Tensors, Data: func(name string) ([]byte, error) {
+		release()
+		data, err := f.TensorData(name)
+		if t, ok := f.Tensor(name); ok && err == nil && runtimeCopies[t.Type] {
+			prev = data
+		}
+		return data, err
+	}}, opts)
+	release()
+	return m, err
 }

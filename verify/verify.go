@@ -189,13 +189,10 @@ func Run(opts Options) (*Report, error) {
 		}
 		ropts.TLKernels = ks
 	}
-	model, err := runtime.LoadFile(f, ropts)
+	model, err := loadModel(f, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", opts.GGUF, err)
 	}
-	// The runtime decodes float tensors into its own memory: the file's
-	// pages of those are not needed any more.
-	releaseFile(f, func(t gguf.TensorInfo) bool { return runtimeCopies[t.Type] })
 	ids, err := promptIDs(f, opts)
 	if err != nil {
 		return nil, err
