@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"math"
 	"strings"
 
@@ -98,11 +98,11 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// TLKernels is the tiling (kernel_config.ini, codegen.ParseKernelConfig)
+	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
 	// stores in the file (StoredKernelConfig); other files need it given.
-	TLKernels []codegen.Kernel
+	TLKernels []format.Kernel
 }
 
 type layer struct {

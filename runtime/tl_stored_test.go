@@ -10,7 +10,7 @@ import (
 )
 
 // A TL1/TL2 file written by hf2gguf loads without --kernel-config (it
-// carries its tiling under codegen.KernelConfigKey) and gives the I2_S file's
+// carries its tiling under format.KernelConfigKey) and gives the I2_S file's
 // logits bit for bit: both run the same ternary weights on the same kernel.
 func TestStoredTLKernelsLoad(t *testing.T) {
 	hfDir := "../testdata/golden/tiny-bitnet/hf"

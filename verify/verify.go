@@ -8,8 +8,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -127,7 +127,6 @@ func (r *Report) fail(format string, args ...any) {
 var ErrContextLength = errors.New("does not fit the model")
 
 // ternaryTypes run with int8 activations.
-var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gguf.TypeTL2: true}
 
 // Run verifies opts.GGUF. It returns an error only when the check cannot run
 // at all (unreadable file, unsupported architecture); a file that runs but
@@ -140,7 +139,7 @@ func Run(opts Options) (*Report, error) {
 	defer f.Close()
 	rep := &Report{GGUF: opts.GGUF, HF: opts.HF, Arch: f.Arch()}
 	for _, t := range f.Tensors {
-		if ternaryTypes[t.Type] {
+		if format.IsTernary(t.Type) {
 			rep.Ternary = true
 		}
 	}
@@ -156,7 +155,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	ropts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != nil {
-		ks, err := codegen.ParseKernelConfig(opts.KernelConfig)
+		ks, err := format.ParseKernelConfig(opts.KernelConfig)
 		if err != nil {
 			return nil, fmt.Errorf("kernel configuration: %w", err)
 		}
@@ -261,7 +260,7 @@ func promptIDs(f *reader.File, opts Options) ([]int32, error) {
 
 // checkStructure compares every GGUF tensor with its HF source.
 func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Options) {
-	var kernels []codegen.Kernel
+	var kernels []format.Kernel
 	seen := map[string]bool{}
 	for _, ti := range f.Tensors {
 		seen[ti.Name] = true
@@ -278,7 +277,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 			if ne := reverseShape(pt.HFShape); !reflect.DeepEqual(ne, ti.Ne) && !(len(pt.HFShape) == 0 && reflect.DeepEqual(ti.Ne, []uint64{1})) {
 				return fmt.Sprintf("ne %v, source implies %v", ti.Ne, ne)
 			}
-			if ternaryTypes[ti.Type] {
+			if format.IsTernary(ti.Type) {
 				if pt.Class != tensormap.Projection {
 					return "ternary type on a non-projection"
 				}
@@ -289,7 +288,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels)
+				return compareTernary(ti, data, src, kernels, fileLayout(f))
 			}
 			return compareFloat(ti, data, src)
 		}()
@@ -316,9 +315,9 @@ func reverseShape(s []uint64) []uint64 {
 
 // tlKernels returns the kernel configuration of a TL file: the given
 // kernel_config.ini, or the one hf2gguf stored in the file.
-func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
+func tlKernels(f *reader.File, ini []byte) ([]format.Kernel, error) {
 	if ini != nil {
-		return codegen.ParseKernelConfig(ini)
+		return format.ParseKernelConfig(ini)
 	}
 	ks, ok, err := runtime.StoredKernelConfig(f.KVs)
 	if err == nil && !ok {
@@ -327,30 +326,20 @@ func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
 	return ks, err
 }
 
-// compareTernary decodes codes and scale from the stored layout and compares
-// them with the source: codes exactly, the scale within one ulp.
-func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []codegen.Kernel) string {
+// compareTernary decodes codes and scales through the format layer (the
+// I2_S layout from the file's format.LayoutKey, x86 without it) and compares
+// them with the source: codes exactly, each scale within one ulp of the
+// source scale stored the way the format stores it (f16 for TQ and IQ1_BN).
+func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout) string {
 	k, m := int(ti.Ne[0]), int(ti.Ne[1])
+	f, _ := format.ForType(ti.Type, layout, kernels)
+	if err := f.Check(k, m); err != nil && (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) {
+		return err.Error() + " (pass --kernel-config)"
+	}
 	got := make([]int8, k*m)
-	var scale float32
-	var err error
-	switch ti.Type {
-	case gguf.TypeI2S:
-		quantize.UnpackI2S(got, data[:k*m/4])
-		scale = math.Float32frombits(binary.LittleEndian.Uint32(data[k*m/4:]))
-	case gguf.TypeTL1, gguf.TypeTL2:
-		kn, ok := codegen.LookupKernel(kernels, m, k)
-		if !ok {
-			return fmt.Sprintf("no kernel for [M=%d, K=%d] in the kernel configuration (pass --kernel-config)", m, k)
-		}
-		if ti.Type == gguf.TypeTL1 {
-			scale, err = quantize.UntransformTL1(got, data, m, k, kn.BM, kn.BK, kn.Bm)
-		} else {
-			scale, err = quantize.UntransformTL2(got, data, m, k, kn.BM, kn.BK)
-		}
-		if err != nil {
-			return err.Error()
-		}
+	scales, err := f.Decode(got, data, k, m)
+	if err != nil {
+		return err.Error()
 	}
 	want, wantScale, err := src.Ternary(ti.Name)
 	if err != nil {
@@ -361,8 +350,21 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 			return fmt.Sprintf("ternary code %d (row %d, column %d) is %d, source %d", i, i/k, i%k, got[i], want[i])
 		}
 	}
-	if ulps(scale, wantScale) > 1 {
-		return fmt.Sprintf("scale %v, source %v", scale, wantScale)
+	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))
+	if err != nil {
+		return err.Error()
+	}
+	// Store the expected scales as the format does (f16 rounding).
+	buf := make([]byte, len(data))
+	if err := f.Encode(buf, want, exp, k, m); err == nil {
+		if e, err := f.Decode(make([]int8, k*m), buf, k, m); err == nil {
+			exp = e
+		}
+	}
+	for g := range scales {
+		if ulps(scales[g], exp[g]) > 1 {
+			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], exp[g])
+		}
 	}
 	return ""
 }
@@ -602,4 +604,15 @@ func logSoftmax32(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return logSoftmax64(y)
+}
+
+// fileLayout is the I2_S layout a file records under format.LayoutKey, or
+// x86 (what every bitnet.cpp x86 build and Python converter writes).
+func fileLayout(f *reader.File) format.Layout {
+	if s, ok := f.String(format.LayoutKey); ok {
+		if l, err := format.ParseLayout(s); err == nil {
+			return l
+		}
+	}
+	return format.LayoutX86
 }
