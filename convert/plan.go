@@ -465,7 +465,7 @@ func (p *Plan) assignTypes(opts Options) error {
 		reason := ""
 		if t.Class == tensormap.Projection && ternary != nil && len(t.HFShape) == 2 {
 			m, k := t.HFShape[0], t.HFShape[1]
-			if err := ternary.Check(int(k), int(m)); err != nil {
+			if err := format.CheckWrite(ternary, int(k), int(m)); err != nil {
 				reason = err.Error()
 			} else {
 				t.Format = ternary

@@ -37,6 +37,25 @@ type Format interface {
 	Decode(codes []int8, data []byte, k, m int) ([]float32, error)
 }
 
+// RuntimeChecker is implemented by formats whose target runtime refuses some
+// shapes the layout itself can hold (IQ1_BN/IQ2_BN: rows shorter than 512).
+// Writers refuse such tensors (or fall back) like a failed Check.
+type RuntimeChecker interface {
+	RuntimeCheck(k, m int) error
+}
+
+// CheckWrite is Check followed by RuntimeCheck when f has one: the rule a
+// converter applies before writing an [m, k] tensor in f.
+func CheckWrite(f Format, k, m int) error {
+	if err := f.Check(k, m); err != nil {
+		return err
+	}
+	if rc, ok := f.(RuntimeChecker); ok {
+		return rc.RuntimeCheck(k, m)
+	}
+	return nil
+}
+
 // numGroups returns the number of scale groups of an [m, k] tensor in f.
 func numGroups(f Format, k, m int) int {
 	g := f.ScaleGroup(k)

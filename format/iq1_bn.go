@@ -31,8 +31,12 @@ func (IQ1BN) Type() gguf.Type { return gguf.TypeIQ1BN }
 // ScaleGroup is k: one f16 scale per row.
 func (IQ1BN) ScaleGroup(k int) int { return k }
 
-// Check: K must be a multiple of 64 and at least 512.
-func (IQ1BN) Check(k, m int) error { return checkBN(k, "IQ1_BN") }
+// Check: K must be a multiple of 64.
+func (IQ1BN) Check(k, m int) error { return checkQK(k, QKBN, "IQ1_BN") }
+
+// RuntimeCheck: ik_llama.cpp multiplies only rows of at least 512 (see
+// minRowBN).
+func (IQ1BN) RuntimeCheck(k, m int) error { return checkBN(k, "IQ1_BN") }
 
 // Bytes is m·(2 + 13·k/64).
 func (IQ1BN) Bytes(k, m int) (int, error) { return nbytes(gguf.TypeIQ1BN, k, m) }

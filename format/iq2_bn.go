@@ -33,8 +33,12 @@ func (IQ2BN) Type() gguf.Type { return gguf.TypeIQ2BN }
 // ScaleGroup is k: one scale per row.
 func (IQ2BN) ScaleGroup(k int) int { return k }
 
-// Check: K must be a multiple of 64 and at least 512 (see minRowBN).
-func (IQ2BN) Check(k, m int) error { return checkBN(k, "IQ2_BN") }
+// Check: K must be a multiple of 64.
+func (IQ2BN) Check(k, m int) error { return checkQK(k, QKBN, "IQ2_BN") }
+
+// RuntimeCheck: ik_llama.cpp multiplies only rows of at least 512 (see
+// minRowBN).
+func (IQ2BN) RuntimeCheck(k, m int) error { return checkBN(k, "IQ2_BN") }
 
 func checkBN(k int, name string) error {
 	if err := checkQK(k, QKBN, name); err != nil {

@@ -421,7 +421,9 @@ func ulps(a, b float32) uint32 {
 func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 	plan := src.Plan()
 	arch := f.Arch()
-	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") {
+	// Files for mainline llama.cpp (TQ1_0/TQ2_0) carry arch "bitnet" for
+	// every BitNet model (format.TargetArch).
+	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") && arch != format.TargetArch(plan.Arch, format.RuntimeLlamaCpp) {
 		rep.Metadata = append(rep.Metadata, fmt.Sprintf("general.architecture %q, config.json implies %q", arch, plan.Arch))
 	}
 	g := plan.Geometry
@@ -437,6 +439,8 @@ func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 				if g.HeadDim*g.Heads == g.Hidden {
 					continue
 				}
+			case strings.TrimPrefix(format.HiddenActivationSuffix, "."):
+				continue // ours; other converters do not write it
 			}
 			rep.Metadata = append(rep.Metadata, fmt.Sprintf("%s missing (config.json gives %v)", key, kv.Value.V))
 			continue
