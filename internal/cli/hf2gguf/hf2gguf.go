@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
@@ -42,6 +43,9 @@ type Options struct {
 	Pre              string
 	KernelConfig     string
 	Threads          int
+	I2SLayout        string
+	TokenEmbdType    string
+	OutputType       string
 
 	Stdout, Stderr io.Writer
 	// StderrIsTerminal enables the progress bar.
@@ -56,9 +60,10 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "hf2gguf DIR",
-		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, F32, F16, BF16)",
+		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
-to a GGUF file that bitnet.cpp runs. Master weights are ternarized with abs-mean; packed checkpoints
+to a GGUF file for bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0) or
+ik_llama.cpp (iq1_bn, iq2_bn). Master weights are ternarized with abs-mean; packed checkpoints
 (U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
 output is written atomically.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +93,20 @@ output is written atomically.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
 			}
+			if _, err := format.ParseLayout(opts.I2SLayout); err != nil {
+				return usage.Errorf("--i2s-layout: %v", err)
+			}
+			if opts.I2SLayout != "x86" && !strings.EqualFold(opts.OutType, "i2_s") {
+				return usage.Errorf("--i2s-layout applies to --outtype i2_s, not %s", opts.OutType)
+			}
+			for _, fl := range []struct{ name, v string }{{"--token-embedding-type", opts.TokenEmbdType}, {"--output-tensor-type", opts.OutputType}} {
+				if fl.v == "" {
+					continue
+				}
+				if _, err := convert.ParseFloatType(fl.v); err != nil {
+					return usage.Errorf("%s: %v", fl.name, err)
+				}
+			}
 			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
 				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
 			}
@@ -98,7 +117,10 @@ output is written atomically.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: i2_s, tl1, tl2, f32, f16, bf16")
+	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: i2_s, tl1, tl2 (bitnet.cpp), tq1_0, tq2_0 (llama.cpp), iq1_bn, iq2_bn (ik_llama.cpp), f32, f16, bf16")
+	f.StringVar(&opts.I2SLayout, "i2s-layout", "x86", "I2_S bit layout: x86 (QK 128), arm (QK 64, bitnet.cpp ARM builds), x86-1x4 (x86 builds without ACT_PARALLEL)")
+	f.StringVar(&opts.TokenEmbdType, "token-embedding-type", "", "type of token_embd: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
+	f.StringVar(&opts.OutputType, "output-tensor-type", "", "type of an untied output head: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
 	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./<model-name>-<outtype>.gguf)")
 	f.StringVar(&opts.ModelName, "model-name", "", "general.name (default: the input directory's name)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (tensor names, shapes, types, bytes) and write nothing")
@@ -127,17 +149,20 @@ func Run(opts *Options) error {
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	copts := convert.Options{
-		OutType:          outType,
-		ModelName:        opts.ModelName,
-		WeightScale:      convert.WeightScaleRule(opts.WeightScale),
-		AllowFallback:    opts.AllowFallback,
-		AllowTieFallback: opts.AllowTieFallback,
-		NoVocab:          opts.NoVocab,
-		VocabOnly:        opts.VocabOnly,
-		Pre:              opts.Pre,
-		Threads:          opts.Threads,
-		Verbose:          opts.Verbose,
-		Log:              prefixWriter{w: opts.Stderr},
+		OutType:            outType,
+		ModelName:          opts.ModelName,
+		WeightScale:        convert.WeightScaleRule(opts.WeightScale),
+		AllowFallback:      opts.AllowFallback,
+		AllowTieFallback:   opts.AllowTieFallback,
+		NoVocab:            opts.NoVocab,
+		VocabOnly:          opts.VocabOnly,
+		Pre:                opts.Pre,
+		Threads:            opts.Threads,
+		Verbose:            opts.Verbose,
+		I2SLayout:          format.Layout(strings.ToLower(opts.I2SLayout)),
+		TokenEmbeddingType: opts.TokenEmbdType,
+		OutputTensorType:   opts.OutputType,
+		Log:                prefixWriter{w: opts.Stderr},
 	}
 	if opts.MetadataFile != "" {
 		md, err := ReadMetadata(opts.MetadataFile)
