@@ -1,11 +1,14 @@
 package format
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 // Format is one ternary GGUF weight encoding. Tensors are 2-D with GGUF
@@ -35,6 +38,42 @@ type Format interface {
 	// returns the scales widened to float32. Codes of a group whose scale is
 	// 0 are returned as 0. Errors: bad shape, short data, invalid bytes.
 	Decode(codes []int8, data []byte, k, m int) ([]float32, error)
+	// Scales reads only the scales of a stored tensor (what Decode returns,
+	// without the codes; TL needs no tiling for it), for inspect.
+	Scales(data []byte, k, m int) ([]float32, error)
+}
+
+// tailScale reads the per-tensor f32 scale at byte off after the size check.
+func tailScale(f Format, data []byte, k, m, off int) ([]float32, error) {
+	nb, err := f.Bytes(k, m)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < nb || off+4 > len(data) {
+		return nil, fmt.Errorf("%s: %d bytes for [M=%d, K=%d], want %d", f.Name(), len(data), m, k, nb)
+	}
+	return []float32{math.Float32frombits(binary.LittleEndian.Uint32(data[off:]))}, nil
+}
+
+// strideScales reads one scale every stride bytes starting at off (f16 when
+// half), for the block and row formats.
+func strideScales(f Format, data []byte, k, m, n, stride, off int, half bool) ([]float32, error) {
+	if k <= 0 || m <= 0 || f.Check(k, m) != nil {
+		return nil, fmt.Errorf("%s: shape [M=%d, K=%d] does not fit the format", f.Name(), m, k)
+	}
+	if len(data) < n*stride {
+		return nil, fmt.Errorf("%s: %d bytes for [M=%d, K=%d], want %d", f.Name(), len(data), m, k, n*stride)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		p := data[i*stride+off:]
+		if half {
+			out[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(p))
+		} else {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(p))
+		}
+	}
+	return out, nil
 }
 
 // RuntimeChecker is implemented by formats whose target runtime refuses some

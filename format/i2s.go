@@ -178,3 +178,8 @@ func unpack1x4(codes []int8, src []byte, k int) {
 		}
 	}
 }
+
+// Scales returns the per-tensor scale at byte k·m/4.
+func (f I2S) Scales(data []byte, k, m int) ([]float32, error) {
+	return tailScale(f, data, k, m, k*m/4)
+}

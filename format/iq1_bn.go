@@ -117,3 +117,8 @@ func (f IQ1BN) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	zeroCodesOfZeroScales(codes, scales, k)
 	return scales, nil
 }
+
+// Scales returns the f16 row scales.
+func (f IQ1BN) Scales(data []byte, k, m int) ([]float32, error) {
+	return strideScales(f, data, k, m, m, 2+13*k/QKBN, 0, true)
+}

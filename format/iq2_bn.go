@@ -90,3 +90,8 @@ func (f IQ2BN) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	zeroCodesOfZeroScales(codes, scales, k)
 	return scales, nil
 }
+
+// Scales returns the f32 row scales.
+func (f IQ2BN) Scales(data []byte, k, m int) ([]float32, error) {
+	return strideScales(f, data, k, m, m, 4+k/4, 0, false)
+}

@@ -186,3 +186,8 @@ func checkKernel(ks []Kernel, arch string, k, m int) error {
 	}
 	return nil
 }
+
+// Scales returns the per-tensor scale at byte k·m/4.
+func (f TL1) Scales(data []byte, k, m int) ([]float32, error) {
+	return tailScale(f, data, k, m, k*m/4)
+}

@@ -311,3 +311,12 @@ func (f TL2) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	zeroCodesOfZeroScales(codes, sc, 0)
 	return sc, nil
 }
+
+// Scales returns the per-tensor scale at pad32(gguf.TL2DataBytes).
+func (f TL2) Scales(data []byte, k, m int) ([]float32, error) {
+	nb, err := f.Bytes(k, m)
+	if err != nil {
+		return nil, err
+	}
+	return tailScale(f, data, k, m, nb-TLTailBytes)
+}

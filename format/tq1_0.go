@@ -118,3 +118,8 @@ func (f TQ1_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	zeroCodesOfZeroScales(codes, scales, QKK)
 	return scales, nil
 }
+
+// Scales returns the f16 block scales.
+func (f TQ1_0) Scales(data []byte, k, m int) ([]float32, error) {
+	return strideScales(f, data, k, m, k*m/QKK, 54, 52, true)
+}

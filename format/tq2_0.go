@@ -79,3 +79,8 @@ func checkQK(k, qk int, name string) error {
 	}
 	return nil
 }
+
+// Scales returns the f16 block scales.
+func (f TQ2_0) Scales(data []byte, k, m int) ([]float32, error) {
+	return strideScales(f, data, k, m, k*m/QKK, 66, 64, true)
+}

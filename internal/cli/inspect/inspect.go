@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -141,9 +141,7 @@ func buildReport(path string, f *reader.File) (*report, error) {
 			return nil, err
 		}
 		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: uint32(ti.Type), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
-		if off, ok := gguf.ScaleOffset(ti.Type, ti.Ne); ok && off+4 <= uint64(len(data)) {
-			t.Scale = jsonable(math.Float32frombits(binary.LittleEndian.Uint32(data[off:])))
-		}
+		t.Scale = ternaryScale(ti, data)
 		r.Tensors = append(r.Tensors, t)
 	}
 	return r, nil
@@ -296,4 +294,27 @@ func writeText(out io.Writer, r *report) error {
 	}
 	_, err := io.WriteString(out, strings.Join(lines, ""))
 	return err
+}
+
+// ternaryScale reads the scales of a ternary tensor through the format
+// layer: the per-tensor scale of I2_S/TL1/TL2 as a number, the per-row or
+// per-block scales of IQ*_BN and TQ*_0 as "min..max (N scales)"; nil for
+// other types or a tensor the layout cannot hold.
+func ternaryScale(ti gguf.TensorInfo, data []byte) any {
+	f, ok := format.ForType(ti.Type, format.LayoutX86, nil)
+	if !ok || len(ti.Ne) != 2 {
+		return nil
+	}
+	sc, err := f.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
+	if err != nil || len(sc) == 0 {
+		return nil
+	}
+	if len(sc) == 1 {
+		return jsonable(sc[0])
+	}
+	lo, hi := sc[0], sc[0]
+	for _, v := range sc {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(sc))
 }

@@ -1,0 +1,168 @@
+package format_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// all is one of every format (TL with a tiling for 64×256).
+var all = []format.Format{
+	format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.I2S{Layout: format.LayoutX86_1x4},
+	format.TL1{Kernels: []format.Kernel{{M: 64, K: 256, BM: 64, BK: 128, Bm: 32}}},
+	format.TL2{Kernels: []format.Kernel{{M: 64, K: 256, BM: 64, BK: 96, Bm: 32}}},
+	format.TQ1_0{}, format.TQ2_0{}, format.IQ1BN{}, format.IQ2BN{},
+}
+
+// TestEveryFormatRoundTrip: random codes with random per-group scales (some
+// zero) survive Encode/Decode in every format; sizes match gguf.NBytes.
+func TestEveryFormatRoundTrip(t *testing.T) {
+	const k, m = 256, 64
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, f := range all {
+		codes := make([]int8, k*m)
+		for i := range codes {
+			codes[i] = int8(r.IntN(3)) - 1
+		}
+		sc := make([]float32, format.NumScales(f, k, m))
+		for i := range sc {
+			sc[i] = 0.5 // exact in f16
+		}
+		nb, err := f.Bytes(k, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := gguf.NBytes(f.Type(), []uint64{k, m}); uint64(nb) != want {
+			t.Errorf("%s: Bytes %d, gguf.NBytes %d", f.Name(), nb, want)
+		}
+		data := make([]byte, nb)
+		if err := f.Encode(data, codes, sc, k, m); err != nil {
+			t.Fatalf("%s: %v", f.Name(), err)
+		}
+		back := make([]int8, k*m)
+		bs, err := f.Decode(back, data, k, m)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name(), err)
+		}
+		if !equalCodes(back, codes) {
+			t.Errorf("%s: codes differ", f.Name())
+		}
+		only, err := f.Scales(data, k, m)
+		if err != nil || len(only) != len(bs) || only[0] != 0.5 || bs[0] != 0.5 {
+			t.Errorf("%s: scales %v / %v (%v)", f.Name(), only[:1], bs[:1], err)
+		}
+		// Short data and a wrong code count are errors, not panics.
+		if _, err := f.Decode(back, data[:nb-1], k, m); err == nil {
+			t.Errorf("%s: short data accepted", f.Name())
+		}
+		if err := f.Encode(data, codes[:k], sc, k, m); err == nil {
+			t.Errorf("%s: wrong code count accepted", f.Name())
+		}
+		codes[7] = 2
+		if err := f.Encode(data, codes, sc, k, m); err == nil {
+			t.Errorf("%s: code 2 accepted", f.Name())
+		}
+	}
+}
+
+// Row rules: each format names the row length it cannot hold.
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		f    format.Format
+		k, m int
+		want string
+	}{
+		{format.I2S{}, 192, 4, "K=192 is not a multiple of 128"},
+		{format.I2S{Layout: format.LayoutARM}, 96, 4, "K=96 is not a multiple of 64"},
+		{format.I2S{Layout: format.LayoutX86_1x4}, 128, 6, "M=6 rows are not a multiple of 4"},
+		{format.TQ2_0{}, 320, 1, "K=320 is not a multiple of 256"},
+		{format.TQ1_0{}, 128, 1, "K=128 is not a multiple of 256"},
+		{format.IQ2BN{}, 96, 1, "K=96 is not a multiple of 64"},
+		{format.TL2{}, 256, 64, "no tl2 kernel for [M=64, K=256]"},
+	} {
+		err := c.f.Check(c.k, c.m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s K=%d M=%d: %v, want %q", c.f.Name(), c.k, c.m, err, c.want)
+		}
+	}
+	if err := format.CheckWrite(format.IQ1BN{}, 256, 4); err == nil || !strings.Contains(err.Error(), "512") {
+		t.Errorf("IQ1_BN K=256: %v, want ik_llama.cpp's 512 minimum", err)
+	}
+	if format.CheckWrite(format.IQ1BN{}, 512, 4) != nil {
+		t.Error("IQ1_BN K=512 refused")
+	}
+}
+
+// Regroup: per-tensor → per-block gives 0 for all-zero blocks; different
+// source scales inside one target group are an error (codes not kept).
+func TestRegroup(t *testing.T) {
+	codes := make([]int8, 512)
+	codes[300] = -1
+	got, err := format.Regroup(codes, []float32{0.25}, 0, 256)
+	if err != nil || got[0] != 0 || got[1] != 0.25 {
+		t.Errorf("per-block %v %v", got, err)
+	}
+	codes[0] = 1
+	if _, err := format.Regroup(codes, []float32{0.25, 0.5}, 256, 0); err == nil {
+		t.Error("two scales merged into one without an error")
+	}
+	if got, err := format.Regroup(codes, []float32{0.25, 0.25}, 256, 0); err != nil || got[0] != 0.25 {
+		t.Errorf("equal scales: %v %v", got, err)
+	}
+}
+
+// An all-zero IQ row stores ik_llama.cpp's code 2 with scale 0 and decodes
+// to zeros.
+func TestZeroRowIQ(t *testing.T) {
+	codes := make([]int8, 512)
+	for _, f := range []format.Format{format.IQ2BN{}, format.IQ1BN{}} {
+		nb, _ := f.Bytes(512, 1)
+		data := make([]byte, nb)
+		if err := f.Encode(data, codes, []float32{0}, 512, 1); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]int8, 512)
+		for i := range back {
+			back[i] = 1
+		}
+		if _, err := f.Decode(back, data, 512, 1); err != nil || !equalCodes(back, codes) {
+			t.Errorf("%s: zero row decodes to %v (%v)", f.Name(), back[:4], err)
+		}
+		if f.Type() == gguf.TypeIQ2BN && data[4] != 0xAA {
+			t.Errorf("IQ2_BN zero row byte %#x, want 0xaa (code 2)", data[4])
+		}
+	}
+}
+
+// FuzzDecode: arbitrary bytes never panic any decoder, and decoded codes
+// are ternary and re-encode to data that decodes the same.
+func FuzzDecode(f *testing.F) {
+	f.Add(make([]byte, 64*256), uint8(0))
+	f.Add([]byte("0123456789abcdef"), uint8(5))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		fm := all[int(which)%len(all)]
+		const k, m = 256, 64
+		codes := make([]int8, k*m)
+		sc, err := fm.Decode(codes, data, k, m)
+		if err != nil {
+			return
+		}
+		for _, c := range codes {
+			if c < -1 || c > 1 {
+				t.Fatalf("%s: code %d", fm.Name(), c)
+			}
+		}
+		nb, _ := fm.Bytes(k, m)
+		again := make([]byte, nb)
+		if err := fm.Encode(again, codes, sc, k, m); err != nil {
+			return // e.g. a NaN or out-of-range scale from random bytes
+		}
+		back := make([]int8, k*m)
+		if _, err := fm.Decode(back, again, k, m); err != nil || !equalCodes(back, codes) {
+			t.Fatalf("%s: re-encode changed the codes (%v)", fm.Name(), err)
+		}
+	})
+}
