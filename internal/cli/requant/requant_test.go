@@ -33,7 +33,7 @@ func TestNewCmdRejectsBadUsage(t *testing.T) {
 func TestDefaultOutFile(t *testing.T) {
 	for in, want := range map[string]string{
 		"/m/tiny-i2_s.gguf":    "./tiny-tq2_0.gguf",
-		"ggml-model-i2_s.gguf": "./ggml-model-i2_s-tq2_0.gguf",
+		"ggml-model-i2_s.gguf": "./ggml-model-tq2_0.gguf",
 		"x/model-tq1_0.gguf":   "./model-tq2_0.gguf",
 		"x/plain":              "./plain-tq2_0.gguf",
 	} {
