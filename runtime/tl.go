@@ -28,6 +28,20 @@ func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern format.Kernel) (*Mat
 		return nil, fmt.Errorf("type %s is not TL1 or TL2", typ)
 	}
 	f, _ := format.ForType(typ, format.LayoutX86, []format.Kernel{kern})
+	return newRepackedMatrix(f, k, m, data)
+}
+
+// newRepackedMatrix decodes a ternary tensor in format f (TL1, TL2, or I2_S
+// in the ARM or 1×4 layout) and repacks it as an x86 I2_S matrix with the
+// same per-tensor scale.
+func newRepackedMatrix(f format.Format, k, m int, data []byte) (*Matrix, error) {
+	typ := f.Name()
+	if err := f.Check(k, m); err != nil {
+		return nil, err
+	}
+	if k%128 != 0 {
+		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
+	}
 	t := make([]int8, m*k)
 	scales, err := f.Decode(t, data, k, m)
 	if err != nil {
