@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/presets"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
@@ -52,6 +53,19 @@ func tlKernels(p *Plan, opts Options) ([]format.Kernel, error) {
 				shapes = append(shapes, s)
 			}
 		}
+		if m, pk, ok := presets.TilingFor(arch, shapes); ok {
+			name := m.Name
+			// The shapes are a preset's: use setup_env.py's tiling, which
+			// is what `codegen --model NAME` compiles into bitnet.cpp
+			// (defect D7: the derived tiling differed, and bitnet.cpp
+			// computed garbage with the preset's kernels).
+			var err error
+			if ks, err = format.Kernels(pk.Shapes, pk.BM, pk.BK, pk.Bm); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", name, err)
+			}
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling of preset %s (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --model %s --arch %s`", arch, name, format.KernelConfigKey, name, arch))
+			return ks, nil
+		}
 		var err error
 		ks, err = format.ConfigFor(arch, shapes)
 		if err != nil {
@@ -67,7 +81,7 @@ func tlKernels(p *Plan, opts Options) ([]format.Kernel, error) {
 				return nil, fmt.Errorf("%s: %w; pass --allow-fallback to write such tensors as F16", arch, err)
 			}
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s kernel configuration derived from the shapes (as `codegen --from-config`):\n%s", arch, format.KernelConfig(ks)))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling derived from the shapes (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --arch %s --from-config DIR` on this checkpoint", arch, format.KernelConfigKey, arch))
 	}
 	return ks, nil
 }

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -21,8 +19,10 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
 // Options are the parsed flags of hf2gguf.
@@ -107,6 +107,9 @@ output is written atomically.`,
 					return usage.Errorf("%s: %v", fl.name, err)
 				}
 			}
+			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
+				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
+			}
 			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
 				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
 			}
@@ -144,7 +147,7 @@ func Run(opts *Options) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
@@ -201,7 +204,9 @@ func Run(opts *Options) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if plan != nil {
+	if plan != nil && err == nil {
+		// On failure only the error line is printed: the notices are
+		// about a file that was not written (friction item 13).
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
 			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)

@@ -85,6 +85,9 @@ type kvReport struct {
 	Elem  string `json:"elem_type,omitempty"`
 	Count *int   `json:"count,omitempty"`
 	First []any  `json:"first,omitempty"`
+	// Note names an ambiguous value (general.file_type 40, see
+	// gguf.FileTypeName).
+	Note string `json:"note,omitempty"`
 }
 
 type tensorReport struct {
@@ -94,8 +97,15 @@ type tensorReport struct {
 	Ne     []uint64 `json:"ne"`
 	Offset uint64   `json:"offset"`
 	Bytes  uint64   `json:"bytes"`
-	// Scale is the per-tensor float32 of I2_S/TL1/TL2 tensors.
-	Scale any `json:"scale,omitempty"`
+	// Scale is the per-tensor float32 of I2_S/TL1/TL2 tensors: a JSON
+	// number, or null with ScaleNote ("NaN", "+Inf", "-Inf") when it is not
+	// finite (JSON has no such numbers; one type per field, defect D23).
+	Scale     json.RawMessage `json:"scale,omitempty"`
+	ScaleNote string          `json:"scale_note,omitempty"`
+	// ScaleRange summarises the per-row (IQ*_BN) or per-block (TQ*_0)
+	// scales: "min..max (N scales)".
+	ScaleRange string   `json:"scale_range,omitempty"`
+	scale      *float32 // for the text report
 }
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
@@ -123,6 +133,10 @@ func inspectRun(opts *InspectOptions) error {
 func buildReport(path string, f *reader.File) (*report, error) {
 	r := &report{Path: path, Version: f.Version, Alignment: f.Alignment, DataOffset: f.DataOffset,
 		KVs: make([]kvReport, 0, len(f.KVs)), Tensors: make([]tensorReport, 0, len(f.Tensors))}
+	hasI2S := false
+	for _, ti := range f.Tensors {
+		hasI2S = hasI2S || ti.Type == gguf.TypeI2S
+	}
 	for _, kv := range f.KVs {
 		k := kvReport{Key: kv.Key, Type: kv.Value.Type.String()}
 		if kv.Value.Type == gguf.ValueArray {
@@ -133,6 +147,9 @@ func buildReport(path string, f *reader.File) (*report, error) {
 		} else {
 			k.Value = jsonable(kv.Value.V)
 		}
+		if ft, ok := kv.Value.Uint(); ok && kv.Key == "general.file_type" {
+			k.Note = gguf.FileTypeName(ft, hasI2S)
+		}
 		r.KVs = append(r.KVs, k)
 	}
 	for _, ti := range f.Tensors {
@@ -140,8 +157,23 @@ func buildReport(path string, f *reader.File) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: uint32(ti.Type), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
-		t.Scale = ternaryScale(ti, data)
+		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: ti.Type.ID(), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
+		switch scales := ternaryScales(ti, data); {
+		case len(scales) == 1:
+			sc := scales[0]
+			t.scale = &sc
+			if f := float64(sc); math.IsNaN(f) || math.IsInf(f, 0) {
+				t.Scale, t.ScaleNote = json.RawMessage("null"), strconv.FormatFloat(f, 'g', -1, 32)
+			} else {
+				t.Scale = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 32))
+			}
+		case len(scales) > 1:
+			lo, hi := scales[0], scales[0]
+			for _, v := range scales {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			t.ScaleRange = fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(scales))
+		}
 		r.Tensors = append(r.Tensors, t)
 	}
 	return r, nil
@@ -271,7 +303,11 @@ func writeText(out io.Writer, r *report) error {
 			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", k.Key, k.Elem, *k.Count, strings.Join(items, " "), more)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, k.Type, textValue(k.Value))
+		note := ""
+		if k.Note != "" {
+			note = " (" + k.Note + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", k.Key, k.Type, textValue(k.Value), note)
 	}
 	tw.Flush()
 	fmt.Fprintf(&buf, "\ntensors (%d):\n", len(r.Tensors))
@@ -279,8 +315,10 @@ func writeText(out io.Writer, r *report) error {
 	fmt.Fprintf(tw, "  name\ttype\tne\toffset\tbytes\tscale\n")
 	for _, t := range r.Tensors {
 		scale := ""
-		if t.Scale != nil {
-			scale = textValue(t.Scale)
+		if t.scale != nil {
+			scale = textValue(*t.scale)
+		} else if t.ScaleRange != "" {
+			scale = t.ScaleRange
 		}
 		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
@@ -296,25 +334,17 @@ func writeText(out io.Writer, r *report) error {
 	return err
 }
 
-// ternaryScale reads the scales of a ternary tensor through the format
-// layer: the per-tensor scale of I2_S/TL1/TL2 as a number, the per-row or
-// per-block scales of IQ*_BN and TQ*_0 as "min..max (N scales)"; nil for
-// other types or a tensor the layout cannot hold.
-func ternaryScale(ti gguf.TensorInfo, data []byte) any {
+// ternaryScales reads the scales of a ternary tensor through the format
+// layer (per tensor for I2_S/TL1/TL2, per row for IQ*_BN, per 256-block for
+// TQ*_0); nil for other types or a tensor the layout cannot hold.
+func ternaryScales(ti gguf.TensorInfo, data []byte) []float32 {
 	f, ok := format.ForType(ti.Type, format.LayoutX86, nil)
 	if !ok || len(ti.Ne) != 2 {
 		return nil
 	}
 	sc, err := f.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
-	if err != nil || len(sc) == 0 {
+	if err != nil {
 		return nil
 	}
-	if len(sc) == 1 {
-		return jsonable(sc[0])
-	}
-	lo, hi := sc[0], sc[0]
-	for _, v := range sc {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	return fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(sc))
+	return sc
 }
