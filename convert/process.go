@@ -162,7 +162,7 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
 		}
 		c.out = grow(c.out, int(t.Bytes))
-		if err := f.Encode(c.out, codes, scales, k, m); err != nil {
+		if err := format.EncodeParallel(f, c.out, codes, scales, k, m, c.threads); err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
 		}
 		return c.out, nil

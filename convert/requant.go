@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -387,7 +388,7 @@ func Requant(ctx context.Context, f *reader.File, src io.ReaderAt, p *RequantPla
 	if err != nil {
 		return err
 	}
-	r := &requanter{f: f, src: src, opts: opts}
+	r := &requanter{f: f, src: src, opts: opts, threads: goruntime.GOMAXPROCS(0)}
 	for i := range p.Tensors {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -407,13 +408,14 @@ func Requant(ctx context.Context, f *reader.File, src io.ReaderAt, p *RequantPla
 }
 
 type requanter struct {
-	f    *reader.File
-	src  io.ReaderAt
-	opts RequantOptions
-	in   []byte
-	out  []byte
-	f32  []float32
-	code []int8
+	threads int
+	f       *reader.File
+	src     io.ReaderAt
+	opts    RequantOptions
+	in      []byte
+	out     []byte
+	f32     []float32
+	code    []int8
 }
 
 func (r *requanter) logf(format string, args ...any) {
@@ -465,7 +467,7 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 			if err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
 			}
-			if err := t.To.Encode(r.out, codes, sc, k, m); err != nil {
+			if err := format.EncodeParallel(t.To, r.out, codes, sc, k, m, r.threads); err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
 			}
 			r.logScales(t, sc)
@@ -519,7 +521,7 @@ func (r *requanter) ternary(t *RequantTensor) ([]int8, []float32, int, error) {
 	}
 	r.code = grow(r.code, k*m)
 	if t.From != nil {
-		sc, err := t.From.Decode(r.code, data, k, m)
+		sc, err := format.DecodeParallel(t.From, r.code, data, k, m, r.threads)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("tensor %s: %w", ti.Name, err)
 		}

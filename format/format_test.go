@@ -166,3 +166,41 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// EncodeParallel and DecodeParallel give Encode's bytes and Decode's codes
+// and scales for any thread count, in every format.
+func TestParallelSameBytes(t *testing.T) {
+	const k, m = 512, 200 // 200 rows: three full chunks and a partial one
+	r := rand.New(rand.NewPCG(9, 9))
+	codes := make([]int8, k*m)
+	for i := range codes {
+		codes[i] = int8(r.IntN(3)) - 1
+	}
+	clear(codes[5*k : 6*k]) // a zero row
+	for _, f := range []format.Format{format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.I2S{Layout: format.LayoutX86_1x4}, format.TQ1_0{}, format.TQ2_0{}, format.IQ1BN{}, format.IQ2BN{}} {
+		sc, err := format.Regroup(codes, []float32{0.25}, 0, f.ScaleGroup(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb, _ := f.Bytes(k, m)
+		want, got := make([]byte, nb), make([]byte, nb)
+		for i := range got {
+			got[i] = 0xEE
+		}
+		if err := f.Encode(want, codes, sc, k, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := format.EncodeParallel(f, got, codes, sc, k, m, 3); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: parallel bytes differ at %d", f.Name(), firstDiff(got, want))
+		}
+		back := make([]int8, k*m)
+		bs, err := format.DecodeParallel(f, back, want, k, m, 3)
+		ws, _ := f.Decode(make([]int8, k*m), want, k, m)
+		if err != nil || !equalCodes(back, codes) || len(bs) != len(ws) || bs[len(bs)-1] != ws[len(ws)-1] || bs[0] != ws[0] {
+			t.Errorf("%s: parallel decode differs (%v)", f.Name(), err)
+		}
+	}
+}

@@ -41,50 +41,54 @@ func (IQ1BN) RuntimeCheck(k, m int) error { return checkBN(k, "IQ1_BN") }
 // Bytes is m·(2 + 13·k/64).
 func (IQ1BN) Bytes(k, m int) (int, error) { return nbytes(gguf.TypeIQ1BN, k, m) }
 
-// Encode writes each row's f16 scale and codes.
+// iq1Digits are IQ1_BN's digits of every byte, least significant first.
+var iq1Digits = tritTable(iq1Mult)
+
+// Encode writes each row's f16 scale and codes (a zero-scale row stores
+// code 2 everywhere, as the reference does).
 func (f IQ1BN) Encode(dst []byte, codes []int8, scales []float32, k, m int) error {
 	if err := checkLens(f, len(codes), len(dst), k, m, len(scales)); err != nil {
 		return err
 	}
 	rb := 2 + 13*k/QKBN
+	var plus [QKBN]int8
+	for i := range plus {
+		plus[i] = 1
+	}
 	for r, s := range scales {
 		out := dst[r*rb : (r+1)*rb]
 		binary.LittleEndian.PutUint16(out, quantize.F32ToF16(s))
 		row := codes[r*k : (r+1)*k]
+		bad := 0
 		for b := 0; b < k/QKBN; b++ {
 			xb := row[b*QKBN : (b+1)*QKBN]
-			ob := out[2+13*b : 2+13*b+13]
-			code := func(e int) (int, error) {
-				if s == 0 {
-					return 2, nil
-				}
-				t := int(xb[e]) + 1
-				if t < 0 || t > 2 {
-					return 0, fmt.Errorf("IQ1_BN: code %d of row %d is outside {-1, 0, 1}", xb[e], r)
-				}
-				return t, nil
+			if s == 0 {
+				xb = plus[:]
 			}
+			ob := out[2+13*b : 2+13*b+13]
 			extra := 0
 			for i16 := 0; i16 < 4; i16++ {
+				g := xb[16*i16 : 16*i16+16]
 				for kk := 0; kk < 3; kk++ {
 					v, p := 0, 1
-					for j := 0; j < 5; j++ {
-						t, err := code(16*i16 + 5*kk + j)
-						if err != nil {
-							return err
-						}
-						v += p * t
+					for _, c := range g[5*kk : 5*kk+5] {
+						t := int(c) + 1
+						bad |= t &^ 3
+						bad |= t & (t >> 1) & 1
+						v += p * (t & 3)
 						p *= 3
 					}
-					ob[3*i16+kk] = byte((256*v + 242) / 243)
+					ob[3*i16+kk] = pack5[v&511]
 				}
-				t, err := code(16*i16 + 15)
-				if err != nil {
-					return err
-				}
-				extra += []int{1, 3, 9, 27}[i16] * t
+				t := int(g[15]) + 1
+				bad |= t &^ 3
+				bad |= t & (t >> 1) & 1
+				extra += [4]int{1, 3, 9, 27}[i16] * (t & 3)
 			}
-			ob[12] = byte((256*extra + 242) / 243)
+			ob[12] = pack5[extra&511]
+		}
+		if bad != 0 {
+			return fmt.Errorf("IQ1_BN: a code of row %d is outside {-1, 0, 1}", r)
 		}
 	}
 	return nil
@@ -106,11 +110,9 @@ func (f IQ1BN) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 			ib := in[2+13*b : 2+13*b+13]
 			for i16 := 0; i16 < 4; i16++ {
 				for kk := 0; kk < 3; kk++ {
-					for j := 0; j < 5; j++ {
-						xb[16*i16+5*kk+j] = trit(ib[3*i16+kk], j, iq1Mult)
-					}
+					copy(xb[16*i16+5*kk:16*i16+5*kk+5], iq1Digits[ib[3*i16+kk]][:])
 				}
-				xb[16*i16+15] = trit(ib[12], i16, iq1Mult)
+				xb[16*i16+15] = iq1Digits[ib[12]][i16]
 			}
 		}
 	}

@@ -9,49 +9,49 @@ package format
 // pack2 packs len(codes) codes (a multiple of 4·s) into len(codes)/4 bytes.
 // It reports false when a code is outside {−1, 0, +1}.
 func pack2(dst []byte, codes []int8, s int, msbFirst bool) bool {
-	var sh [4]uint
-	for i := range sh {
-		if msbFirst {
-			sh[i] = uint(6 - 2*i)
-		} else {
-			sh[i] = uint(2 * i)
-		}
+	s0, s1, s2, s3 := uint(0), uint(2), uint(4), uint(6)
+	if msbFirst {
+		s0, s1, s2, s3 = 6, 4, 2, 0
 	}
-	ok := true
+	bad := byte(0)
 	for b := 0; b < len(codes); b += 4 * s {
-		grp := codes[b : b+4*s : b+4*s]
-		out := dst[b/4 : b/4+s : b/4+s]
+		g0 := codes[b : b+s]
+		g1 := codes[b+s : b+2*s]
+		g2 := codes[b+2*s : b+3*s]
+		g3 := codes[b+3*s : b+4*s]
+		out := dst[b/4 : b/4+s]
 		for j := range out {
-			c0, c1, c2, c3 := byte(grp[j]+1), byte(grp[j+s]+1), byte(grp[j+2*s]+1), byte(grp[j+3*s]+1)
-			if c0 > 2 || c1 > 2 || c2 > 2 || c3 > 2 {
-				ok = false
-			}
-			out[j] = c0<<sh[0] | c1<<sh[1] | c2<<sh[2] | c3<<sh[3]
+			c0, c1, c2, c3 := byte(g0[j]+1), byte(g1[j]+1), byte(g2[j]+1), byte(g3[j]+1)
+			bad |= (c0 | c1 | c2 | c3) &^ 3 // −2 and below wrap to ≥ 0xFE
+			bad |= c0 & (c0 >> 1) & 1       // +2 is 3
+			bad |= c1 & (c1 >> 1) & 1
+			bad |= c2 & (c2 >> 1) & 1
+			bad |= c3 & (c3 >> 1) & 1
+			out[j] = c0<<s0 | c1<<s1 | c2<<s2 | c3<<s3
 		}
 	}
-	return ok
+	return bad == 0
 }
 
 // unpack2 is the inverse of pack2 for len(codes)/4 bytes of src. The unused
 // value 3 decodes to +1 (the Python I2_S packer's reading; bitnet.cpp never
 // writes it).
 func unpack2(codes []int8, src []byte, s int, msbFirst bool) {
-	var sh [4]uint
-	for i := range sh {
-		if msbFirst {
-			sh[i] = uint(6 - 2*i)
-		} else {
-			sh[i] = uint(2 * i)
-		}
+	s0, s1, s2, s3 := uint(0), uint(2), uint(4), uint(6)
+	if msbFirst {
+		s0, s1, s2, s3 = 6, 4, 2, 0
 	}
 	for b := 0; b < len(codes); b += 4 * s {
-		grp := codes[b : b+4*s : b+4*s]
-		in := src[b/4 : b/4+s : b/4+s]
+		g0 := codes[b : b+s]
+		g1 := codes[b+s : b+2*s]
+		g2 := codes[b+2*s : b+3*s]
+		g3 := codes[b+3*s : b+4*s]
+		in := src[b/4 : b/4+s]
 		for j, v := range in {
-			grp[j] = decode2(v >> sh[0])
-			grp[j+s] = decode2(v >> sh[1])
-			grp[j+2*s] = decode2(v >> sh[2])
-			grp[j+3*s] = decode2(v >> sh[3])
+			g0[j] = decode2(v >> s0)
+			g1[j] = decode2(v >> s1)
+			g2[j] = decode2(v >> s2)
+			g3[j] = decode2(v >> s3)
 		}
 	}
 }

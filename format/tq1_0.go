@@ -61,41 +61,71 @@ var tq1Slots = func() (s [52][5]int) {
 	return s
 }()
 
+// pack5 is ⌈v·256/243⌉ for v < 243: the byte holding five base-3 digits.
+// (Indices up to 511 so invalid codes, reported as errors, stay in range.)
+var pack5 = func() (t [512]byte) {
+	for v := range t {
+		t[v] = byte((v*256 + 242) / 243)
+	}
+	return t
+}()
+
 // Encode writes each block's codes and its scale as f16 (a zero-scale block
 // stores every code as 0).
 func (f TQ1_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) error {
 	if err := checkLens(f, len(codes), len(dst), k, m, len(scales)); err != nil {
 		return err
 	}
+	var zero [QKK]int8
 	for b, d := range scales {
 		blk := codes[b*QKK : (b+1)*QKK]
+		if d == 0 {
+			blk = zero[:]
+		}
 		out := dst[b*54 : (b+1)*54]
-		for i, slots := range tq1Slots {
-			v := 0
-			for _, e := range slots {
-				t := 1
-				if e >= 0 && d != 0 {
-					t = int(blk[e]) + 1
-					if t < 0 || t > 2 {
-						return fmt.Errorf("TQ1_0: code %d of block %d is outside {-1, 0, 1}", blk[e], b)
-					}
-				} else if e < 0 {
-					t = 0
-				}
-				v = 3*v + t
-			}
-			out[i] = byte((v*256 + 242) / 243)
+		// Code t+1 of element e; bad collects values outside 0..2.
+		bad := 0
+		c := func(e int) int {
+			t := int(blk[e]) + 1
+			bad |= t&^3 | t&(t>>1)&1
+			return t & 3
+		}
+		for i := 0; i < 32; i++ { // elements i + 32n
+			out[i] = pack5[c(i)*81+c(i+32)*27+c(i+64)*9+c(i+96)*3+c(i+128)]
+		}
+		for i := 0; i < 16; i++ { // elements 160 + i + 16n
+			out[32+i] = pack5[c(160+i)*81+c(176+i)*27+c(192+i)*9+c(208+i)*3+c(224+i)]
+		}
+		for j := 0; j < 4; j++ { // elements 240 + j + 4n, fifth digit 0
+			out[48+j] = pack5[(c(240+j)*27+c(244+j)*9+c(248+j)*3+c(252+j))*3]
+		}
+		if bad != 0 {
+			return fmt.Errorf("TQ1_0: a code of block %d is outside {-1, 0, 1}", b)
 		}
 		binary.LittleEndian.PutUint16(out[52:], quantize.F32ToF16(d))
 	}
 	return nil
 }
 
-// trit returns base-3 digit n (0 = most significant) of a packed byte.
+// trit returns base-3 digit n of a packed byte, multiplying by pow3[n] to
+// bring it to the top (ggml's and ik_llama.cpp's digit extraction).
 func trit(q byte, n int, pow3 [5]byte) int8 {
 	v := q * pow3[n]
 	return int8((uint16(v)*3)>>8) - 1
 }
+
+// tritTable holds the five digits of every byte for one digit order.
+func tritTable(pow3 [5]byte) (t [256][5]int8) {
+	for q := range t {
+		for n := range t[q] {
+			t[q][n] = trit(byte(q), n, pow3)
+		}
+	}
+	return t
+}
+
+// tq1Digits are TQ1_0's digits of every byte, most significant first.
+var tq1Digits = tritTable(tq1Pow3)
 
 // Decode unpacks every block and returns the block scales.
 func (f TQ1_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
@@ -107,9 +137,10 @@ func (f TQ1_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 		blk := codes[b*QKK : (b+1)*QKK]
 		in := data[b*54 : (b+1)*54]
 		for i, slots := range tq1Slots {
+			dg := &tq1Digits[in[i]]
 			for n, e := range slots {
 				if e >= 0 {
-					blk[e] = trit(in[i], n, tq1Pow3)
+					blk[e] = dg[n]
 				}
 			}
 		}
