@@ -455,6 +455,25 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 		}
 		r.logf("%-32s %-6s copied", ti.Name, ti.Type)
 		return gw.WriteTensorFrom(i, s)
+	case t.To != nil && t.From != nil:
+		// A direct byte path when the format layer has one (I2_S → TQ2_0).
+		data, err := r.readAll(ti)
+		if err != nil {
+			return err
+		}
+		r.out = grow(r.out, int(t.Bytes))
+		ok, err := format.Transcode(t.From, t.To, r.out, data, int(ti.Ne[0]), int(ti.Ne[1]), r.threads)
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", ti.Name, err)
+		}
+		if ok {
+			if r.opts.Verbose {
+				sc, _ := t.From.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
+				r.logScales(t, sc)
+			}
+			return gw.WriteTensor(i, r.out[:t.Bytes])
+		}
+		fallthrough
 	case t.To != nil || t.From != nil:
 		codes, scales, group, err := r.ternary(t)
 		if err != nil {

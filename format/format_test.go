@@ -204,3 +204,42 @@ func TestParallelSameBytes(t *testing.T) {
 		}
 	}
 }
+
+// Transcode I2_S → TQ2_0 gives the bytes of Decode + Regroup + Encode,
+// also with all-zero blocks, a zero scale and the unused code 3.
+func TestTranscodeI2SToTQ2(t *testing.T) {
+	const k, m = 512, 130
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, scale := range []float32{0.3, 0} {
+		codes := make([]int8, k*m)
+		for i := range codes {
+			codes[i] = int8(r.IntN(3)) - 1
+		}
+		clear(codes[256:512]) // an all-zero block
+		nb, _ := format.I2S{}.Bytes(k, m)
+		src := make([]byte, nb)
+		if err := (format.I2S{}).Encode(src, codes, []float32{scale}, k, m); err != nil {
+			t.Fatal(err)
+		}
+		src[1000] = 0xFF // code 3 everywhere in one byte
+		tb, _ := format.TQ2_0{}.Bytes(k, m)
+		fast := make([]byte, tb)
+		ok, err := format.Transcode(format.I2S{}, format.TQ2_0{}, fast, src, k, m, 3)
+		if !ok || err != nil {
+			t.Fatalf("no fast path: %v %v", ok, err)
+		}
+		dec := make([]int8, k*m)
+		sc, _ := format.I2S{}.Decode(dec, src, k, m)
+		rg, _ := format.Regroup(dec, sc, 0, 256)
+		slow := make([]byte, tb)
+		if err := (format.TQ2_0{}).Encode(slow, dec, rg, k, m); err != nil {
+			t.Fatal(err)
+		}
+		if string(fast) != string(slow) {
+			t.Errorf("scale %v: fast path differs at %d", scale, firstDiff(fast, slow))
+		}
+	}
+	if ok, _ := format.Transcode(format.I2S{Layout: format.LayoutARM}, format.TQ2_0{}, nil, nil, 256, 1, 1); ok {
+		t.Error("fast path claimed for the ARM layout")
+	}
+}
