@@ -7,24 +7,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
-// i2sToTQ2 maps an x86 I2_S byte (slot i of the 32-byte block at bits
-// 6 − 2i) to the TQ2_0 byte of the same four codes (slot i at bits 2i), with
-// the unused value 3 read as +1 as Decode reads it.
-var i2sToTQ2 = func() (t [256]byte) {
-	for v := range t {
-		var out byte
-		for i := 0; i < 4; i++ {
-			c := byte(v>>(6-2*i)) & 3
-			if c == 3 {
-				c = 2
-			}
-			out |= c << (2 * i)
-		}
-		t[v] = out
-	}
-	return t
-}()
-
 // Transcode converts the stored bytes of an [m, k] tensor from one format
 // to another without expanding the codes, when a direct path exists, and
 // reports whether it did. The bytes equal those of Decode, Regroup and
@@ -50,11 +32,19 @@ func Transcode(from, to Format, dst, src []byte, k, m, threads int) (bool, error
 		for b := r0 * rowBlocks; b < r1*rowBlocks; b++ {
 			in := src[b*64 : b*64+64]
 			out := dst[b*66 : b*66+66]
-			nonzero := false
-			for j, v := range in {
-				out[j] = i2sToTQ2[v]
-				nonzero = nonzero || v != 0x55
+			// Eight bytes at a time: value 3 → 2, then the four 2-bit
+			// slots of every byte in the other order (x86 I2_S slot i is at bits
+			// 6 − 2i, TQ2_0 slot i at bits 2i).
+			var diff uint64
+			for j := 0; j < 64; j += 8 {
+				x := binary.LittleEndian.Uint64(in[j:])
+				diff |= x ^ 0x5555555555555555
+				x &^= x & (x >> 1) & 0x5555555555555555
+				x = (x&0x3333333333333333)<<2 | (x>>2)&0x3333333333333333
+				x = (x&0x0F0F0F0F0F0F0F0F)<<4 | (x>>4)&0x0F0F0F0F0F0F0F0F
+				binary.LittleEndian.PutUint64(out[j:], x)
 			}
+			nonzero := diff != 0
 			if scale == 0 || !nonzero {
 				for j := range out[:64] {
 					out[j] = 0x55
