@@ -77,7 +77,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{format.I2S{}, 192, 4, "K=192 is not a multiple of 128"},
 		{format.I2S{Layout: format.LayoutARM}, 96, 4, "K=96 is not a multiple of 64"},
-		{format.I2S{Layout: format.LayoutX86_1x4}, 128, 6, "M=6 rows are not a multiple of 4"},
+		{format.I2S{Layout: format.LayoutX86_1x4}, 128, 6, "row count M=6 is not a multiple of 4"},
 		{format.TQ2_0{}, 320, 1, "K=320 is not a multiple of 256"},
 		{format.TQ1_0{}, 128, 1, "K=128 is not a multiple of 256"},
 		{format.IQ2BN{}, 96, 1, "K=96 is not a multiple of 64"},

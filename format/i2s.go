@@ -93,7 +93,7 @@ func (f I2S) Check(k, m int) error {
 		return fmt.Errorf("row length K=%d is not a multiple of %d (the %s block); bitnet.cpp computes garbage for such rows", k, f.qk(), f.Name())
 	}
 	if f.layout() == LayoutX86_1x4 && m%4 != 0 {
-		return fmt.Errorf("M=%d rows are not a multiple of 4 (the %s row group)", m, f.Name())
+		return fmt.Errorf("row count M=%d is not a multiple of 4 (the %s row group)", m, f.Name())
 	}
 	switch f.layout() {
 	case LayoutX86, LayoutARM, LayoutX86_1x4:
