@@ -243,3 +243,22 @@ func TestTranscodeI2SToTQ2(t *testing.T) {
 		t.Error("fast path claimed for the ARM layout")
 	}
 }
+
+// Every out-of-range code is refused by the 2-bit packers, also those
+// that wrap around in a byte.
+func TestPack2RefusesBadCodes(t *testing.T) {
+	for _, bad := range []int8{2, -2, 3, 127, -128} {
+		for _, f := range []format.Format{format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.TQ2_0{}, format.IQ2BN{}} {
+			codes := make([]int8, 512)
+			codes[77] = bad
+			nb, _ := f.Bytes(512, 1)
+			sc := make([]float32, format.NumScales(f, 512, 1))
+			for i := range sc {
+				sc[i] = 1
+			}
+			if err := f.Encode(make([]byte, nb), codes, sc, 512, 1); err == nil {
+				t.Errorf("%s: code %d accepted", f.Name(), bad)
+			}
+		}
+	}
+}

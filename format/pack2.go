@@ -1,5 +1,10 @@
 package format
 
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
 // pack2 and unpack2 are the one 2-bit interleave every 2-bit ternary layout
 // here is made of (I2_S x86 and arm, TQ2_0, IQ2_BN): a group of 4·s codes
 // fills s bytes, code j + i·s of the group going to byte j, slot i. msbFirst
@@ -13,24 +18,40 @@ func pack2(dst []byte, codes []int8, s int, msbFirst bool) bool {
 	if msbFirst {
 		s0, s1, s2, s3 = 6, 4, 2, 0
 	}
-	bad := byte(0)
-	for b := 0; b < len(codes); b += 4 * s {
-		g0 := codes[b : b+s]
-		g1 := codes[b+s : b+2*s]
-		g2 := codes[b+2*s : b+3*s]
-		g3 := codes[b+3*s : b+4*s]
+	c := asBytes(codes)
+	var bad uint64
+	// Eight output bytes at a time: each uint64 holds eight codes of one
+	// slot, one per byte lane; t + 1 is 0..2 in every lane, and a lane
+	// shifted by at most 6 stays in its byte.
+	for b := 0; b < len(c); b += 4 * s {
+		g := c[b : b+4*s]
 		out := dst[b/4 : b/4+s]
-		for j := range out {
-			c0, c1, c2, c3 := byte(g0[j]+1), byte(g1[j]+1), byte(g2[j]+1), byte(g3[j]+1)
-			bad |= (c0 | c1 | c2 | c3) &^ 3 // −2 and below wrap to ≥ 0xFE
-			bad |= c0 & (c0 >> 1) & 1       // +2 is 3
-			bad |= c1 & (c1 >> 1) & 1
-			bad |= c2 & (c2 >> 1) & 1
-			bad |= c3 & (c3 >> 1) & 1
-			out[j] = c0<<s0 | c1<<s1 | c2<<s2 | c3<<s3
+		for j := 0; j+8 <= s; j += 8 {
+			w0 := plus1(binary.LittleEndian.Uint64(g[j:]))
+			w1 := plus1(binary.LittleEndian.Uint64(g[s+j:]))
+			w2 := plus1(binary.LittleEndian.Uint64(g[2*s+j:]))
+			w3 := plus1(binary.LittleEndian.Uint64(g[3*s+j:]))
+			bad |= laneBad(w0) | laneBad(w1) | laneBad(w2) | laneBad(w3)
+			binary.LittleEndian.PutUint64(out[j:], w0<<s0|w1<<s1|w2<<s2|w3<<s3)
 		}
 	}
 	return bad == 0
+}
+
+// plus1 adds 1 to every byte lane of w without carries between lanes
+// (codes −1, 0, +1 become 0, 1, 2; an invalid lane becomes ≥ 3, which
+// laneBad reports).
+func plus1(w uint64) uint64 {
+	return ((w ^ 0x8080808080808080) + ones) ^ 0x8080808080808080
+}
+
+// ones has 1 in every byte lane.
+const ones = 0x0101010101010101
+
+// laneBad is nonzero when a lane of w (t + 1 per byte, from plus1) is not
+// 0, 1 or 2.
+func laneBad(w uint64) uint64 {
+	return w&0xFCFCFCFCFCFCFCFC | w&(w>>1)&ones
 }
 
 // unpack2 is the inverse of pack2 for len(codes)/4 bytes of src. The unused
@@ -41,19 +62,36 @@ func unpack2(codes []int8, src []byte, s int, msbFirst bool) {
 	if msbFirst {
 		s0, s1, s2, s3 = 6, 4, 2, 0
 	}
-	for b := 0; b < len(codes); b += 4 * s {
-		g0 := codes[b : b+s]
-		g1 := codes[b+s : b+2*s]
-		g2 := codes[b+2*s : b+3*s]
-		g3 := codes[b+3*s : b+4*s]
+	c := asBytes(codes)
+	for b := 0; b < len(c); b += 4 * s {
+		g := c[b : b+4*s]
 		in := src[b/4 : b/4+s]
-		for j, v := range in {
-			g0[j] = decode2(v >> s0)
-			g1[j] = decode2(v >> s1)
-			g2[j] = decode2(v >> s2)
-			g3[j] = decode2(v >> s3)
+		for j := 0; j+8 <= s; j += 8 {
+			v := binary.LittleEndian.Uint64(in[j:])
+			binary.LittleEndian.PutUint64(g[j:], lanesToCodes(v>>s0))
+			binary.LittleEndian.PutUint64(g[s+j:], lanesToCodes(v>>s1))
+			binary.LittleEndian.PutUint64(g[2*s+j:], lanesToCodes(v>>s2))
+			binary.LittleEndian.PutUint64(g[3*s+j:], lanesToCodes(v>>s3))
 		}
 	}
+}
+
+// lanesToCodes turns the low two bits of every byte lane of v into the
+// ternary value as an int8 byte: 0 → −1, 1 → 0, 2 and 3 → +1.
+func lanesToCodes(v uint64) uint64 {
+	w := v & 0x0303030303030303
+	w &^= w & (w >> 1) & ones // 3 → 2
+	// (w | 0x80) − 1 per lane without borrows, then flip the 0x80 bit:
+	// 0 → 0xFF, 1 → 0x00, 2 → 0x01.
+	return ((w | 0x8080808080808080) - ones) ^ 0x8080808080808080
+}
+
+// asBytes views ternary codes as bytes (same size and layout).
+func asBytes(c []int8) []byte {
+	if len(c) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&c[0])), len(c))
 }
 
 // decode2 maps the low 2 bits of c to a ternary value (0 → −1, 1 → 0, 2 and
