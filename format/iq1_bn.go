@@ -59,36 +59,28 @@ func (f IQ1BN) Encode(dst []byte, codes []int8, scales []float32, k, m int) erro
 		out := dst[r*rb : (r+1)*rb]
 		binary.LittleEndian.PutUint16(out, quantize.F32ToF16(s))
 		row := codes[r*k : (r+1)*k]
-		bad := 0
+		if s == 0 {
+			row = nil
+		} else if !validCodes(row) {
+			return fmt.Errorf("IQ1_BN: a code of row %d is outside {-1, 0, 1}", r)
+		}
 		for b := 0; b < k/QKBN; b++ {
-			xb := row[b*QKBN : (b+1)*QKBN]
-			if s == 0 {
-				xb = plus[:]
+			xb := plus[:]
+			if row != nil {
+				xb = row[b*QKBN : (b+1)*QKBN]
 			}
 			ob := out[2+13*b : 2+13*b+13]
-			extra := 0
+			// Digit j of each byte is code 5k + j + 1 (j = 0 least
+			// significant); the 13th byte holds the 16th code of each group.
 			for i16 := 0; i16 < 4; i16++ {
 				g := xb[16*i16 : 16*i16+16]
 				for kk := 0; kk < 3; kk++ {
-					v, p := 0, 1
-					for _, c := range g[5*kk : 5*kk+5] {
-						t := int(c) + 1
-						bad |= t &^ 3
-						bad |= t & (t >> 1) & 1
-						v += p * (t & 3)
-						p *= 3
-					}
-					ob[3*i16+kk] = pack5[v&511]
+					q := g[5*kk : 5*kk+5]
+					v := int(q[0]+1) + 3*int(q[1]+1) + 9*int(q[2]+1) + 27*int(q[3]+1) + 81*int(q[4]+1)
+					ob[3*i16+kk] = pack5[v]
 				}
-				t := int(g[15]) + 1
-				bad |= t &^ 3
-				bad |= t & (t >> 1) & 1
-				extra += [4]int{1, 3, 9, 27}[i16] * (t & 3)
 			}
-			ob[12] = pack5[extra&511]
-		}
-		if bad != 0 {
-			return fmt.Errorf("IQ1_BN: a code of row %d is outside {-1, 0, 1}", r)
+			ob[12] = pack5[int(xb[15]+1)+3*int(xb[31]+1)+9*int(xb[47]+1)+27*int(xb[63]+1)]
 		}
 	}
 	return nil

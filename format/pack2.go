@@ -99,3 +99,19 @@ func asBytes(c []int8) []byte {
 func decode2(c byte) int8 {
 	return min(int8(c&3)-1, 1)
 }
+
+// validCodes reports whether every code is −1, 0 or +1 (eight at a time).
+func validCodes(codes []int8) bool {
+	c := asBytes(codes)
+	var bad uint64
+	i := 0
+	for ; i+8 <= len(c); i += 8 {
+		bad |= laneBad(plus1(binary.LittleEndian.Uint64(c[i:])))
+	}
+	for ; i < len(c); i++ {
+		if codes[i] < -1 || codes[i] > 1 {
+			return false
+		}
+	}
+	return bad == 0
+}

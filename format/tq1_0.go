@@ -83,24 +83,27 @@ func (f TQ1_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) erro
 			blk = zero[:]
 		}
 		out := dst[b*54 : (b+1)*54]
-		// Code t+1 of element e; bad collects values outside 0..2.
-		bad := 0
-		c := func(e int) int {
-			t := int(blk[e]) + 1
-			bad |= t&^3 | t&(t>>1)&1
-			return t & 3
+		if !validCodes(blk) {
+			return fmt.Errorf("TQ1_0: a code of block %d is outside {-1, 0, 1}", b)
 		}
-		for i := 0; i < 32; i++ { // elements i + 32n
-			out[i] = pack5[c(i)*81+c(i+32)*27+c(i+64)*9+c(i+96)*3+c(i+128)]
-		}
-		for i := 0; i < 16; i++ { // elements 160 + i + 16n
-			out[32+i] = pack5[c(160+i)*81+c(176+i)*27+c(192+i)*9+c(208+i)*3+c(224+i)]
+		bb := asBytes(blk)
+		// Bytes 0..31 (elements i + 32n) and 32..47 (160 + i + 16n): eight
+		// bytes at a time, the base-3 value Σ (t+1)·3^(4−n) computed in byte
+		// lanes (at most 242, so no carries), then ⌈v·256/243⌉ per lane.
+		for _, r := range [2]struct{ base, s, at int }{{0, 32, 0}, {160, 16, 32}} {
+			for j := 0; j < r.s; j += 8 {
+				v := uint64(0)
+				for n := 0; n < 5; n++ {
+					v = v*3 + plus1(binary.LittleEndian.Uint64(bb[r.base+n*r.s+j:]))
+				}
+				for l := 0; l < 8; l++ {
+					out[r.at+j+l] = pack5[byte(v>>(8*l))]
+				}
+			}
 		}
 		for j := 0; j < 4; j++ { // elements 240 + j + 4n, fifth digit 0
+			c := func(e int) int { return int(blk[e]) + 1 }
 			out[48+j] = pack5[(c(240+j)*27+c(244+j)*9+c(248+j)*3+c(252+j))*3]
-		}
-		if bad != 0 {
-			return fmt.Errorf("TQ1_0: a code of block %d is outside {-1, 0, 1}", b)
 		}
 		binary.LittleEndian.PutUint16(out[52:], quantize.F32ToF16(d))
 	}
