@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 func requant(t *testing.T, in string, opts RequantOptions) (string, *RequantPlan) {
@@ -223,4 +224,38 @@ func TestRequantTL(t *testing.T) {
 	tl2, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutTL2})
 	back, _ := requant(t, tl2, RequantOptions{OutType: OutI2S})
 	sameProjections(t, "i2_s → tl2 → i2_s", openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf"), openGGUF(t, back), func(b []byte) []byte { return b[:len(b)-28] })
+}
+
+// bitnet.cpp's Q8_0-embedding file: token_embd keeps Q8_0 by default and is
+// dequantized (q·d) to F16 with --token-embedding-type F16; Q6_K retyping
+// round-trips through ggml's reference quantizer.
+func TestRequantQ8Embedding(t *testing.T) {
+	in := goldenDir + "/gguf/ggml-model-i2_s-q8embd.gguf"
+	keep, _ := requant(t, in, RequantOptions{OutType: OutTQ2_0})
+	if ti, _ := openGGUF(t, keep).Tensor("token_embd.weight"); ti.Type != gguf.TypeQ8_0 {
+		t.Errorf("token_embd %s, want Q8_0 kept", ti.Type)
+	}
+	f16, _ := requant(t, in, RequantOptions{OutType: OutTQ2_0, TokenEmbeddingType: "F16"})
+	src := openGGUF(t, in)
+	ti, _ := src.Tensor("token_embd.weight")
+	raw, _ := src.TensorData("token_embd.weight")
+	n := int(ti.Ne[0] * ti.Ne[1])
+	want := make([]float32, n)
+	if err := decodeFloats(want, gguf.TypeQ8_0, raw); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	gd, _ := openGGUF(t, f16).TensorData("token_embd.weight")
+	if err := decodeFloats(got, gguf.TypeF16, gd); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if w := quantize.F16ToF32(quantize.F32ToF16(want[i])); got[i] != w {
+			t.Fatalf("element %d: F16 %v, Q8_0 value %v rounds to %v", i, got[i], want[i], w)
+		}
+	}
+	q6, _ := requant(t, in, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q6_k"})
+	if ti, _ := openGGUF(t, q6).Tensor("token_embd.weight"); ti.Type != gguf.TypeQ6_K {
+		t.Errorf("token_embd %s, want Q6_K", ti.Type)
+	}
 }
