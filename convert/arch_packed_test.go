@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -210,7 +211,7 @@ func TestPackedGolden(t *testing.T) {
 					t.Errorf("%s: codes differ from the master conversion", ti.Name)
 				}
 				codes := make([]int8, n*4)
-				quantize.UnpackI2S(codes, od[:n])
+				unpackI2S(codes, od)
 				s := i2sScale(od)
 				fd, _ := f32.TensorData(ti.Name)
 				for i, c := range codes {
@@ -235,5 +236,13 @@ func TestPackedWithoutQuantizationConfig(t *testing.T) {
 	}
 	if _, p, err := convertDir(t, dir, Options{WeightScale: RuleMultiply}); err != nil || p.WeightScaleRule != RuleMultiply {
 		t.Fatalf("with --weight-scale multiply: %v", err)
+	}
+}
+
+// unpackI2S decodes the x86 I2_S codes of a whole tensor's data (codes,
+// scale and pad) through the format layer.
+func unpackI2S(dst []int8, data []byte) {
+	if _, err := (format.I2S{}).Decode(dst, data, len(dst), 1); err != nil {
+		panic(err)
 	}
 }

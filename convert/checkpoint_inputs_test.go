@@ -84,7 +84,7 @@ func TestBR06PackedZeroDimScale(t *testing.T) {
 			// Codes: unpacked along axis 0, value = code − 1.
 			d, _ := f.TensorData("blk.0.attn_k.weight")
 			codes := make([]int8, 640*2560)
-			quantize.UnpackI2S(codes, d[:len(codes)/4])
+			unpackI2S(codes, d)
 			src := make([]byte, 160*2560)
 			for i := range src {
 				src[i] = byte(i*37+160) & 0b10101010

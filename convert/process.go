@@ -3,13 +3,13 @@ package convert
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"sync"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -159,18 +159,17 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 		return nil, err
 	}
 	n := len(codes)
-	switch t.Type {
-	case gguf.TypeI2S:
-		c.out = grow(c.out, int(t.Bytes))
-		out := c.out
-		clear(out[n/4:])
-		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.PackI2S(out[lo/4:hi/4], codes[lo:hi]) }); err != nil {
-			return nil, err
+	if f := t.Format; f != nil {
+		k, m := int(t.HFShape[1]), int(t.HFShape[0])
+		scales, err := format.Regroup(codes, []float32{scale}, 0, f.ScaleGroup(k))
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
 		}
-		binary.LittleEndian.PutUint32(out[n/4:], math.Float32bits(scale))
-		return out, nil
-	case gguf.TypeTL1, gguf.TypeTL2:
-		return c.tl(t, codes, scale)
+		c.out = grow(c.out, int(t.Bytes))
+		if err := format.EncodeParallel(f, c.out, codes, scales, k, m, c.threads); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
+		}
+		return c.out, nil
 	}
 	return c.encodeFloat(ctx, t, n, ternaryValue(codes, scale, x))
 }

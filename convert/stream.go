@@ -104,7 +104,7 @@ func (s *floatStream) next() error {
 		return fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", s.t.HFName, x[bad], lo+bad)
 	}
 	tr, _ := s.t.Type.Traits()
-	s.out = grow(s.out, m*int(tr.TypeSize))
+	s.out = grow(s.out, m/int(tr.BlockSize)*int(tr.TypeSize))
 	if err := s.c.encodeInto(s.ctx, s.t, s.out, m, func(i int) float32 { return x[i] }); err != nil {
 		return err
 	}
@@ -151,6 +151,26 @@ func (c *converter) encodeInto(ctx context.Context, t *PlannedTensor, out []byte
 		if err == nil && maxAbs > 65504 {
 			return fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", t.HFName, maxAbs)
 		}
+	case gguf.TypeQ8_0, gguf.TypeQ6_K:
+		// Whole blocks per chunk: chunkElems is a multiple of 256 and every
+		// row length is a multiple of the block (checked by the plan).
+		tr, _ := t.Type.Traits()
+		bs, ts := int(tr.BlockSize), int(tr.TypeSize)
+		if n%bs != 0 {
+			return fmt.Errorf("tensor %s: %d values do not fill %s blocks", t.GGUFName, n, t.Type)
+		}
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			x := make([]float32, hi-lo)
+			for i := range x {
+				x[i] = at(lo + i)
+			}
+			dst := out[lo/bs*ts : hi/bs*ts]
+			if t.Type == gguf.TypeQ8_0 {
+				quantize.QuantizeQ8_0(dst, x)
+			} else {
+				quantize.QuantizeQ6K(dst, x)
+			}
+		})
 	default:
 		return fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"math"
 	"strings"
 
@@ -98,11 +98,11 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// TLKernels is the tiling (kernel_config.ini, codegen.ParseKernelConfig)
+	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
 	// stores in the file (StoredKernelConfig); other files need it given.
-	TLKernels []codegen.Kernel
+	TLKernels []format.Kernel
 }
 
 type layer struct {
@@ -241,6 +241,17 @@ func Load(f File, opts Options) (*Model, error) {
 		}
 		opts.TLKernels = ks
 	}
+	// I2_S in the ARM or 1×4 layout (recorded by our converter under
+	// format.LayoutKey) is repacked to the x86 layout the kernel reads.
+	layout := format.LayoutX86
+	if v, ok := gguf.Lookup(f.KVs, format.LayoutKey); ok {
+		s, _ := v.V.(string)
+		l, err := format.ParseLayout(s)
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", format.LayoutKey, err)
+		}
+		layout = l
+	}
 	matrix := func(name string, k, rows int) (*Matrix, error) {
 		ti, ok := infos[name]
 		if !ok {
@@ -260,6 +271,8 @@ func Load(f File, opts Options) (*Model, error) {
 				return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
 			}
 			w, err = NewTLMatrix(ti.Type, k, int(ti.Ne[1]), data, kern)
+		} else if ti.Type == gguf.TypeI2S && layout != format.LayoutX86 {
+			w, err = newRepackedMatrix(format.I2S{Layout: layout}, k, int(ti.Ne[1]), data)
 		} else {
 			w, err = NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
 		}

@@ -9,8 +9,8 @@ import (
 	rtdebug "runtime/debug"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -151,7 +151,6 @@ var ErrContextLength = errors.New("does not fit the model")
 const verifyGCPercent = 10
 
 // ternaryTypes run with int8 activations.
-var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gguf.TypeTL2: true}
 
 // Run verifies opts.GGUF. It returns an error only when the check cannot run
 // at all (unreadable file, unsupported architecture); a file that runs but
@@ -177,7 +176,7 @@ func Run(opts Options) (*Report, error) {
 	defer f.Close()
 	rep := &Report{GGUF: opts.GGUF, HF: opts.HF, Arch: f.Arch()}
 	for _, t := range f.Tensors {
-		if ternaryTypes[t.Type] {
+		if format.IsTernary(t.Type) {
 			rep.Ternary = true
 		}
 	}
@@ -195,7 +194,7 @@ func Run(opts Options) (*Report, error) {
 	opts.stage("load the model")
 	ropts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != nil {
-		ks, err := codegen.ParseKernelConfig(opts.KernelConfig)
+		ks, err := format.ParseKernelConfig(opts.KernelConfig)
 		if err != nil {
 			return nil, fmt.Errorf("kernel configuration: %w", err)
 		}
@@ -399,7 +398,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 		return false
 	}
 	defer w.Close()
-	var kernels []codegen.Kernel
+	var kernels []format.Kernel
 	seen := map[string]bool{}
 	for _, ti := range f.Tensors {
 		seen[ti.Name] = true
@@ -419,7 +418,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 				same = false
 				return fmt.Sprintf("ne %v, source implies %v", ti.Ne, ne)
 			}
-			if ternaryTypes[ti.Type] {
+			if format.IsTernary(ti.Type) {
 				if pt.Class != tensormap.Projection {
 					return "ternary type on a non-projection"
 				}
@@ -430,7 +429,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels)
+				return compareTernary(ti, data, src, kernels, fileLayout(f))
 			}
 			return compareFloat(ti, data, w)
 		}()
@@ -459,9 +458,9 @@ func reverseShape(s []uint64) []uint64 {
 
 // tlKernels returns the kernel configuration of a TL file: the given
 // kernel_config.ini, or the one hf2gguf stored in the file.
-func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
+func tlKernels(f *reader.File, ini []byte) ([]format.Kernel, error) {
 	if ini != nil {
-		return codegen.ParseKernelConfig(ini)
+		return format.ParseKernelConfig(ini)
 	}
 	ks, ok, err := runtime.StoredKernelConfig(f.KVs)
 	if err == nil && !ok {
@@ -470,49 +469,43 @@ func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
 	return ks, err
 }
 
-// compareTernary decodes codes and scale from the stored layout and compares
-// them with the source: codes exactly, the scale within one ulp. I2_S is
-// decoded one row at a time; TL1/TL2 tiles span rows and are decoded whole.
-func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []codegen.Kernel) string {
+// compareTernary decodes codes and scales through the format layer (the
+// I2_S layout from the file's format.LayoutKey, x86 without it) and compares
+// them with the source: codes exactly, each scale within one ulp of the
+// source scale stored the way the format stores it (f16 for TQ and IQ1_BN).
+func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout) string {
 	k, m := int(ti.Ne[0]), int(ti.Ne[1])
+	f, _ := format.ForType(ti.Type, layout, kernels)
+	if err := f.Check(k, m); err != nil && (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) {
+		return err.Error() + " (pass --kernel-config)"
+	}
+	got := make([]int8, k*m)
+	scales, err := f.Decode(got, data, k, m)
+	if err != nil {
+		return err.Error()
+	}
 	want, wantScale, err := src.Ternary(ti.Name)
 	if err != nil {
 		return err.Error()
 	}
-	var scale float32
-	switch ti.Type {
-	case gguf.TypeI2S:
-		if k%quantize.QKI2S != 0 {
-			return fmt.Sprintf("I2_S row length %d is not a multiple of %d", k, quantize.QKI2S)
-		}
-		got := make([]int8, k)
-		for r := 0; r < m; r++ {
-			quantize.UnpackI2S(got, data[r*k/4:(r+1)*k/4])
-			if d := firstDiff(got, want[r*k:(r+1)*k]); d >= 0 {
-				return codeMismatch(r*k+d, k, got[d], want[r*k+d])
-			}
-		}
-		scale = math.Float32frombits(binary.LittleEndian.Uint32(data[k*m/4:]))
-	case gguf.TypeTL1, gguf.TypeTL2:
-		kn, ok := codegen.LookupKernel(kernels, m, k)
-		if !ok {
-			return fmt.Sprintf("no kernel for [M=%d, K=%d] in the kernel configuration (pass --kernel-config)", m, k)
-		}
-		got := make([]int8, k*m)
-		if ti.Type == gguf.TypeTL1 {
-			scale, err = quantize.UntransformTL1(got, data, m, k, kn.BM, kn.BK, kn.Bm)
-		} else {
-			scale, err = quantize.UntransformTL2(got, data, m, k, kn.BM, kn.BK)
-		}
-		if err != nil {
-			return err.Error()
-		}
-		if d := firstDiff(got, want); d >= 0 {
-			return codeMismatch(d, k, got[d], want[d])
+	if d := firstDiff(got, want); d >= 0 {
+		return codeMismatch(d, k, got[d], want[d])
+	}
+	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))
+	if err != nil {
+		return err.Error()
+	}
+	// Store the expected scales as the format does (f16 rounding).
+	buf := make([]byte, len(data))
+	if err := f.Encode(buf, want, exp, k, m); err == nil {
+		if e, err := f.Decode(make([]int8, k*m), buf, k, m); err == nil {
+			exp = e
 		}
 	}
-	if ulps(scale, wantScale) > 1 {
-		return fmt.Sprintf("scale %v, source %v", scale, wantScale)
+	for g := range scales {
+		if ulps(scales[g], exp[g]) > 1 {
+			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], exp[g])
+		}
 	}
 	return ""
 }
@@ -612,7 +605,9 @@ func ulps(a, b float32) uint32 {
 func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 	plan := src.Plan()
 	arch := f.Arch()
-	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") {
+	// Files for mainline llama.cpp (TQ1_0/TQ2_0) carry arch "bitnet" for
+	// every BitNet model (format.TargetArch).
+	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") && arch != format.TargetArch(plan.Arch, format.RuntimeLlamaCpp) {
 		rep.Metadata = append(rep.Metadata, fmt.Sprintf("general.architecture %q, config.json implies %q", arch, plan.Arch))
 	}
 	g := plan.Geometry
@@ -628,6 +623,8 @@ func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 				if g.HeadDim*g.Heads == g.Hidden {
 					continue
 				}
+			case strings.TrimPrefix(format.HiddenActivationSuffix, "."):
+				continue // ours; other converters do not write it
 			}
 			rep.Metadata = append(rep.Metadata, fmt.Sprintf("%s missing (config.json gives %v)", key, kv.Value.V))
 			continue
@@ -764,4 +761,15 @@ func logSoftmax32(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return logSoftmax64(y)
+}
+
+// fileLayout is the I2_S layout a file records under format.LayoutKey, or
+// x86 (what every bitnet.cpp x86 build and Python converter writes).
+func fileLayout(f *reader.File) format.Layout {
+	if s, ok := f.String(format.LayoutKey); ok {
+		if l, err := format.ParseLayout(s); err == nil {
+			return l
+		}
+	}
+	return format.LayoutX86
 }

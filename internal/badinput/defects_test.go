@@ -15,6 +15,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
@@ -359,7 +360,7 @@ func TestD7PresetTiling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _ := f.String(codegen.KernelConfigKey)
+			stored, _ := f.String(format.KernelConfigKey)
 			f.Close()
 			for _, cg := range [][]string{
 				{"codegen", "--arch", arch, "--model", "bitnet_b1_58-large", "--outdir", filepath.Join(root, "model")},

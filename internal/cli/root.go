@@ -17,6 +17,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/requant"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -55,6 +56,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 // commands lists the constructors of every subcommand, one line each.
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
+	func() *cobra.Command { return requant.NewCmd(nil) },
 	func() *cobra.Command { return verifycmd.NewCmd(nil) },
 	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
 	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
@@ -47,7 +48,10 @@ type Options struct {
 	JSON bool
 	// ListArchs prints the supported architectures and output types and
 	// converts nothing.
-	ListArchs bool
+	ListArchs     bool
+	I2SLayout     string
+	TokenEmbdType string
+	OutputType    string
 
 	Stdout, Stderr io.Writer
 	// StderrIsTerminal enables the progress bar.
@@ -62,9 +66,10 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "hf2gguf DIR",
-		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, F32, F16, BF16)",
+		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
-to a GGUF file that bitnet.cpp runs. Master weights are ternarized with abs-mean; packed checkpoints
+to a GGUF file for bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0) or
+ik_llama.cpp (iq1_bn, iq2_bn). Master weights are ternarized with abs-mean; packed checkpoints
 (U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
 output is written atomically.`,
 		Example: `  bitnet-convert hf2gguf ./bitnet_b1_58-large
@@ -106,6 +111,20 @@ output is written atomically.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
 			}
+			if _, err := format.ParseLayout(opts.I2SLayout); err != nil {
+				return usage.Errorf("--i2s-layout: %v", err)
+			}
+			if opts.I2SLayout != "x86" && !strings.EqualFold(opts.OutType, "i2_s") {
+				return usage.Errorf("--i2s-layout applies to --outtype i2_s, not %s", opts.OutType)
+			}
+			for _, fl := range []struct{ name, v string }{{"--token-embedding-type", opts.TokenEmbdType}, {"--output-tensor-type", opts.OutputType}} {
+				if fl.v == "" {
+					continue
+				}
+				if _, err := convert.ParseFloatType(fl.v); err != nil {
+					return usage.Errorf("%s: %v", fl.name, err)
+				}
+			}
 			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
 				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
 			}
@@ -126,6 +145,9 @@ output is written atomically.`,
 	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors (needs only config.json and the tokenizer files)")
 	f.BoolVar(&opts.JSON, "json", false, "print the summary, or the --dry-run plan, as JSON")
 	f.BoolVar(&opts.ListArchs, "list-archs", false, "list the supported architectures and output types, and exit")
+	f.StringVar(&opts.I2SLayout, "i2s-layout", "x86", "I2_S bit layout: x86 (QK 128), arm (QK 64, bitnet.cpp ARM builds), x86-1x4 (x86 builds without ACT_PARALLEL)")
+	f.StringVar(&opts.TokenEmbdType, "token-embedding-type", "", "type of token_embd: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
+	f.StringVar(&opts.OutputType, "output-tensor-type", "", "type of an untied output head: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
 	f.BoolVar(&opts.NoVocab, "no-vocab", false, "convert without a tokenizer")
 	f.StringVar(&opts.MetadataFile, "metadata", "", "TOML file of general.* keys to set or override")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
@@ -151,17 +173,20 @@ func Run(opts *Options) error {
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	copts := convert.Options{
-		OutType:          outType,
-		ModelName:        opts.ModelName,
-		WeightScale:      convert.WeightScaleRule(opts.WeightScale),
-		AllowFallback:    opts.AllowFallback,
-		AllowTieFallback: opts.AllowTieFallback,
-		NoVocab:          opts.NoVocab,
-		VocabOnly:        opts.VocabOnly,
-		Pre:              opts.Pre,
-		Threads:          opts.Threads,
-		Verbose:          opts.Verbose,
-		Log:              prefixWriter{w: opts.Stderr},
+		OutType:            outType,
+		ModelName:          opts.ModelName,
+		WeightScale:        convert.WeightScaleRule(opts.WeightScale),
+		AllowFallback:      opts.AllowFallback,
+		AllowTieFallback:   opts.AllowTieFallback,
+		NoVocab:            opts.NoVocab,
+		VocabOnly:          opts.VocabOnly,
+		Pre:                opts.Pre,
+		Threads:            opts.Threads,
+		Verbose:            opts.Verbose,
+		I2SLayout:          format.Layout(strings.ToLower(opts.I2SLayout)),
+		TokenEmbeddingType: opts.TokenEmbdType,
+		OutputTensorType:   opts.OutputType,
+		Log:                prefixWriter{w: opts.Stderr},
 	}
 	if opts.MetadataFile != "" {
 		md, err := ReadMetadata(opts.MetadataFile)

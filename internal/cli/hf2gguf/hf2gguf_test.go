@@ -36,6 +36,10 @@ func TestNewCmdRejectsBadUsage(t *testing.T) {
 		{"dir", "--outtype", "q4_0"},
 		{"dir", "--weight-scale", "sometimes"},
 		{"dir", "--vocab-only", "--no-vocab"},
+		{"dir", "--i2s-layout", "mips"},
+		{"dir", "--outtype", "tq2_0", "--i2s-layout", "arm"},
+		{"dir", "--token-embedding-type", "q4_k"},
+		{"dir", "--output-tensor-type", "i2_s"},
 	} {
 		cmd := NewCmd(func(*Options) error { t.Fatalf("%v: run called", args); return nil })
 		cmd.SetArgs(args)
@@ -240,5 +244,30 @@ func TestMetadataFIFO(t *testing.T) {
 	}
 	if _, err := ReadMetadata(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestNewCmdNewFlags(t *testing.T) {
+	var got *Options
+	cmd := NewCmd(func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"d", "--outtype", "i2_s", "--i2s-layout", "arm", "--token-embedding-type", "Q6_K", "--output-tensor-type", "q8_0"})
+	cmd.SetOut(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.I2SLayout != "arm" || got.TokenEmbdType != "Q6_K" || got.OutputType != "q8_0" {
+		t.Errorf("options %+v", got)
+	}
+}
+
+// A relu² model written for mainline llama.cpp prints the notice.
+func TestRunTQNotice(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	_, stderr, err := run(t, Options{Dir: "../../../testdata/golden/b158-h512/hf", OutType: "tq2_0", OutFile: out, I2SLayout: "x86"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "relu²") || !strings.Contains(stderr, "hidden_activation") {
+		t.Errorf("stderr %q lacks the relu² notice", stderr)
 	}
 }

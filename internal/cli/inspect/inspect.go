@@ -3,7 +3,6 @@ package inspect
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -128,7 +128,10 @@ type tensorReport struct {
 	// finite (JSON has no such numbers; one type per field, defect D23).
 	Scale     json.RawMessage `json:"scale,omitempty"`
 	ScaleNote string          `json:"scale_note,omitempty"`
-	scale     *float32        // for the text report
+	// ScaleRange summarises the per-row (IQ*_BN) or per-block (TQ*_0)
+	// scales: "min..max (N scales)".
+	ScaleRange string   `json:"scale_range,omitempty"`
+	scale      *float32 // for the text report
 }
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
@@ -254,14 +257,21 @@ func buildReport(path string, f *reader.File, full bool) (*report, error) {
 			return nil, err
 		}
 		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: ti.Type.ID(), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
-		if off, ok := gguf.ScaleOffset(ti.Type, ti.Ne); ok && off+4 <= uint64(len(data)) {
-			sc := math.Float32frombits(binary.LittleEndian.Uint32(data[off:]))
+		switch scales := ternaryScales(ti, data); {
+		case len(scales) == 1:
+			sc := scales[0]
 			t.scale = &sc
 			if f := float64(sc); math.IsNaN(f) || math.IsInf(f, 0) {
 				t.Scale, t.ScaleNote = json.RawMessage("null"), strconv.FormatFloat(f, 'g', -1, 32)
 			} else {
 				t.Scale = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 32))
 			}
+		case len(scales) > 1:
+			lo, hi := scales[0], scales[0]
+			for _, v := range scales {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			t.ScaleRange = fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(scales))
 		}
 		r.Tensors = append(r.Tensors, t)
 	}
@@ -410,6 +420,8 @@ func writeText(out io.Writer, r *report, full bool) error {
 		scale := ""
 		if t.scale != nil {
 			scale = textValue(*t.scale, false)
+		} else if t.ScaleRange != "" {
+			scale = t.ScaleRange
 		}
 		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
@@ -423,4 +435,19 @@ func writeText(out io.Writer, r *report, full bool) error {
 	}
 	_, err := io.WriteString(out, strings.Join(lines, ""))
 	return err
+}
+
+// ternaryScales reads the scales of a ternary tensor through the format
+// layer (per tensor for I2_S/TL1/TL2, per row for IQ*_BN, per 256-block for
+// TQ*_0); nil for other types or a tensor the layout cannot hold.
+func ternaryScales(ti gguf.TensorInfo, data []byte) []float32 {
+	f, ok := format.ForType(ti.Type, format.LayoutX86, nil)
+	if !ok || len(ti.Ne) != 2 {
+		return nil
+	}
+	sc, err := f.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
+	if err != nil {
+		return nil
+	}
+	return sc
 }

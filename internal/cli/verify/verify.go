@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
@@ -195,7 +195,7 @@ func Run(opts *Options) error {
 		// As run does: a tiling that differs from the stored one, or one
 		// for a file without TL tensors (defects D18, D19).
 		if f, err := reader.Open(opts.GGUF); err == nil {
-			if ks, err := codegen.ParseKernelConfig(vo.KernelConfig); err == nil {
+			if ks, err := format.ParseKernelConfig(vo.KernelConfig); err == nil {
 				kcNotice = runtime.KernelConfigNotice(f.KVs, f.Tensors, ks)
 			}
 			f.Close()

@@ -1,4 +1,4 @@
-package quantize
+package format
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 func randTernary(r *rand.Rand, n int) []int8 {
@@ -221,7 +222,7 @@ func readBF16Tensors(t *testing.T, path string) map[string]struct {
 		b := body[e.Offsets[0]:e.Offsets[1]]
 		f := make([]float32, len(b)/2)
 		for i := range f {
-			f[i] = BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+			f[i] = quantize.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
 		}
 		out[name] = struct {
 			shape []int
@@ -302,7 +303,7 @@ func TestGoldenTinyTL(t *testing.T) {
 					name := fmt.Sprintf("blk.%d.%s.weight", layer, gName)
 					m, k := src.shape[0], src.shape[1]
 					tern := make([]int8, len(src.data))
-					scale, _ := Ternarize(tern, src.data)
+					scale, _ := quantize.Ternarize(tern, src.data)
 					kc := tinyKernels[arch][[2]int{m, k}]
 					var got []byte
 					var err error

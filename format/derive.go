@@ -1,4 +1,4 @@
-package codegen
+package format
 
 import (
 	"encoding/json"
@@ -191,7 +191,7 @@ func ConfigFor(arch string, shapes [][2]int) ([]Kernel, error) {
 			why = append(why, fmt.Sprintf("M %% 32 = %d, so no tile height BM (a multiple of bm=32) divides M", m%32))
 		}
 		switch arch {
-		case TL1:
+		case TL1Arch:
 			if k%16 != 0 {
 				why = append(why, fmt.Sprintf("K %% 16 = %d, but TL1 needs K a multiple of 16", k%16))
 				break
@@ -202,7 +202,7 @@ func ConfigFor(arch string, shapes [][2]int) ([]Kernel, error) {
 					break
 				}
 			}
-		case TL2:
+		case TL2Arch:
 			for _, bk := range tl2BKPreference {
 				if two := k % bk; two%32 == 0 && two <= 256 && checkTL2Size(Kernel{M: m, K: k, BK: bk}) == nil {
 					kern.BK = bk

@@ -1,11 +1,11 @@
-package quantize_test
+package format_test
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/quantize"
+	"github.com/bitnet-convert/bitnet-convert/format"
 )
 
 // ExampleTransformTL2 packs a 32×128 ternary weight for TL2 (BM 32, BK 96:
@@ -16,12 +16,12 @@ func ExampleTransformTL2() {
 	for i := range t {
 		t[i] = int8(i%3) - 1
 	}
-	data, err := quantize.TransformTL2(t, m, k, 32, 96, 0.5)
+	data, err := format.TransformTL2(t, m, k, 32, 96, 0.5)
 	if err != nil {
 		panic(err)
 	}
 	back := make([]int8, m*k)
-	scale, err := quantize.UntransformTL2(back, data, m, k, 32, 96)
+	scale, err := format.UntransformTL2(back, data, m, k, 32, 96)
 	if err != nil {
 		panic(err)
 	}
@@ -40,7 +40,7 @@ func ExampleTransformTL2() {
 func ExampleTransformTL1() {
 	t := make([]int8, 64*64)
 	t[0], t[1] = 1, -1 // row 0, pair 0: index 3·1 + (−1) + 4 = 6
-	data, err := quantize.TransformTL1(t, 64, 64, 64, 64, 32, 2)
+	data, err := format.TransformTL1(t, 64, 64, 64, 64, 32, 2)
 	if err != nil {
 		panic(err)
 	}
@@ -62,7 +62,7 @@ func BenchmarkTransformTL1(b *testing.B) {
 	t := benchTernary(m * k)
 	b.SetBytes(m * k)
 	for b.Loop() {
-		if _, err := quantize.TransformTL1(t, m, k, 256, 128, 32, 1); err != nil {
+		if _, err := format.TransformTL1(t, m, k, 256, 128, 32, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -73,7 +73,7 @@ func BenchmarkTransformTL2(b *testing.B) {
 	t := benchTernary(m * k)
 	b.SetBytes(m * k)
 	for b.Loop() {
-		if _, err := quantize.TransformTL2(t, m, k, 256, 96, 1); err != nil {
+		if _, err := format.TransformTL2(t, m, k, 256, 96, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

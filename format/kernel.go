@@ -1,4 +1,4 @@
-package codegen
+package format
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 // Arch names accepted by this package: "tl1" (ARM, bitnet.cpp
 // codegen_tl1.py) and "tl2" (x86 AVX2, codegen_tl2.py).
 const (
-	TL1 = "tl1"
-	TL2 = "tl2"
+	TL1Arch = "tl1"
+	TL2Arch = "tl2"
 )
 
 // Kernel is the tiling of one weight shape. M and K are the weight's rows and
@@ -38,7 +38,7 @@ func (k Kernel) String() string {
 }
 
 // allowedBm lists the compute-block heights each arch supports (rule D).
-var allowedBm = map[string][]int{TL1: {32, 64}, TL2: {32}}
+var allowedBm = map[string][]int{TL1Arch: {32, 64}, TL2Arch: {32}}
 
 // maxBK bounds BK: the kernels' per-block partial sums must stay within int16
 // (|q| ≤ 127, 127·256 < 32768; spec codegen.md §2.2, §4.1).
@@ -74,7 +74,7 @@ func (e *ValidationError) Error() string {
 
 // CheckArch returns an error unless arch is TL1 or TL2.
 func CheckArch(arch string) error {
-	if arch != TL1 && arch != TL2 {
+	if arch != TL1Arch && arch != TL2Arch {
 		return fmt.Errorf("unknown arch %q (want tl1 or tl2)", arch)
 	}
 	return nil
@@ -121,7 +121,7 @@ func Kernels(shapes [][2]int, bms, bks, sms []int) ([]Kernel, error) {
 // Shapes must also be unique (the dispatch chains pick the first match).
 func Validate(arch string, ks []Kernel) error {
 	if err := CheckArch(arch); err != nil {
-		panic("codegen: " + err.Error())
+		panic("format: " + err.Error())
 	}
 	var vs []Violation
 	add := func(i int, k Kernel, format string, args ...any) {
@@ -158,7 +158,7 @@ func Validate(arch string, ks []Kernel) error {
 			add(i, k, "BK=%d exceeds %d (int16 block sums would overflow)", k.BK, maxBK)
 		}
 		switch arch {
-		case TL1:
+		case TL1Arch:
 			if okBm && k.BM%k.Bm != 0 {
 				add(i, k, "BM=%d is not a multiple of bm=%d (BM %% bm must be 0)", k.BM, k.Bm)
 			}
@@ -174,7 +174,7 @@ func Validate(arch string, ks []Kernel) error {
 			if k.K%16 != 0 {
 				add(i, k, "K %% 16 = %d, must be 0 (TL1 LUT builder works on 16 columns)", k.K%16)
 			}
-		case TL2:
+		case TL2Arch:
 			if k.BM%32 != 0 {
 				add(i, k, "BM=%d is not a multiple of the TL2 row block 32 (BM %% bm must be 0)", k.BM)
 			}

@@ -1,4 +1,4 @@
-package quantize
+package format
 
 import (
 	"encoding/binary"
@@ -131,7 +131,7 @@ func TransformTL2(t []int8, m, k, BM, BK int, scale float32) ([]byte, error) {
 		return nil, err
 	}
 	if len(t) != m*k {
-		panic("quantize: TransformTL2: len(t) != m*k")
+		panic("format: TransformTL2: len(t) != m*k")
 	}
 	out := make([]byte, l.total)
 	// Triple codes v = 9·t0 + 3·t1 + t2, once per triple (row-major).
@@ -188,7 +188,7 @@ func UntransformTL2(dst []int8, data []byte, m, k, BM, BK int) (scale float32, e
 		return 0, err
 	}
 	if len(dst) != m*k {
-		panic("quantize: UntransformTL2: len(dst) != m*k")
+		panic("format: UntransformTL2: len(dst) != m*k")
 	}
 	off := l.total - TLTailBytes
 	if len(data) < off+4 {
@@ -262,4 +262,61 @@ func floorDiv(a, b int) int {
 		q--
 	}
 	return q
+}
+
+// TL2 is bitnet.cpp's x86 lookup-table type (39) with the tiling of each
+// shape taken from Kernels (see TransformTL2).
+type TL2 struct{ Kernels []Kernel }
+
+// Name is "TL2".
+func (TL2) Name() string { return "TL2" }
+
+// Type is gguf.TypeTL2.
+func (TL2) Type() gguf.Type { return gguf.TypeTL2 }
+
+// ScaleGroup is 0: one scale per tensor.
+func (TL2) ScaleGroup(int) int { return 0 }
+
+// Check: the shape needs a kernel in Kernels.
+func (f TL2) Check(k, m int) error { return checkKernel(f.Kernels, TL2Arch, k, m) }
+
+// Bytes is pad32(gguf.TL2DataBytes) + 32.
+func (TL2) Bytes(k, m int) (int, error) { return nbytes(gguf.TypeTL2, k, m) }
+
+// Encode lays the codes out with the shape's kernel.
+func (f TL2) Encode(dst []byte, codes []int8, scales []float32, k, m int) error {
+	if err := checkLens(f, len(codes), len(dst), k, m, len(scales)); err != nil {
+		return err
+	}
+	kn, _ := LookupKernel(f.Kernels, m, k)
+	out, err := TransformTL2(codes, m, k, kn.BM, kn.BK, scales[0])
+	if err != nil {
+		return err
+	}
+	copy(dst, out)
+	return nil
+}
+
+// Decode undoes the layout with the shape's kernel.
+func (f TL2) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
+	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
+		return nil, err
+	}
+	kn, _ := LookupKernel(f.Kernels, m, k)
+	s, err := UntransformTL2(codes, data, m, k, kn.BM, kn.BK)
+	if err != nil {
+		return nil, err
+	}
+	sc := []float32{s}
+	zeroCodesOfZeroScales(codes, sc, 0)
+	return sc, nil
+}
+
+// Scales returns the per-tensor scale at pad32(gguf.TL2DataBytes).
+func (f TL2) Scales(data []byte, k, m int) ([]float32, error) {
+	nb, err := f.Bytes(k, m)
+	if err != nil {
+		return nil, err
+	}
+	return tailScale(f, data, k, m, nb-TLTailBytes)
 }

@@ -1,9 +1,11 @@
-package quantize
+package format
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 // TLTailBytes is the scale slot after TL1/TL2 packed data: a little-endian
@@ -72,7 +74,7 @@ func TransformTL1(t []int8, m, k, BM, BK, bm int, scale float32) ([]byte, error)
 		return nil, err
 	}
 	if len(t) != m*k {
-		panic("quantize: TransformTL1: len(t) != m*k")
+		panic("format: TransformTL1: len(t) != m*k")
 	}
 	n := m * k / 4
 	out := make([]byte, n+TLTailBytes)
@@ -102,7 +104,7 @@ func UntransformTL1(dst []int8, data []byte, m, k, BM, BK, bm int) (scale float3
 		return 0, err
 	}
 	if len(dst) != m*k {
-		panic("quantize: UntransformTL1: len(dst) != m*k")
+		panic("format: UntransformTL1: len(dst) != m*k")
 	}
 	n := m * k / 4
 	if len(data) < n+4 {
@@ -126,4 +128,66 @@ func UntransformTL1(dst []int8, data []byte, m, k, BM, BK, bm int) (scale float3
 		return 0, err
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(data[n:])), nil
+}
+
+// TL1 is bitnet.cpp's ARM lookup-table type (38) with the tiling of each
+// shape taken from Kernels (a kernel_config.ini; see TransformTL1): M·K/4
+// bytes, then the float32 scale and 28 zero bytes.
+type TL1 struct{ Kernels []Kernel }
+
+// Name is "TL1".
+func (TL1) Name() string { return "TL1" }
+
+// Type is gguf.TypeTL1.
+func (TL1) Type() gguf.Type { return gguf.TypeTL1 }
+
+// ScaleGroup is 0: one scale per tensor.
+func (TL1) ScaleGroup(int) int { return 0 }
+
+// Check: the shape needs a kernel in Kernels.
+func (f TL1) Check(k, m int) error { return checkKernel(f.Kernels, TL1Arch, k, m) }
+
+// Bytes is k·m/4 + 32.
+func (TL1) Bytes(k, m int) (int, error) { return nbytes(gguf.TypeTL1, k, m) }
+
+// Encode lays the codes out with the shape's kernel.
+func (f TL1) Encode(dst []byte, codes []int8, scales []float32, k, m int) error {
+	if err := checkLens(f, len(codes), len(dst), k, m, len(scales)); err != nil {
+		return err
+	}
+	kn, _ := LookupKernel(f.Kernels, m, k)
+	out, err := TransformTL1(codes, m, k, kn.BM, kn.BK, kn.Bm, scales[0])
+	if err != nil {
+		return err
+	}
+	copy(dst, out)
+	return nil
+}
+
+// Decode undoes the layout with the shape's kernel.
+func (f TL1) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
+	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
+		return nil, err
+	}
+	kn, _ := LookupKernel(f.Kernels, m, k)
+	s, err := UntransformTL1(codes, data, m, k, kn.BM, kn.BK, kn.Bm)
+	if err != nil {
+		return nil, err
+	}
+	sc := []float32{s}
+	zeroCodesOfZeroScales(codes, sc, 0)
+	return sc, nil
+}
+
+// checkKernel is the TL rule: a tiling for [m, k] must be configured.
+func checkKernel(ks []Kernel, arch string, k, m int) error {
+	if _, ok := LookupKernel(ks, m, k); !ok {
+		return fmt.Errorf("no %s kernel for [M=%d, K=%d] in the kernel configuration", arch, m, k)
+	}
+	return nil
+}
+
+// Scales returns the per-tensor scale at byte k·m/4.
+func (f TL1) Scales(data []byte, k, m int) ([]float32, error) {
+	return tailScale(f, data, k, m, k*m/4)
 }
