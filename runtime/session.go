@@ -242,13 +242,20 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 // theta_scale = powf(freq_base, −2/n_dims) once per pair.
 func (s *Session) ropeTable(pos int) {
 	p := s.m.Params
-	thetaScale := float32(math.Pow(float64(p.RopeTheta), float64(float32(-2)/float32(p.HeadDim))))
+	thetaScale := ropeThetaScale(p.RopeTheta, p.HeadDim)
 	theta := float32(pos)
 	for i := range s.ropeCos {
-		s.ropeCos[i] = float32(math.Cos(float64(theta)))
-		s.ropeSin[i] = float32(math.Sin(float64(theta)))
+		s.ropeCos[i] = glibcCosf(theta)
+		s.ropeSin[i] = glibcSinf(theta)
 		theta *= thetaScale
 	}
+}
+
+// ropeThetaScale is ggml's theta_scale = powf(freq_base, −2.0f/n_dims): the
+// exponent divided in float32, the power correctly rounded (glibc's powf
+// agrees on every preset's base and head dimension, TestGlibcSinCosf).
+func ropeThetaScale(base float32, headDim int) float32 {
+	return float32(math.Pow(float64(base), float64(float32(-2)/float32(headDim))))
 }
 
 // ropeNeox rotates one head in place with the NEOX pairing: dimension i with
@@ -264,18 +271,21 @@ func (s *Session) ropeNeox(x []float32) {
 }
 
 // attention computes every query head's softmax(K·q/sqrt(d))·V over
-// positions 0..pos of the F16 cache. With archSpec.attnF16Operands (bitnet.cpp,
+// positions 0..pos of the F16 cache. Unless Options.F32Attention (bitnet.cpp,
 // ggml's mul_mat against F16 tensors) q and the probabilities are rounded to
-// F16 first; products are summed in float64; the softmax sums exp in float64
+// F16 first and the products follow ggml's F16 dot; otherwise products are
+// summed in float64; the softmax sums exp in float64
 // and scales by float32(1/sum).
 func (s *Session) attention(kc, vc []uint16, pos int) {
 	p := s.m.Params
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd
 	group := p.NHead / p.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
+	// llama.cpp's kq_scale = 1.0f/sqrtf(float(n_embd_head)): the square
+	// root rounded to float32 first (1 ulp from float32(1/√d) for d = 96).
+	scale := 1 / float32(math.Sqrt(float64(hd)))
 	n := pos + 1
-	f16Ops := s.m.spec.attnF16Operands
+	f16Ops := !s.m.opts.F32Attention
 	roundQ, roundP := f16Ops, f16Ops && !s.m.opts.Batched
 	padded := s.probs[:(n+31)&^31]
 	qh := s.xn[:hd] // scratch: xn is free during attention
