@@ -163,6 +163,7 @@ func Normalize(v []float32) []float32 {
 	return out
 }
 
+// rows returns n rows of width floats, carved from one allocation.
 func rows(n, width int) [][]float32 {
 	buf := make([]float32, n*width)
 	out := make([][]float32, n)

@@ -175,7 +175,8 @@ func runRun(opts *RunOptions) error {
 	return nil
 }
 
-// Generate feeds prompt one token per call and then produces n tokens
+// Generate evaluates prompt as one batch (Session.EvalBatch, the same
+// logits as one token per call) and then produces n tokens
 // (greedy for temp 0). It returns the generated ids and every row of logits
 // in the golden layout: one row per prompt position, then n generated rows,
 // generated row 0 being the last prompt row (the logits that chose the first
@@ -184,12 +185,12 @@ func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64
 	s := m.NewSession(len(prompt) + n)
 	rng := rand.New(rand.NewPCG(seed, 0x6269746e6574))
 	var rows [][]float32
+	prows, err := s.EvalBatch(prompt, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prompt: %w", err)
+	}
 	var last []float32
-	for i, id := range prompt {
-		l, err := s.Eval(id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("prompt position %d: %w", i, err)
-		}
+	for _, l := range prows {
 		last = append([]float32(nil), l...)
 		rows = append(rows, last)
 	}
