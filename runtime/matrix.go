@@ -12,7 +12,9 @@ import (
 
 // Matrix is one 2-D weight tensor of a GGUF file, ne = [K, M] (GGUF order:
 // M rows of K inputs). It keeps the stored form (packed I2_S bytes, F16 bits,
-// Q8_0 blocks) and multiplies with ggml's per-type arithmetic.
+// Q8_0 blocks) and multiplies with ggml's per-type arithmetic. The data is
+// used in place, not copied (viewF32, viewU16): a Matrix built from a
+// mapped file reads the file's pages.
 type Matrix struct {
 	Type gguf.Type // F32, F16, BF16, Q8_0 or I2_S
 	K, M int       // ne[0] (inputs per row), ne[1] (rows)
@@ -36,8 +38,9 @@ type Matrix struct {
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0) and I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
 // conversion spec). data must hold at least gguf.NBytes(typ, ne) bytes; the
-// I2_S scale is read from byte k·m/4. Errors name the problem; the caller adds
-// the tensor name.
+// I2_S scale is read from byte k·m/4. The Matrix keeps (views) data: it must
+// not change while the Matrix is used. Errors name the problem; the caller
+// adds the tensor name.
 func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	if k <= 0 || m <= 0 {
 		return nil, fmt.Errorf("bad shape [%d, %d]", k, m)
@@ -53,15 +56,9 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	n := k * m
 	switch typ {
 	case gguf.TypeF32:
-		w.f32 = make([]float32, n)
-		for i := range w.f32 {
-			w.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
+		w.f32 = viewF32(data, n)
 	case gguf.TypeF16, gguf.TypeBF16:
-		w.u16 = make([]uint16, n)
-		for i := range w.u16 {
-			w.u16[i] = binary.LittleEndian.Uint16(data[2*i:])
-		}
+		w.u16 = viewU16(data, n)
 	case gguf.TypeQ8_0:
 		w.raw = data[:need]
 		w.rowB = k / q8Block * 34
