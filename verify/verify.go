@@ -185,17 +185,24 @@ func Run(opts Options) (*Report, error) {
 	}
 	// Runtime logits over the prompt, then a greedy continuation.
 	sess := model.NewSession(len(ids) + opts.Tokens + 1)
+	// The prompt goes through the runtime as one batch (the same logits as
+	// one token per call), the continuation one token per call.
 	var runRows [][]float32
 	seq := append([]int32(nil), ids...)
-	for i := 0; i < len(seq); i++ {
-		logits, err := sess.Eval(seq[i])
+	prompt, err := sess.EvalBatch(ids, 0)
+	if err != nil {
+		return nil, fmt.Errorf("runtime on the prompt: %w", err)
+	}
+	for _, logits := range prompt {
+		runRows = append(runRows, append([]float32(nil), logits...))
+	}
+	for len(seq) < len(ids)+opts.Tokens {
+		seq = append(seq, int32(argmax32(runRows[len(runRows)-1])))
+		logits, err := sess.Eval(seq[len(seq)-1])
 		if err != nil {
-			return nil, fmt.Errorf("runtime at position %d: %w", i, err)
+			return nil, fmt.Errorf("runtime at position %d: %w", len(seq)-1, err)
 		}
 		runRows = append(runRows, append([]float32(nil), logits...))
-		if i == len(seq)-1 && len(seq) < len(ids)+opts.Tokens {
-			seq = append(seq, int32(argmax32(logits)))
-		}
 	}
 	rep.IDs = seq
 	for p, row := range runRows {
