@@ -175,3 +175,77 @@ func lutAccumulate(s *[32]uint64, blk *[32]byte, tab *[i2sLUTPerBlock]uint64) {
 		s[j+3] += e[96+c3>>4] + e[112+c3&15]
 	}
 }
+
+// The one-token I2_S kernel: for a single token row (generation), a table
+// of 256 entries per block and byte position j gives Σ code·q of the four
+// codes of a packed byte in one read: entry ((b·32 + j)·256 + c) is
+// c₇₆·q[e] + c₅₄·q[e+32] + c₃₂·q[e+64] + c₁₀·q[e+96] for e = 128b + j (at
+// most 4·3·128 in magnitude, exact in int16). The sums per byte position
+// are exact int32, then folded through the int16 lanes as dotI2S does, so
+// the result is dotI2S's for any codes.
+
+// i2sLUT1PerBlock is the number of one-token table entries of one block.
+const i2sLUT1PerBlock = 32 * 256
+
+// buildI2SLUT1 fills lut (len len(q)/128·i2sLUT1PerBlock) for the token row q.
+func buildI2SLUT1(lut []int16, q []int8) {
+	nb := len(q) / 128
+	if len(lut) != nb*i2sLUT1PerBlock {
+		panic("runtime: buildI2SLUT1 size mismatch")
+	}
+	var hi, lo [16]int16
+	for b := 0; b < nb; b++ {
+		for j := 0; j < 32; j++ {
+			e := 128*b + j
+			x0, x1, x2, x3 := int16(q[e]), int16(q[e+32]), int16(q[e+64]), int16(q[e+96])
+			for c := 0; c < 16; c++ {
+				hi[c] = int16(c>>2)*x0 + int16(c&3)*x1
+				lo[c] = int16(c>>2)*x2 + int16(c&3)*x3
+			}
+			tab := (*[256]int16)(lut[(b*32+j)*256 : (b*32+j+1)*256])
+			for c := 0; c < 256; c++ {
+				tab[c] = hi[c>>4] + lo[c&15]
+			}
+		}
+	}
+}
+
+// dotI2SLUT1Rows returns dotI2S's Σ code·q for len(sums) consecutive
+// weight rows of rowB bytes in raw (at most i2sRowTile), from the
+// one-token table lut of q. It walks the rows block by block so each 16 KiB
+// block of the table serves all of them from L1.
+func dotI2SLUT1Rows(raw []byte, rowB int, lut []int16, sums []int32) {
+	nr := len(sums)
+	nb := rowB / 32
+	if nr > i2sRowTile || len(raw) < nr*rowB || len(lut) < nb*i2sLUT1PerBlock {
+		panic("runtime: dotI2SLUT1Rows size mismatch")
+	}
+	clear(sums)
+	var s [i2sRowTile][32]int32
+	for g := 0; g < nb; g += 32 {
+		s = [i2sRowTile][32]int32{}
+		for b := g; b < min(g+32, nb); b++ {
+			tab := (*[i2sLUT1PerBlock]int16)(lut[b*i2sLUT1PerBlock : (b+1)*i2sLUT1PerBlock])
+			for r := 0; r < nr; r++ {
+				lut1Accumulate(&s[r], (*[32]byte)(raw[r*rowB+b*32:r*rowB+b*32+32]), tab)
+			}
+		}
+		for r := 0; r < nr; r++ {
+			for l := 0; l < 16; l++ {
+				sums[r] += int32(int16(s[r][2*l] + s[r][2*l+1]))
+			}
+		}
+	}
+}
+
+// lut1Accumulate adds one block of one weight row to its 32 byte-position
+// sums: one table entry per packed byte.
+func lut1Accumulate(s *[32]int32, blk *[32]byte, tab *[i2sLUT1PerBlock]int16) {
+	for j := 0; j < 32; j += 4 {
+		e := tab[j*256 : j*256+1024 : j*256+1024]
+		s[j] += int32(e[blk[j]])
+		s[j+1] += int32(e[256+int(blk[j+1])])
+		s[j+2] += int32(e[512+int(blk[j+2])])
+		s[j+3] += int32(e[768+int(blk[j+3])])
+	}
+}

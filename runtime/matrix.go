@@ -89,6 +89,8 @@ type Activation struct {
 	d   []float32 // Q8_0 block scales
 	s   float32   // I2_S activation scale
 	sum int32     // I2_S Σq
+	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
+	lut1 []int16
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -240,9 +242,45 @@ func (w *Matrix) MatVec(dst, x []float32, a *Activation, threads int) {
 		a = new(Activation)
 	}
 	w.Prepare(a, x)
+	w.matVecPrepared(dst, a, threads)
+}
+
+// lut1MinRows is the smallest I2_S matrix (in rows) for which MatVec builds
+// the one-token table: below it the table costs more than it saves.
+const lut1MinRows = 256
+
+// matVecPrepared is MatVec after Prepare.
+func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
+	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
+		w.matVecI2S(dst, a, threads)
+		return
+	}
 	parallel.For(w.M, threads, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			dst[r] = w.Row(r, a)
+		}
+	})
+}
+
+// matVecI2S runs one prepared token through the one-token table kernel
+// (dotI2SLUT1Rows: dotI2S's sums, one table read per packed byte).
+func (w *Matrix) matVecI2S(dst []float32, a *Activation, threads int) {
+	nb := w.K / 128
+	if cap(a.lut1) < nb*i2sLUT1PerBlock {
+		a.lut1 = make([]int16, nb*i2sLUT1PerBlock)
+	}
+	lut := a.lut1[:nb*i2sLUT1PerBlock]
+	parallel.For(nb, threads, func(lo, hi int) {
+		buildI2SLUT1(lut[lo*i2sLUT1PerBlock:hi*i2sLUT1PerBlock], a.q[lo*128:hi*128])
+	})
+	parallel.For(w.M, threads, func(lo, hi int) {
+		var sums [i2sRowTile]int32
+		for r0 := lo; r0 < hi; r0 += i2sRowTile {
+			r1 := min(r0+i2sRowTile, hi)
+			dotI2SLUT1Rows(w.raw[r0*w.rowB:r1*w.rowB], w.rowB, lut, sums[:r1-r0])
+			for r := r0; r < r1; r++ {
+				dst[r] = i2sOut(sums[r-r0], a, w.Scale)
+			}
 		}
 	})
 }
@@ -290,9 +328,11 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		}
 	})
 	switch {
-	case w.Type == gguf.TypeI2S && n > 1:
+	case n == 1:
+		w.matVecPrepared(dst[0], &acts[0], threads)
+	case w.Type == gguf.TypeI2S:
 		w.matMulI2S(dst, acts, sc, threads)
-	case w.Type == gguf.TypeF16 && n > 1:
+	case w.Type == gguf.TypeF16:
 		if len(sc.rowf) < max(threads, 1) {
 			sc.rowf = make([][]float32, max(threads, 1))
 		}
