@@ -68,7 +68,10 @@ func TestArm64SameNumbers(t *testing.T) {
 		}
 		t.Skip("qemu-aarch64 not found (apt-get install qemu-user); set CI to make this fatal")
 	}
-	goTool := filepath.Join(goruntime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
 	bin := filepath.Join(t.TempDir(), "runtime.arm64.test")
 	build := exec.Command(goTool, "test", "-c", "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
