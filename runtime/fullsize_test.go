@@ -161,7 +161,7 @@ func runBatched(t testing.TB, m *Model, prompt []int32, n int) (promptRows, genR
 // bitnet_b1_58-large-shaped I2_S file against bitnet.cpp build A and the
 // 2-layer 2B-4T-shaped one (arch bitnet-b1.58) against build B, every
 // prompt and generated row, with the prompt fed token by token and as one
-// batch, at 1 and 2 threads. Heavy (builds 2 GB of inputs unless
+// batch, at 1, 2 and 3 threads. Heavy (builds 2 GB of inputs unless
 // BITNET_FULLSIZE_DIR has them): runs with BITNET_HEAVY=1 (.ci/run).
 func TestFullsizeGolden(t *testing.T) {
 	if testing.Short() || (os.Getenv("BITNET_HEAVY") == "" && os.Getenv("BITNET_FULLSIZE_DIR") == "") {
@@ -180,6 +180,7 @@ func TestFullsizeGolden(t *testing.T) {
 				{"token by token, 2 threads", 2, runSeq},
 				{"batched, 2 threads", 2, runBatched},
 				{"batched, 1 thread", 1, runBatched},
+				{"batched, 3 threads", 3, runBatched},
 			} {
 				m := openModel(t, filepath.Join(dir, c.gguf), run.threads)
 				if m.Params.NVocab != c.nVocab {
