@@ -31,9 +31,9 @@ func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks 4]",
-		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime, one token per call)",
+		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
-run each chunk on an empty KV cache one token per call, and score positions c/2 … c−2 with the
+run each chunk on an empty KV cache as one batch (the same logits as one token per call), and score positions c/2 … c−2 with the
 log-probability of the next token, as llama-perplexity does. Prints PPL = exp(mean NLL).
 -c must not exceed the model's context_length (checked after loading the model; a usage error,
 exit 2).`,
