@@ -14,6 +14,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -292,38 +293,17 @@ func (c *converter) warn(format string, args ...any) {
 }
 
 // parallel runs fn over [0, n) in fixed chunks of chunkElems on c.threads
-// goroutines. Each chunk covers the same elements whatever the thread count.
+// goroutines (internal/parallel, contiguous runs of chunks per goroutine),
+// stopping between chunks once ctx is done. Each chunk covers the same
+// elements whatever the thread count.
 func (c *converter) parallel(ctx context.Context, n int, fn func(lo, hi int)) error {
 	chunks := (n + chunkElems - 1) / chunkElems
-	if chunks <= 1 || c.threads <= 1 {
-		for lo := 0; lo < n; lo += chunkElems {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+	parallel.For(chunks, c.threads, func(c0, c1 int) {
+		for ch := c0; ch < c1 && ctx.Err() == nil; ch++ {
+			lo := ch * chunkElems
 			fn(lo, min(n, lo+chunkElems))
 		}
-		return nil
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, chunks)
-	for i := 0; i < chunks; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < min(c.threads, chunks); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ch := range next {
-				if ctx.Err() != nil {
-					return
-				}
-				lo := ch * chunkElems
-				fn(lo, min(n, lo+chunkElems))
-			}
-		}()
-	}
-	wg.Wait()
+	})
 	return ctx.Err()
 }
 

@@ -32,20 +32,26 @@ func (a FFNActivation) String() string {
 // archSpec is what differs between the supported GGUF architectures.
 type archSpec struct {
 	ffn FFNActivation
-	// attnF16Operands: K·q and V·softmax round q and the probabilities to
-	// F16 (ggml's non-flash attention, vec_dot_type of F16, as bitnet.cpp
-	// runs arch bitnet). The bitnet-b1.58 reference (ik_llama.cpp, flash
-	// attention) keeps them in f32: rounding them moves the golden logits
-	// by up to 1e-2, not rounding matches within 1.4e-3.
-	attnF16Operands bool
 }
 
 // archs lists the GGUF general.architecture values the runtime runs. The
 // graph is the same except for the FFN activation (conversion spec §4.6);
 // bitnet-25 is the name bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for
 // the 2B-4T model.
+//
+// The reference each arch is bit-exact with (x86 AVX2 builds, one token
+// per llama_decode; testdata/golden/fullsize/README.md names the builds):
+//   - bitnet: bitnet.cpp c82b5e66 with llama.cpp fork 406a5036 ("build A";
+//     testdata/golden/tiny-bitnet and the full-size bitnet_b1_58-large
+//     shape);
+//   - bitnet-b1.58, bitnet-25: bitnet.cpp eb60fc3 with the fork's 1f86f05
+//     tree ("build B"; the full-size 2B-4T shape). Both builds run the
+//     same attention: q and the softmax probabilities rounded to F16 for
+//     the products with the F16 KV cache. ik_llama.cpp (flash attention,
+//     f32 operands, testdata/golden/b158-h512) is matched within a
+//     tolerance with Options.F32Attention.
 var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU, attnF16Operands: true},
+	"bitnet":       {ffn: SiLU},
 	"bitnet-b1.58": {ffn: ReLU2},
 	"bitnet-25":    {ffn: ReLU2},
 }
@@ -98,6 +104,14 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
+	// F32Attention keeps q and the softmax probabilities in float32 for the
+	// products with the F16 KV cache (exact products summed in float64), as
+	// ik_llama.cpp's flash attention does, instead of rounding both to F16
+	// as bitnet.cpp does (ggml's mul_mat converts the f32 operand of an F16
+	// weight to F16, its vec_dot_type). For comparisons with ik_llama.cpp
+	// (testdata/golden/b158-h512: within 1.4e-3 with it, 1e-2 without).
+	// Default false: bitnet.cpp's arithmetic, bit-exact.
+	F32Attention bool
 	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
 	// it in a standard place. When nil, Load uses the configuration hf2gguf

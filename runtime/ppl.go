@@ -32,10 +32,11 @@ type ChunkProgress struct {
 }
 
 // Perplexity scores ids (already tokenized, with BOS) the way
-// llama-perplexity does, but one token per Eval call: ids is cut into
+// llama-perplexity does: ids is cut into
 // consecutive chunks of nCtx tokens (at most chunks of them; chunks ≤ 0
 // means all whole chunks), each chunk's first token is replaced by bos when
-// bos ≥ 0, the chunk runs on an empty KV cache, and positions nCtx/2 …
+// bos ≥ 0, the chunk runs on an empty KV cache as one EvalBatch (the same
+// logits as one token per Eval call), and positions nCtx/2 …
 // nCtx−2 are scored with the log-probability of the next token (log-softmax
 // in float64). Errors: nCtx < 4, fewer than nCtx ids, a token id outside the
 // vocabulary.
@@ -67,17 +68,12 @@ func PerplexityProgress(m *Model, ids []int32, nCtx, chunks int, bos int32, prog
 			chunk[0] = bos
 		}
 		s.Reset()
-		for j, id := range chunk[:nCtx-1] {
-			if j < first {
-				if err := s.EvalHidden(id); err != nil {
-					return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
-				}
-				continue
-			}
-			logits, err := s.Eval(id)
-			if err != nil {
-				return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
-			}
+		rows, err := s.EvalBatch(chunk[:nCtx-1], first)
+		if err != nil {
+			return res, fmt.Errorf("chunk %d: %w", c, err)
+		}
+		for i, logits := range rows {
+			j := first + i
 			next := chunk[j+1]
 			if next < 0 || int(next) >= len(logits) {
 				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, j+1, next)

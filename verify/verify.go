@@ -272,22 +272,28 @@ func openSource(f *reader.File, rep *Report, opts Options) (*convert.Source, err
 	return src, nil
 }
 
-// runRuntime evaluates the prompt one token at a time in the runtime and
-// continues greedily for tokens more; it returns the logits of every
-// position (copies) and the whole sequence.
+// runRuntime evaluates the prompt as one batch in the runtime
+// (Session.EvalBatch: the same logits as one token per call) and continues
+// greedily one token per call for tokens more; it returns the logits of
+// every position (copies) and the whole sequence.
 func runRuntime(model *runtime.Model, ids []int32, tokens int) ([][]float32, []int32, error) {
 	sess := model.NewSession(len(ids) + tokens + 1)
 	var rows [][]float32
 	seq := append([]int32(nil), ids...)
-	for i := 0; i < len(seq); i++ {
-		logits, err := sess.Eval(seq[i])
+	prompt, err := sess.EvalBatch(ids, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime on the prompt: %w", err)
+	}
+	for _, logits := range prompt {
+		rows = append(rows, append([]float32(nil), logits...))
+	}
+	for len(seq) < len(ids)+tokens {
+		seq = append(seq, int32(argmax32(rows[len(rows)-1])))
+		logits, err := sess.Eval(seq[len(seq)-1])
 		if err != nil {
-			return nil, nil, fmt.Errorf("runtime at position %d: %w", i, err)
+			return nil, nil, fmt.Errorf("runtime at position %d: %w", len(seq)-1, err)
 		}
 		rows = append(rows, append([]float32(nil), logits...))
-		if i == len(seq)-1 && len(seq) < len(ids)+tokens {
-			seq = append(seq, int32(argmax32(logits)))
-		}
 	}
 	return rows, seq, nil
 }

@@ -43,9 +43,9 @@ func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
 		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks N] [--json]",
-		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime, one token per call)",
+		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
-run each chunk on an empty KV cache one token per call, and score positions c/2 … c−2 with the
+run each chunk on an empty KV cache as one batch (the same logits as one token per call), and score positions c/2 … c−2 with the
 log-probability of the next token, as llama-perplexity does. Prints the running perplexity after
 each chunk ("[1]x,[2]y,…") and then "Final estimate: PPL = X +/- E", E being llama-perplexity's
 uncertainty PPL·√(var(NLL)/(N−1)). TEXT may be "-" (stdin) or a pipe such as <(zcat wiki.gz); at

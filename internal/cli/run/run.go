@@ -312,8 +312,9 @@ type GenStats struct {
 	Stopped      bool          // generation ended at a Stop token
 }
 
-// Generate feeds prompt one token per call and then produces n tokens
-// (greedy for temp 0); it is GenerateStream without stop tokens.
+// Generate evaluates prompt as one batch (Session.EvalBatch, the same
+// logits as one token per call) and then produces n tokens (greedy for
+// temp 0); it is GenerateStream without stop tokens.
 func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64) ([]int32, [][]float32, error) {
 	gen, rows, _, err := GenerateStream(m, prompt, GenOptions{N: n, Temp: temp, Seed: seed})
 	return gen, rows, err
@@ -330,13 +331,13 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 	s := m.NewSession(len(prompt) + n)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6269746e6574))
 	var rows [][]float32
-	var last []float32
 	t0 := time.Now()
-	for i, id := range prompt {
-		l, err := s.Eval(id)
-		if err != nil {
-			return nil, nil, st, fmt.Errorf("prompt position %d: %w", i, err)
-		}
+	prows, err := s.EvalBatch(prompt, 0)
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("prompt: %w", err)
+	}
+	var last []float32
+	for _, l := range prows {
 		last = append([]float32(nil), l...)
 		rows = append(rows, last)
 	}
