@@ -1,0 +1,267 @@
+// Command gen writes the amd64 assembly of package kernels
+// (../kernels_amd64.s and its Go declarations ../stubs_amd64.go)
+// with github.com/mmcloughlin/avo. It is its own module so that avo is not a
+// dependency of the converter; run it through `go generate` in
+// internal/kernels (see that package's doc.go).
+//
+// Every kernel computes exactly what its pure-Go reference in
+// ../ref.go computes: the integer sums are exact (or wrap where the
+// reference wraps), and the float operations are the same operations in the
+// same order, each rounded to float32 where the reference rounds.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	dotI2S()
+	dotF16()
+	absMaxBits()
+	quantI8S()
+	Generate()
+}
+
+// broadcast32 returns a YMM register holding v in every 32-bit lane.
+func broadcast32(v uint32) VecVirtual {
+	t := GP32()
+	MOVL(U32(v), t)
+	x := XMM()
+	MOVD(t, x)
+	y := YMM()
+	VPBROADCASTD(x, y)
+	return y
+}
+
+// dotI2S: Σ code·q over n32·32 packed I2_S bytes (reference: dotI2SRef).
+// Per 32-byte block the four 2-bit fields of each byte are isolated with a
+// shift and a mask, VPMADDUBSW multiplies them (unsigned 0…2) with the
+// matching 32 activation bytes (signed) and adds neighbouring byte pairs
+// into sixteen int16 lanes (|pair| ≤ 512: never saturates), and the four
+// results join a 16-bit accumulator with wrapping adds. After every 32
+// blocks (or the last, shorter group) VPMADDWD widens lane pairs to int32.
+// This is bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s arithmetic.
+func dotI2S() {
+	TEXT("dotI2SAVX2", NOSPLIT, "func(row []byte, q []int8) int32")
+	Doc("dotI2SAVX2 returns Σ code·q for the I2_S row; len(row) is a multiple of 32 and len(q) ≥ 4·len(row).")
+	row := Load(Param("row").Base(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	nb := Load(Param("row").Len(), GP64())
+	SHRQ(U8(5), nb) // blocks of 32 bytes
+
+	mask := broadcast32(0x03030303)
+	ones := broadcast32(0x00010001)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("group")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("done"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := YMM()
+	VPXOR(acc16, acc16, acc16)
+
+	Label("block")
+	c := YMM()
+	VMOVDQU(Mem{Base: row}, c)
+	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for s, sh := range []uint8{6, 4, 2} {
+		VPSRLW(U8(sh), c, p[s])
+		VPAND(mask, p[s], p[s])
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * s}, p[s], p[s])
+	}
+	VPAND(mask, c, p[3])
+	VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], p[3])
+	VPADDW(p[1], p[0], p[0])
+	VPADDW(p[3], p[2], p[2])
+	VPADDW(p[2], p[0], p[0])
+	VPADDW(p[0], acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("block"))
+
+	VPMADDWD(ones, acc16, acc16)
+	VPADDD(acc16, acc32, acc32)
+	JMP(LabelRef("group"))
+
+	Label("done")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	r := GP32()
+	MOVD(lo, r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// dotF16: the 32-element steps of ggml's AVX2 + F16C vec_dot_f16 (reference:
+// dotF16Ref before its tail). Four accumulators of eight lanes; each step
+// widens 4×8 F16 weights with VCVTPH2PS, multiplies by the activations
+// (rounded to float32, VMULPS) and adds (VADDPS): two roundings, as the
+// reference's separate multiply and add. The reduction is
+// GGML_F32x8_REDUCE: acc0+acc2, acc1+acc3, their sum; lanes (l, l+4)
+// added, then (t0+t1)+(t2+t3).
+func dotF16() {
+	TEXT("dotF16AVX2", NOSPLIT, "func(w []uint16, x []float32) float32")
+	Doc("dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).")
+	w := Load(Param("w").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("w").Len(), GP64())
+	SHRQ(U8(5), n)
+	acc := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VXORPS(a, a, a)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	for j, a := range acc {
+		t := YMM()
+		VCVTPH2PS(Mem{Base: w, Disp: 16 * j}, t)
+		VMULPS(Mem{Base: x, Disp: 32 * j}, t, t)
+		VADDPS(t, a, a)
+	}
+	ADDQ(U8(64), w)
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	VADDPS(acc[2], acc[0], acc[0])
+	VADDPS(acc[3], acc[1], acc[1])
+	VADDPS(acc[1], acc[0], acc[0])
+	hi := XMM()
+	VEXTRACTF128(U8(1), acc[0], hi)
+	lo := acc[0].AsX()
+	VADDPS(hi, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VHADDPS(lo, lo, lo)
+	Store(lo, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// absMaxBits: the largest |x_k| as float32 bits (sign cleared) over a
+// multiple of 32 elements. For non-negative floats the integer order of the
+// bits is the float order, and every NaN compares above +Inf, so the caller
+// sees a NaN or an infinity as bits ≥ 0x7f800000.
+func absMaxBits() {
+	TEXT("absMaxBitsAVX2", NOSPLIT, "func(x []float32) uint32")
+	Doc("absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	mask := broadcast32(0x7fffffff)
+	m := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range m {
+		VPXOR(a, a, a)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	for j, a := range m {
+		t := YMM()
+		VPAND(Mem{Base: x, Disp: 32 * j}, mask, t)
+		VPMAXUD(t, a, a)
+	}
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	VPMAXUD(m[1], m[0], m[0])
+	VPMAXUD(m[3], m[2], m[2])
+	VPMAXUD(m[2], m[0], m[0])
+	hi := XMM()
+	VEXTRACTI128(U8(1), m[0], hi)
+	lo := m[0].AsX()
+	VPMAXUD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPMAXUD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPMAXUD(hi, lo, lo)
+	r := GP32()
+	MOVD(lo, r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// quantI8S: q_k = clamp(round_half_even(float32(x_k·scale)), −128, 127) and
+// Σ q_k over a multiple of 32 finite elements (reference: the loop of
+// quantizeI8SRef). VMULPS rounds the product to float32 as the reference's
+// float32 multiply does, VROUNDPS with immediate 0 rounds to nearest even,
+// VMINPS/VMAXPS clamp, VCVTPS2DQ converts the (integral) values exactly;
+// two saturating packs and a VPERMD put the 32 int8 codes back in order.
+func quantI8S() {
+	TEXT("quantI8SAVX2", NOSPLIT, "func(dst []int8, x []float32, scale float32) int32")
+	Doc("quantI8SAVX2 quantizes len(x) elements (a multiple of 32, all finite) of x with scale into dst (len(dst) ≥ len(x)) and returns the sum of the codes.")
+	dst := Load(Param("dst").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	sx := Load(Param("scale"), XMM())
+	s := YMM()
+	VBROADCASTSS(sx, s)
+	hiC := broadcast32(0x42fe0000) // 127.0
+	loC := broadcast32(0xc3000000) // -128.0
+	perm := YMM()
+	idx := GLOBL("i8sPerm", RODATA|NOPTR)
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		DATA(4*i, U32(v))
+	}
+	VMOVDQU(idx, perm)
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	v := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j, t := range v {
+		VMULPS(Mem{Base: x, Disp: 32 * j}, s, t)
+		VROUNDPS(U8(0), t, t)
+		VMINPS(hiC, t, t)
+		VMAXPS(loC, t, t)
+		VCVTPS2DQ(t, t)
+		VPADDD(t, sum, sum)
+	}
+	VPACKSSDW(v[1], v[0], v[0])
+	VPACKSSDW(v[3], v[2], v[2])
+	VPACKSSWB(v[2], v[0], v[0])
+	VPERMD(v[0], perm, v[0])
+	VMOVDQU(v[0], Mem{Base: dst})
+	ADDQ(U32(128), x)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	hi := XMM()
+	VEXTRACTI128(U8(1), sum, hi)
+	lo := sum.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	r := GP32()
+	MOVD(lo, r)
+	Store(r, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}

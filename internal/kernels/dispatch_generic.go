@@ -1,0 +1,10 @@
+//go:build purego || !amd64
+
+package kernels
+
+func impl() string { return "pure Go" }
+
+func dotI2S(row []byte, q []int8) int32                     { return dotI2SRef(row, q) }
+func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyRef(w, x) }
+func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
+func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }

@@ -1,0 +1,5 @@
+package kernels
+
+import "testing"
+
+func TestImpl(t *testing.T) { t.Logf("kernels: %s", Impl()) }
