@@ -5,17 +5,17 @@
 #include "textflag.h"
 
 // func dotI2SAVX2(row []byte, q []int8) int32
-// Requires: AVX, AVX2, CMOV, SSE2
+// Requires: AVX, AVX2, CMOV
 TEXT ·dotI2SAVX2(SB), NOSPLIT, $0-52
 	MOVQ         row_base+0(FP), AX
 	MOVQ         q_base+24(FP), CX
 	MOVQ         row_len+8(FP), DX
 	SHRQ         $0x05, DX
 	MOVL         $0x03030303, BX
-	MOVD         BX, X0
+	VMOVD        BX, X0
 	VPBROADCASTD X0, Y0
 	MOVL         $0x00010001, BX
-	MOVD         BX, X1
+	VMOVD        BX, X1
 	VPBROADCASTD X1, Y1
 	VPXOR        Y2, Y2, Y2
 
@@ -60,9 +60,9 @@ done:
 	VPADDD       X0, X2, X2
 	VPSHUFD      $0xb1, X2, X0
 	VPADDD       X0, X2, X2
-	MOVD         X2, AX
-	MOVL         AX, ret+48(FP)
+	VMOVD        X2, AX
 	VZEROUPPER
+	MOVL         AX, ret+48(FP)
 	RET
 
 // func dotF16AVX2(w []uint16, x []float32) float32
@@ -105,18 +105,18 @@ reduce:
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	MOVSS        X0, ret+48(FP)
 	VZEROUPPER
+	MOVSS        X0, ret+48(FP)
 	RET
 
 // func absMaxBitsAVX2(x []float32) uint32
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2
 TEXT ·absMaxBitsAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), AX
 	MOVQ         x_len+8(FP), CX
 	SHRQ         $0x05, CX
 	MOVL         $0x7fffffff, DX
-	MOVD         DX, X0
+	VMOVD        DX, X0
 	VPBROADCASTD X0, Y0
 	VPXOR        Y1, Y1, Y1
 	VPXOR        Y2, Y2, Y2
@@ -148,25 +148,24 @@ reduce:
 	VPMAXUD      X0, X1, X1
 	VPSHUFD      $0xb1, X1, X0
 	VPMAXUD      X0, X1, X1
-	MOVD         X1, AX
-	MOVL         AX, ret+24(FP)
+	VMOVD        X1, AX
 	VZEROUPPER
+	MOVL         AX, ret+24(FP)
 	RET
 
 // func quantI8SAVX2(dst []int8, x []float32, scale float32) int32
-// Requires: AVX, AVX2, SSE, SSE2
+// Requires: AVX, AVX2
 TEXT ·quantI8SAVX2(SB), NOSPLIT, $0-60
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
 	MOVQ         x_len+32(FP), DX
 	SHRQ         $0x05, DX
-	MOVSS        scale+48(FP), X0
-	VBROADCASTSS X0, Y0
+	VBROADCASTSS scale+48(FP), Y0
 	MOVL         $0x42fe0000, BX
-	MOVD         BX, X1
+	VMOVD        BX, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0xc3000000, BX
-	MOVD         BX, X2
+	VMOVD        BX, X2
 	VPBROADCASTD X2, Y2
 	VMOVDQU      i8sPerm<>+0(SB), Y3
 	VPXOR        Y4, Y4, Y4
@@ -215,9 +214,9 @@ reduce:
 	VPADDD       X0, X4, X4
 	VPSHUFD      $0xb1, X4, X0
 	VPADDD       X0, X4, X4
-	MOVD         X4, AX
-	MOVL         AX, ret+56(FP)
+	VMOVD        X4, AX
 	VZEROUPPER
+	MOVL         AX, ret+56(FP)
 	RET
 
 DATA i8sPerm<>+0(SB)/4, $0x00000000
