@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
+
 // The float dot products below reproduce the summation order of ggml's
 // x86 AVX2 vec_dot_f32 / vec_dot_f16 (ggml.c of bitnet.cpp's fork
 // 406a5036): four accumulators of eight lanes each take fused multiply-adds
@@ -57,30 +59,11 @@ func dotF32ggml(w, x []float32) float32 {
 }
 
 // dotF16ggml is ggml_vec_dot_f16 (AVX2 + F16C) for a row of F16 bits and
-// an activation already rounded to F16 values (as float32). Products of two
-// F16 values are exact in float32. The tail is summed in float64
-// (ggml_float), as is the result.
-func dotF16ggml(w []uint16, x []float32) float32 {
-	n := len(w)
-	x = x[:n]
-	np := n &^ 31
-	var acc [4][8]float32
-	for i := 0; i < np; i += 32 {
-		for j := 0; j < 4; j++ {
-			for l := 0; l < 8; l++ {
-				k := i + j*8 + l
-				p := f16Table[w[k]] * x[k]
-				acc[j][l] += p
-			}
-		}
-	}
-	sum := float64(reduce8x4(&acc))
-	for i := np; i < n; i++ {
-		p := f16Table[w[i]] * x[i]
-		sum += float64(p)
-	}
-	return float32(sum)
-}
+// an activation already rounded to F16 values (as float32): the order above,
+// the tail summed in float64 (ggml_float), as is the result. Products of two
+// F16 values are exact in float32. internal/kernels.DotF16 has the assembly
+// and the pure-Go reference.
+func dotF16ggml(w []uint16, x []float32) float32 { return kernels.DotF16(w, x) }
 
 // sumExp8 is the horizontal sum of eight float lanes as the reference's AVX2
 // code does it (ggml_vec_soft_max_f32, hsum_float_8): (e0+e4)+(e2+e6) plus
