@@ -23,7 +23,14 @@
 //
 //	cd internal/kernels && go generate
 //
-// writes kernels_amd64.s and stubs_amd64.go, both committed.
+// writes kernels_amd64.s and stubs_amd64.go, both committed. The arm64 file
+// is hand-written in _asm/arm64/kernels_arm64.s.in; instructions the Go
+// assembler cannot spell are written @op(registers) there and expanded to
+// checked WORD encodings by
+//
+//	python3 _asm/arm64/words.py _asm/arm64/kernels_arm64.s.in kernels_arm64.s
+//
+// TestArm64Kernels runs this package's tests under qemu-aarch64.
 package kernels
 
 // Impl names the kernel implementation this build selected on this machine,
