@@ -44,3 +44,25 @@ func quantI8S(dst []int8, x []float32, scale float32) int32 {
 	}
 	return quantI8SRef(dst, x, scale)
 }
+
+func addAbs4x8(acc *[32]float32, x []float32) {
+	if useAVX2 {
+		addAbs4x8AVX2(acc, x)
+		return
+	}
+	addAbs4x8Ref(acc, x)
+}
+
+func decodeBF16(dst []float32, raw []byte) bool {
+	if useAVX2 {
+		return decodeBF16AVX2(dst, raw) != 0
+	}
+	return decodeBF16Ref(dst, raw)
+}
+
+func packI2S(dst []byte, t []int8) bool {
+	if useAVX2 {
+		return packI2SAVX2(dst, t) == 0xffffffff
+	}
+	return packI2SRef(dst, t)
+}

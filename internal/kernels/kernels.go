@@ -58,3 +58,41 @@ func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
 
 // F16ToF32 widens an IEEE binary16 value to float32 (exact).
 func F16ToF32(h uint16) float32 { return f16Table[h] }
+
+// AddAbs4x8 adds |x[32i+8k+l]| to acc[8k+l] for every 32-float row i of x,
+// in row order, each addition rounded to float32: the level-0 block sum of
+// torch's cascade sum of |x| with AVX2's 8-lane vectors and four
+// interleaved accumulators (quantize.blockSum; SumKernel.cpp multi_row_sum),
+// so the converter's abs-mean keeps torch's exact bits. It panics if
+// len(x) is not a multiple of 32.
+func AddAbs4x8(acc *[32]float32, x []float32) {
+	if len(x)%32 != 0 {
+		panic("kernels: AddAbs4x8 length is not a multiple of 32")
+	}
+	addAbs4x8(acc, x)
+}
+
+// DecodeBF16 widens len(dst) little-endian bf16 values of raw to float32
+// (exact: the bits shifted left by 16) and reports whether one of them is
+// ±Inf or NaN. It panics if len(raw) < 2·len(dst).
+func DecodeBF16(dst []float32, raw []byte) (nonFinite bool) {
+	if len(raw) < 2*len(dst) {
+		panic("kernels: DecodeBF16 source too short")
+	}
+	n16 := len(dst) &^ 15
+	nonFinite = decodeBF16(dst[:n16], raw[:2*n16])
+	return decodeBF16Ref(dst[n16:], raw[2*n16:]) || nonFinite
+}
+
+// PackI2S packs ternary values t (−1, 0, 1) into the x86 I2_S layout of
+// bitnet.cpp's quantize_i2_s (QK 128): for block b and j < 32,
+// dst[32b+j] = c[128b+j]<<6 | c[128b+j+32]<<4 | c[128b+j+64]<<2 |
+// c[128b+j+96] with c = t+1. It returns false, leaving dst unspecified,
+// when a value is outside {−1, 0, 1}. It panics if len(t) is not a
+// multiple of 128 or len(dst) != len(t)/4.
+func PackI2S(dst []byte, t []int8) (ok bool) {
+	if len(t)%128 != 0 || len(dst) != len(t)/4 {
+		panic("kernels: PackI2S length mismatch")
+	}
+	return packI2S(dst, t)
+}

@@ -228,3 +228,125 @@ DATA i8sPerm<>+20(SB)/4, $0x00000006
 DATA i8sPerm<>+24(SB)/4, $0x00000003
 DATA i8sPerm<>+28(SB)/4, $0x00000007
 GLOBL i8sPerm<>(SB), RODATA|NOPTR, $32
+
+// func addAbs4x8AVX2(acc *[32]float32, x []float32)
+// Requires: AVX, AVX2
+TEXT ·addAbs4x8AVX2(SB), NOSPLIT, $0-32
+	MOVQ         acc+0(FP), AX
+	MOVQ         x_base+8(FP), CX
+	MOVQ         x_len+16(FP), DX
+	SHRQ         $0x05, DX
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	VMOVUPS      (AX), Y1
+	VMOVUPS      32(AX), Y2
+	VMOVUPS      64(AX), Y3
+	VMOVUPS      96(AX), Y4
+
+loop:
+	CMPQ   DX, $0x00
+	JE     done
+	VANDPS (CX), Y0, Y5
+	VADDPS Y5, Y1, Y1
+	VANDPS 32(CX), Y0, Y5
+	VADDPS Y5, Y2, Y2
+	VANDPS 64(CX), Y0, Y5
+	VADDPS Y5, Y3, Y3
+	VANDPS 96(CX), Y0, Y5
+	VADDPS Y5, Y4, Y4
+	ADDQ   $0x00000080, CX
+	DECQ   DX
+	JMP    loop
+
+done:
+	VMOVUPS Y1, (AX)
+	VMOVUPS Y2, 32(AX)
+	VMOVUPS Y3, 64(AX)
+	VMOVUPS Y4, 96(AX)
+	VZEROUPPER
+	RET
+
+// func decodeBF16AVX2(dst []float32, raw []byte) uint32
+// Requires: AVX, AVX2
+TEXT ·decodeBF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         raw_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	SHRQ         $0x04, DX
+	MOVL         $0x7f800000, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	VPXOR        Y1, Y1, Y1
+
+loop:
+	CMPQ      DX, $0x00
+	JE        done
+	VPMOVZXWD (CX), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMOVDQU   Y2, (AX)
+	VPAND     Y0, Y2, Y2
+	VPCMPEQD  Y0, Y2, Y2
+	VPOR      Y2, Y1, Y1
+	VPMOVZXWD 16(CX), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMOVDQU   Y2, 32(AX)
+	VPAND     Y0, Y2, Y2
+	VPCMPEQD  Y0, Y2, Y2
+	VPOR      Y2, Y1, Y1
+	ADDQ      $0x20, CX
+	ADDQ      $0x40, AX
+	DECQ      DX
+	JMP       loop
+
+done:
+	VPMOVMSKB Y1, AX
+	VZEROUPPER
+	MOVL      AX, ret+48(FP)
+	RET
+
+// func packI2SAVX2(dst []byte, t []int8) uint32
+// Requires: AVX, AVX2
+TEXT ·packI2SAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         t_base+24(FP), CX
+	MOVQ         t_len+32(FP), DX
+	SHRQ         $0x07, DX
+	MOVL         $0x01010101, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x02020202, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+
+loop:
+	CMPQ    DX, $0x00
+	JE      done
+	VPADDB  (CX), Y0, Y3
+	VPMAXUB Y3, Y2, Y2
+	VPADDB  32(CX), Y0, Y4
+	VPMAXUB Y4, Y2, Y2
+	VPADDB  64(CX), Y0, Y5
+	VPMAXUB Y5, Y2, Y2
+	VPADDB  96(CX), Y0, Y6
+	VPMAXUB Y6, Y2, Y2
+	VPSLLW  $0x06, Y3, Y3
+	VPSLLW  $0x04, Y4, Y4
+	VPSLLW  $0x02, Y5, Y5
+	VPOR    Y4, Y3, Y3
+	VPOR    Y6, Y5, Y5
+	VPOR    Y5, Y3, Y3
+	VMOVDQU Y3, (AX)
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x20, AX
+	DECQ    DX
+	JMP     loop
+
+done:
+	VPMAXUB   Y1, Y2, Y2
+	VPCMPEQB  Y1, Y2, Y2
+	VPMOVMSKB Y2, AX
+	VZEROUPPER
+	MOVL      AX, ret+48(FP)
+	RET

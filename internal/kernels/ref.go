@@ -156,3 +156,49 @@ func absMaxBitsRef(x []float32) uint32 {
 	}
 	return m
 }
+
+// addAbs4x8Ref adds |x[32i+8k+l]| to acc[8k+l] for every 32-float row i of
+// x, in row order: the level-0 step of torch's cascade sum of |x| with
+// 8-lane vectors and four interleaved accumulators (quantize.blockSum,
+// aten/src/ATen/native/cpu/SumKernel.cpp multi_row_sum).
+func addAbs4x8Ref(acc *[32]float32, x []float32) {
+	for i := 0; i+32 <= len(x); i += 32 {
+		row := x[i : i+32 : i+32]
+		for l, f := range row {
+			acc[l] += math.Float32frombits(math.Float32bits(f) &^ (1 << 31))
+		}
+	}
+}
+
+// decodeBF16Ref widens len(dst) little-endian bf16 values of raw and
+// reports whether one of them is ±Inf or NaN (exponent bits all set).
+func decodeBF16Ref(dst []float32, raw []byte) (nonFinite bool) {
+	raw = raw[:2*len(dst)]
+	var flags uint16
+	for i := range dst {
+		b := uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
+		flags |= (b & 0x7f80) + 0x80 // bit 15 set exactly when the exponent is all ones
+		dst[i] = math.Float32frombits(uint32(b) << 16)
+	}
+	return flags&0x8000 != 0
+}
+
+// packI2SRef packs ternary values into the x86 I2_S layout (QK 128; for
+// block b and j < 32, dst[32b+j] = c[128b+j]<<6 | c[128b+j+32]<<4 |
+// c[128b+j+64]<<2 | c[128b+j+96] with c = t+1; bitnet.cpp quantize_i2_s)
+// and reports whether every value was in {-1, 0, 1}. It stops at the first
+// block holding another value.
+func packI2SRef(dst []byte, t []int8) (ok bool) {
+	for b := 0; b+128 <= len(t); b += 128 {
+		blk := t[b : b+128 : b+128]
+		out := dst[b/4 : b/4+32 : b/4+32]
+		for j := 0; j < 32; j++ {
+			c0, c1, c2, c3 := byte(blk[j]+1), byte(blk[j+32]+1), byte(blk[j+64]+1), byte(blk[j+96]+1)
+			if c0 > 2 || c1 > 2 || c2 > 2 || c3 > 2 {
+				return false
+			}
+			out[j] = c0<<6 | c1<<4 | c2<<2 | c3
+		}
+	}
+	return true
+}

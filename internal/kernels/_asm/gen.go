@@ -26,6 +26,9 @@ func main() {
 	dotF16()
 	absMaxBits()
 	quantI8S()
+	addAbs4x8()
+	decodeBF16()
+	packI2S()
 	Generate()
 }
 
@@ -268,6 +271,120 @@ func quantI8S() {
 	VPADDD(hi, lo, lo)
 	r := GP32()
 	VMOVD(lo, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// addAbs4x8: torch's abs-sum inner step for 8-lane vectors (reference:
+// addAbs4x8Ref): each 32-float row of x adds |x[8k+l]| to lane l of
+// accumulator k, in row order, one float32 rounding per addition.
+func addAbs4x8() {
+	TEXT("addAbs4x8AVX2", NOSPLIT, "func(acc *[32]float32, x []float32)")
+	Doc("addAbs4x8AVX2 adds |x[32i+8k+l]| to acc[8k+l] for every row i of x (len(x) a multiple of 32), in row order.")
+	acc := Load(Param("acc"), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	mask := broadcast32(0x7fffffff)
+	a := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for k, r := range a {
+		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, r)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for k, r := range a {
+		t := YMM()
+		VANDPS(Mem{Base: x, Disp: 32 * k}, mask, t)
+		VADDPS(t, r, r)
+	}
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	for k, r := range a {
+		VMOVUPS(r, Mem{Base: acc, Disp: 32 * k})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// decodeBF16: dst_k = float32 with bits raw_k<<16 (reference:
+// decodeBF16Ref), and a flag for any value whose exponent bits are all set.
+func decodeBF16() {
+	TEXT("decodeBF16AVX2", NOSPLIT, "func(dst []float32, raw []byte) uint32")
+	Doc("decodeBF16AVX2 widens len(dst) (a multiple of 16) little-endian bf16 values of raw (len(raw) ≥ 2·len(dst)); the result is non-zero when one of them is ±Inf or NaN.")
+	dst := Load(Param("dst").Base(), GP64())
+	raw := Load(Param("raw").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	SHRQ(U8(4), n)
+	exp := broadcast32(0x7f800000)
+	flags := YMM()
+	VPXOR(flags, flags, flags)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for h := 0; h < 2; h++ {
+		v := YMM()
+		VPMOVZXWD(Mem{Base: raw, Disp: 16 * h}, v)
+		VPSLLD(U8(16), v, v)
+		VMOVDQU(v, Mem{Base: dst, Disp: 32 * h})
+		VPAND(exp, v, v)
+		VPCMPEQD(exp, v, v)
+		VPOR(v, flags, flags)
+	}
+	ADDQ(U8(32), raw)
+	ADDQ(U8(64), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	r := GP32()
+	VPMOVMSKB(flags, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// packI2S: the x86 I2_S packing of ternary values (reference: packI2SRef):
+// per 128 values c = t+1 (wrapping bytes), byte j = c[j]<<6 | c[j+32]<<4 |
+// c[j+64]<<2 | c[j+96]. Word shifts are byte shifts here because every c is
+// checked to be at most 2 (the result is then all ones in its mask).
+func packI2S() {
+	TEXT("packI2SAVX2", NOSPLIT, "func(dst []byte, t []int8) uint32")
+	Doc("packI2SAVX2 packs len(t) (a multiple of 128) ternary values into dst (len(dst) ≥ len(t)/4); it returns 0xffffffff when every t+1 is in 0…2, and something else otherwise (dst is then garbage).")
+	dst := Load(Param("dst").Base(), GP64())
+	t := Load(Param("t").Base(), GP64())
+	n := Load(Param("t").Len(), GP64())
+	SHRQ(U8(7), n)
+	ones := broadcast32(0x01010101)
+	two := broadcast32(0x02020202)
+	mx := YMM()
+	VPXOR(mx, mx, mx)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	c := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for f, r := range c {
+		VPADDB(Mem{Base: t, Disp: 32 * f}, ones, r)
+		VPMAXUB(r, mx, mx)
+	}
+	VPSLLW(U8(6), c[0], c[0])
+	VPSLLW(U8(4), c[1], c[1])
+	VPSLLW(U8(2), c[2], c[2])
+	VPOR(c[1], c[0], c[0])
+	VPOR(c[3], c[2], c[2])
+	VPOR(c[2], c[0], c[0])
+	VMOVDQU(c[0], Mem{Base: dst})
+	ADDQ(U32(128), t)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VPMAXUB(two, mx, mx)
+	VPCMPEQB(two, mx, mx)
+	r := GP32()
+	VPMOVMSKB(mx, r)
 	VZEROUPPER()
 	Store(r, ReturnIndex(0))
 	RET()
