@@ -3,6 +3,8 @@ package quantize
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // QKI2S is the x86 I2_S block length in elements (QK_I2_S = 128 in
@@ -31,16 +33,8 @@ func PackI2S(dst []byte, t []int8) {
 	if len(dst) != len(t)/4 {
 		panic("quantize: PackI2S: len(dst) != len(t)/4")
 	}
-	for b := 0; b < len(t); b += QKI2S {
-		blk := t[b : b+QKI2S : b+QKI2S]
-		out := dst[b/4 : b/4+32 : b/4+32]
-		for j := 0; j < 32; j++ {
-			c0, c1, c2, c3 := byte(blk[j]+1), byte(blk[j+32]+1), byte(blk[j+64]+1), byte(blk[j+96]+1)
-			if c0 > 2 || c1 > 2 || c2 > 2 || c3 > 2 {
-				panic("quantize: PackI2S: ternary value outside {-1, 0, 1}")
-			}
-			out[j] = c0<<6 | c1<<4 | c2<<2 | c3
-		}
+	if !kernels.PackI2S(dst, t) {
+		panic("quantize: PackI2S: ternary value outside {-1, 0, 1}")
 	}
 }
 

@@ -5,22 +5,36 @@
 package kernels
 
 // dotI2SAVX2 returns Σ code·q for the I2_S row; len(row) is a multiple of 32 and len(q) ≥ 4·len(row).
+//
+//go:noescape
 func dotI2SAVX2(row []byte, q []int8) int32
 
 // dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).
+//
+//go:noescape
 func dotF16AVX2(w []uint16, x []float32) float32
 
 // absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.
+//
+//go:noescape
 func absMaxBitsAVX2(x []float32) uint32
 
 // quantI8SAVX2 quantizes len(x) elements (a multiple of 32, all finite) of x with scale into dst (len(dst) ≥ len(x)) and returns the sum of the codes.
+//
+//go:noescape
 func quantI8SAVX2(dst []int8, x []float32, scale float32) int32
 
 // addAbs4x8AVX2 adds |x[32i+8k+l]| to acc[8k+l] for every row i of x (len(x) a multiple of 32), in row order.
+//
+//go:noescape
 func addAbs4x8AVX2(acc *[32]float32, x []float32)
 
 // decodeBF16AVX2 widens len(dst) (a multiple of 16) little-endian bf16 values of raw (len(raw) ≥ 2·len(dst)); the result is non-zero when one of them is ±Inf or NaN.
+//
+//go:noescape
 func decodeBF16AVX2(dst []float32, raw []byte) uint32
 
 // packI2SAVX2 packs len(t) (a multiple of 128) ternary values into dst (len(dst) ≥ len(t)/4); it returns 0xffffffff when every t+1 is in 0…2, and something else otherwise (dst is then garbage).
+//
+//go:noescape
 func packI2SAVX2(dst []byte, t []int8) uint32

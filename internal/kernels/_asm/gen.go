@@ -53,6 +53,7 @@ func broadcast32(v uint32) VecVirtual {
 // This is bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s arithmetic.
 func dotI2S() {
 	TEXT("dotI2SAVX2", NOSPLIT, "func(row []byte, q []int8) int32")
+	Pragma("noescape")
 	Doc("dotI2SAVX2 returns Σ code·q for the I2_S row; len(row) is a multiple of 32 and len(q) ≥ 4·len(row).")
 	row := Load(Param("row").Base(), GP64())
 	q := Load(Param("q").Base(), GP64())
@@ -124,6 +125,7 @@ func dotI2S() {
 // added, then (t0+t1)+(t2+t3).
 func dotF16() {
 	TEXT("dotF16AVX2", NOSPLIT, "func(w []uint16, x []float32) float32")
+	Pragma("noescape")
 	Doc("dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).")
 	w := Load(Param("w").Base(), GP64())
 	x := Load(Param("x").Base(), GP64())
@@ -168,6 +170,7 @@ func dotF16() {
 // sees a NaN or an infinity as bits ≥ 0x7f800000.
 func absMaxBits() {
 	TEXT("absMaxBitsAVX2", NOSPLIT, "func(x []float32) uint32")
+	Pragma("noescape")
 	Doc("absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
@@ -216,6 +219,7 @@ func absMaxBits() {
 // two saturating packs and a VPERMD put the 32 int8 codes back in order.
 func quantI8S() {
 	TEXT("quantI8SAVX2", NOSPLIT, "func(dst []int8, x []float32, scale float32) int32")
+	Pragma("noescape")
 	Doc("quantI8SAVX2 quantizes len(x) elements (a multiple of 32, all finite) of x with scale into dst (len(dst) ≥ len(x)) and returns the sum of the codes.")
 	dst := Load(Param("dst").Base(), GP64())
 	x := Load(Param("x").Base(), GP64())
@@ -281,6 +285,7 @@ func quantI8S() {
 // accumulator k, in row order, one float32 rounding per addition.
 func addAbs4x8() {
 	TEXT("addAbs4x8AVX2", NOSPLIT, "func(acc *[32]float32, x []float32)")
+	Pragma("noescape")
 	Doc("addAbs4x8AVX2 adds |x[32i+8k+l]| to acc[8k+l] for every row i of x (len(x) a multiple of 32), in row order.")
 	acc := Load(Param("acc"), GP64())
 	x := Load(Param("x").Base(), GP64())
@@ -314,6 +319,7 @@ func addAbs4x8() {
 // decodeBF16Ref), and a flag for any value whose exponent bits are all set.
 func decodeBF16() {
 	TEXT("decodeBF16AVX2", NOSPLIT, "func(dst []float32, raw []byte) uint32")
+	Pragma("noescape")
 	Doc("decodeBF16AVX2 widens len(dst) (a multiple of 16) little-endian bf16 values of raw (len(raw) ≥ 2·len(dst)); the result is non-zero when one of them is ±Inf or NaN.")
 	dst := Load(Param("dst").Base(), GP64())
 	raw := Load(Param("raw").Base(), GP64())
@@ -352,6 +358,7 @@ func decodeBF16() {
 // checked to be at most 2 (the result is then all ones in its mask).
 func packI2S() {
 	TEXT("packI2SAVX2", NOSPLIT, "func(dst []byte, t []int8) uint32")
+	Pragma("noescape")
 	Doc("packI2SAVX2 packs len(t) (a multiple of 128) ternary values into dst (len(dst) ≥ len(t)/4); it returns 0xffffffff when every t+1 is in 0…2, and something else otherwise (dst is then garbage).")
 	dst := Load(Param("dst").Base(), GP64())
 	t := Load(Param("t").Base(), GP64())
