@@ -27,8 +27,12 @@ func TestArm64Kernels(t *testing.T) {
 		}
 		t.Skip("qemu-aarch64 not found (apt-get install qemu-user); set CI to make this fatal")
 	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
 	bin := filepath.Join(t.TempDir(), "kernels.arm64.test")
-	build := exec.Command(filepath.Join(goruntime.GOROOT(), "bin", "go"), "test", "-c", "-o", bin, ".")
+	build := exec.Command(goTool, "test", "-c", "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("GOARCH=arm64 go test -c: %v\n%s", err, out)
