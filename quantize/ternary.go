@@ -245,20 +245,8 @@ func TernarizeWith(dst []int8, x []float32, inv float32) {
 	if len(dst) != len(x) {
 		panic("quantize: TernarizeWith: len(dst) != len(x)")
 	}
-	dst = dst[:len(x)]
-	for i, v := range x {
-		// round-half-even then clamp to [-1, 1] is: +1 above 0.5, -1 below
-		// -0.5, else 0 (0.5 itself rounds to 0; NaN compares false).
-		p := v * inv
-		dst[i] = b2i(p > 0.5) - b2i(p < -0.5)
-	}
-}
-
-// b2i is 1 for true, 0 for false (compiled to SETcc, so TernarizeWith has
-// no data-dependent branches).
-func b2i(b bool) int8 {
-	if b {
-		return 1
-	}
-	return 0
+	// round-half-even then clamp to [-1, 1] is: +1 above 0.5, -1 below
+	// -0.5, else 0 (0.5 itself rounds to 0; NaN compares false);
+	// internal/kernels.Ternarize has the assembly and the pure-Go loop.
+	kernels.Ternarize(dst, x, inv)
 }

@@ -106,3 +106,48 @@ func TestPackI2SMatchesReference(t *testing.T) {
 		t.Errorf("PackI2S: %08b %08b", dst[0], dst[1])
 	}
 }
+
+func TestTernarizeMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 15))
+	for _, n := range []int{0, 1, 31, 32, 33, 100, 4096 + 7} {
+		for trial := 0; trial < 6; trial++ {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			inv := float32(1 / (0.8 + r.Float64()))
+			switch trial {
+			case 1: // products exactly ±0.5 and next to it
+				inv = 1
+				for i := range x {
+					x[i] = [5]float32{0.5, -0.5, math.Nextafter32(0.5, 1), math.Nextafter32(-0.5, -1), 0}[i%5]
+				}
+			case 2: // NaN, infinities, zeros of both signs
+				for i := range x {
+					x[i] = [5]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1))}[i%5]
+				}
+			case 3: // an infinite or NaN inv
+				inv = [2]float32{float32(math.Inf(1)), float32(math.NaN())}[r.IntN(2)]
+			}
+			got, want := make([]int8, n), make([]int8, n)
+			Ternarize(got, x, inv)
+			ternarizeRef(want, x, inv)
+			if !bytes.Equal(i8bytes(got), i8bytes(want)) {
+				t.Fatalf("n=%d trial %d: codes differ (%s)", n, trial, Impl())
+			}
+		}
+	}
+	got := make([]int8, 5)
+	Ternarize(got, []float32{0.6, -0.6, 0.5, -0.4, 2}, 1)
+	if string(i8bytes(got)) != string(i8bytes([]int8{1, -1, 0, 0, 1})) {
+		t.Errorf("Ternarize = %v", got)
+	}
+}
+
+func i8bytes(v []int8) []byte {
+	b := make([]byte, len(v))
+	for i, c := range v {
+		b[i] = byte(c)
+	}
+	return b
+}

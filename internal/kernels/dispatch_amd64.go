@@ -66,3 +66,11 @@ func packI2S(dst []byte, t []int8) bool {
 	}
 	return packI2SRef(dst, t)
 }
+
+func ternarize(dst []int8, x []float32, inv float32) {
+	if useAVX2 {
+		ternarizeAVX2(dst, x, inv)
+		return
+	}
+	ternarizeRef(dst, x, inv)
+}

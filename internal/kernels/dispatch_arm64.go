@@ -31,3 +31,5 @@ func addAbs4x8(acc *[32]float32, x []float32) { addAbs4x8Ref(acc, x) }
 func decodeBF16(dst []float32, raw []byte) bool { return decodeBF16Ref(dst, raw) }
 
 func packI2S(dst []byte, t []int8) bool { return packI2SRef(dst, t) }
+
+func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv) }

@@ -96,3 +96,16 @@ func PackI2S(dst []byte, t []int8) (ok bool) {
 	}
 	return packI2S(dst, t)
 }
+
+// Ternarize writes dst_k = clamp(round_half_even(float32(x_k·inv)), −1, 1)
+// (+1 above 0.5, −1 below −0.5, else 0; a NaN product gives 0), the second
+// half of BitNet's weight_quant (quantize.TernarizeWith). It panics if
+// len(dst) != len(x).
+func Ternarize(dst []int8, x []float32, inv float32) {
+	if len(dst) != len(x) {
+		panic("kernels: Ternarize length mismatch")
+	}
+	n32 := len(x) &^ 31
+	ternarize(dst[:n32], x[:n32], inv)
+	ternarizeRef(dst[n32:], x[n32:], inv)
+}

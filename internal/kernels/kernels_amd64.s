@@ -350,3 +350,62 @@ done:
 	VZEROUPPER
 	MOVL      AX, ret+48(FP)
 	RET
+
+// func ternarizeAVX2(dst []int8, x []float32, inv float32)
+// Requires: AVX, AVX2
+TEXT ·ternarizeAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x05, DX
+	VBROADCASTSS inv+48(FP), Y0
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xbf000000, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU      ternPerm<>+0(SB), Y3
+
+loop:
+	CMPQ      DX, $0x00
+	JE        done
+	VMULPS    (CX), Y0, Y4
+	VCMPPS    $0x11, Y2, Y4, Y5
+	VCMPPS    $0x1e, Y1, Y4, Y4
+	VPSUBD    Y4, Y5, Y4
+	VMULPS    32(CX), Y0, Y5
+	VCMPPS    $0x11, Y2, Y5, Y6
+	VCMPPS    $0x1e, Y1, Y5, Y5
+	VPSUBD    Y5, Y6, Y5
+	VMULPS    64(CX), Y0, Y6
+	VCMPPS    $0x11, Y2, Y6, Y7
+	VCMPPS    $0x1e, Y1, Y6, Y6
+	VPSUBD    Y6, Y7, Y6
+	VMULPS    96(CX), Y0, Y7
+	VCMPPS    $0x11, Y2, Y7, Y8
+	VCMPPS    $0x1e, Y1, Y7, Y7
+	VPSUBD    Y7, Y8, Y7
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKSSWB Y6, Y4, Y4
+	VPERMD    Y4, Y3, Y4
+	VMOVDQU   Y4, (AX)
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x20, AX
+	DECQ      DX
+	JMP       loop
+
+done:
+	VZEROUPPER
+	RET
+
+DATA ternPerm<>+0(SB)/4, $0x00000000
+DATA ternPerm<>+4(SB)/4, $0x00000004
+DATA ternPerm<>+8(SB)/4, $0x00000001
+DATA ternPerm<>+12(SB)/4, $0x00000005
+DATA ternPerm<>+16(SB)/4, $0x00000002
+DATA ternPerm<>+20(SB)/4, $0x00000006
+DATA ternPerm<>+24(SB)/4, $0x00000003
+DATA ternPerm<>+28(SB)/4, $0x00000007
+GLOBL ternPerm<>(SB), RODATA|NOPTR, $32

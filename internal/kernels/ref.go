@@ -202,3 +202,21 @@ func packI2SRef(dst []byte, t []int8) (ok bool) {
 	}
 	return true
 }
+
+// ternarizeRef writes t = clamp(round_half_even(float32(x·inv)), −1, 1)
+// for every element: +1 above 0.5, −1 below −0.5, else 0 (0.5 rounds to
+// 0; a NaN product gives 0), the second half of BitNet's weight_quant
+// (quantize.TernarizeWith).
+func ternarizeRef(dst []int8, x []float32, inv float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		p := v * inv
+		var c int8
+		if p > 0.5 {
+			c = 1
+		} else if p < -0.5 {
+			c = -1
+		}
+		dst[i] = c
+	}
+}

@@ -38,3 +38,8 @@ func decodeBF16AVX2(dst []float32, raw []byte) uint32
 //
 //go:noescape
 func packI2SAVX2(dst []byte, t []int8) uint32
+
+// ternarizeAVX2 writes the ternary codes of len(x) (a multiple of 32) elements into dst (len(dst) ≥ len(x)).
+//
+//go:noescape
+func ternarizeAVX2(dst []int8, x []float32, inv float32)

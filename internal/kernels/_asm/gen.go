@@ -29,6 +29,7 @@ func main() {
 	addAbs4x8()
 	decodeBF16()
 	packI2S()
+	ternarize()
 	Generate()
 }
 
@@ -394,5 +395,55 @@ func packI2S() {
 	VPMOVMSKB(mx, r)
 	VZEROUPPER()
 	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// ternarize: t = +1 where float32(x·inv) > 0.5, −1 where it is < −0.5, else
+// 0 (reference: ternarizeRef; a NaN product compares false both ways, as in
+// Go): VMULPS, two ordered VCMPPS, the difference of the masks, then the
+// packs and VPERMD of quantI8S.
+func ternarize() {
+	TEXT("ternarizeAVX2", NOSPLIT, "func(dst []int8, x []float32, inv float32)")
+	Pragma("noescape")
+	Doc("ternarizeAVX2 writes the ternary codes of len(x) (a multiple of 32) elements into dst (len(dst) ≥ len(x)).")
+	dst := Load(Param("dst").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	sp, err := Param("inv").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	s := YMM()
+	VBROADCASTSS(sp.Addr, s)
+	half := broadcast32(0x3f000000)  // 0.5
+	nhalf := broadcast32(0xbf000000) // -0.5
+	perm := YMM()
+	VMOVDQU(GLOBL("ternPerm", RODATA|NOPTR), perm)
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		DATA(4*i, U32(v))
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	v := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j, t := range v {
+		lt := YMM()
+		VMULPS(Mem{Base: x, Disp: 32 * j}, s, t)
+		VCMPPS(U8(0x11), nhalf, t, lt) // LT_OQ: p < -0.5
+		VCMPPS(U8(0x1e), half, t, t)   // GT_OQ: p > 0.5
+		VPSUBD(t, lt, t)               // −1 − 0 or 0 − (−1)
+	}
+	VPACKSSDW(v[1], v[0], v[0])
+	VPACKSSDW(v[3], v[2], v[2])
+	VPACKSSWB(v[2], v[0], v[0])
+	VPERMD(v[0], perm, v[0])
+	VMOVDQU(v[0], Mem{Base: dst})
+	ADDQ(U32(128), x)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
 	RET()
 }
