@@ -117,7 +117,12 @@ func ShapesFromConfig(cfg map[string]any) ([][2]int, error) {
 
 // ReadConfigDir reads and decodes dir/config.json.
 func ReadConfigDir(dir string) (map[string]any, error) {
-	path := filepath.Join(dir, "config.json")
+	return ReadConfigFile(filepath.Join(dir, "config.json"))
+}
+
+// ReadConfigFile reads a config.json at path (any name) as ReadConfigDir
+// does.
+func ReadConfigFile(path string) (map[string]any, error) {
 	data, err := fsutil.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -48,12 +48,12 @@ func Generate(arch string, ks []Kernel, outdir string) error {
 		}
 		files = append(files, f)
 		if _, err := f.Write(out.data); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
+			return f.NameTarget(fmt.Errorf("write %s: %w", path, err))
 		}
 	}
 	for _, f := range files {
 		if err := f.Commit(); err != nil {
-			return err
+			return f.NameTarget(err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -150,4 +151,33 @@ func converterFor(cfg *hf.Config) (Converter, error) {
 		return nil, fmt.Errorf("%s: no \"architectures\" entry: %w (supported: %s)", cfg.Path, ErrUnknownArch, strings.Join(Supported(), ", "))
 	}
 	return nil, fmt.Errorf("%s: architecture %q: %w (supported: %s)", cfg.Path, name, ErrUnknownArch, strings.Join(Supported(), ", "))
+}
+
+// CheckOutType reports whether hf2gguf can write outtype t for the model of
+// cfg: an error naming the arch and the outtypes it supports when its
+// converter refuses t (the embedding models refuse tl1/tl2), nil otherwise,
+// and nil as well for an architecture no converter handles (codegen still
+// serves bitnet.cpp's own converter for those). codegen uses it so it does
+// not emit kernels for a model hf2gguf would refuse to convert to TL.
+func CheckOutType(cfg *hf.Config, t OutType) error {
+	conv, err := converterFor(cfg)
+	if err != nil {
+		return nil
+	}
+	if lim, ok := conv.(interface{ OutTypes() []OutType }); ok && !slices.Contains(lim.OutTypes(), t) {
+		return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, conv.Arch(), joinOutTypes(lim.OutTypes()))
+	}
+	return nil
+}
+
+// Convertible returns the error hf2gguf would give for the architecture of
+// cfg (ErrUnknownArch wrapped, naming it and the supported ones), or nil
+// when a converter handles it. dummy uses it so it does not suggest an
+// hf2gguf command that cannot work (defect D21).
+func Convertible(cfg *hf.Config) error {
+	_, err := converterFor(cfg)
+	if errors.Is(err, ErrUnknownArch) {
+		return err
+	}
+	return nil
 }

@@ -2,9 +2,7 @@ package convert
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -45,14 +43,10 @@ func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, op
 		// A failed write (disk full, file too large) names the temp file,
 		// which is gone by the time the user reads the message: name the
 		// output instead.
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Path == f.TempName() {
-			pe.Path = outPath
-		}
-		return plan, err
+		return plan, f.NameTarget(err)
 	}
 	if err := f.Commit(); err != nil {
-		return plan, err
+		return plan, f.NameTarget(err)
 	}
 	return plan, nil
 }

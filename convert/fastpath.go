@@ -75,3 +75,14 @@ func unpackPackedRange(codes []int8, packed []byte, lo, hi int) {
 		c0[k], c1[k], c2[k], c3[k] = e[0], e[1], e[2], e[3]
 	}
 }
+
+// firstCode3 returns the index of the first packed byte holding a 2-bit
+// pair 11 (code 3, outside the ternary codes 0, 1, 2), or −1.
+func firstCode3(packed []byte) int {
+	for k, b := range packed {
+		if b&(b>>1)&0x55 != 0 {
+			return k
+		}
+	}
+	return -1
+}

@@ -19,12 +19,15 @@ type hparam struct {
 }
 
 // llamaHParams is the table bitnet.cpp's Model.set_gguf_parameters follows,
-// in its write order.
+// in its write order. feed_forward_length is required although the Python
+// converter treats intermediate_size as optional: llama.cpp's loader needs
+// the key, so a file without it cannot run anywhere, and our reference
+// (verify --hf) sizes the FFN from it (defect D4).
 var llamaHParams = []hparam{
 	{"block_count", []string{"n_layers", "num_hidden_layers", "n_layer"}, gguf.ValueUint32, true},
 	{"context_length", []string{"max_position_embeddings", "n_ctx"}, gguf.ValueUint32, false},
 	{"embedding_length", []string{"hidden_size", "n_embd"}, gguf.ValueUint32, true},
-	{"feed_forward_length", []string{"intermediate_size", "n_inner"}, gguf.ValueUint32, false},
+	{"feed_forward_length", []string{"intermediate_size", "n_inner"}, gguf.ValueUint32, true},
 	{"attention.head_count", []string{"num_attention_heads", "n_head"}, gguf.ValueUint32, true},
 	{"attention.head_count_kv", []string{"num_key_value_heads"}, gguf.ValueUint32, false},
 	{"rope.freq_base", []string{"rope_theta"}, gguf.ValueFloat32, false},
@@ -109,7 +112,7 @@ func geometry(cfg *hf.Config) (Geometry, error) {
 	get(&g.Heads, true, "num_attention_heads", "n_head")
 	get(&g.Layers, true, "num_hidden_layers", "n_layers", "n_layer")
 	get(&g.Vocab, true, "vocab_size")
-	get(&g.FF, false, "intermediate_size", "n_inner")
+	get(&g.FF, true, "intermediate_size", "n_inner")
 	get(&g.HeadsKV, false, "num_key_value_heads")
 	if err != nil {
 		return g, err

@@ -91,8 +91,8 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lim, ok := conv.(interface{ OutTypes() []OutType }); ok && !slices.Contains(lim.OutTypes(), opts.OutType) {
-		return nil, fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", opts.OutType, conv.Arch(), joinOutTypes(lim.OutTypes()))
+	if err := CheckOutType(cfg, opts.OutType); err != nil {
+		return nil, err
 	}
 	geo, err := conv.Geometry(cfg)
 	if err != nil {
@@ -316,6 +316,9 @@ func (p *Plan) checkComplete() error {
 	var missing []string
 	for _, name := range p.Converter.Table().Expected(p.Geometry.Layers) {
 		if !have[name] && !optionalTensor(p.Converter, name) {
+			if hfName, ok := p.Converter.Table().HFName(name); ok {
+				name += " (HF " + p.Converter.StripPrefix() + hfName + ")"
+			}
 			missing = append(missing, name)
 		}
 	}
@@ -432,6 +435,7 @@ func (p *Plan) assignTypes(opts Options) error {
 		p.Kernels = ks
 	}
 	var fallbacks []string
+	unverifiable := "" // first TL projection the runtime cannot run (K % 128 != 0)
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		t.Type = policy[t.Class]
@@ -452,6 +456,9 @@ func (p *Plan) assignTypes(opts Options) error {
 					reason = fmt.Sprintf("no %s kernel for [M=%d, K=%d] in the kernel configuration", p.OutType, m, k)
 				} else {
 					t.Kernel = &kn
+					if k%128 != 0 && unverifiable == "" {
+						unverifiable = fmt.Sprintf("tensor %s has K=%d", t.GGUFName, k)
+					}
 				}
 			}
 			if reason != "" {
@@ -476,6 +483,12 @@ func (p *Plan) assignTypes(opts Options) error {
 	}
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
+	}
+	if unverifiable != "" {
+		// bitnet.cpp's TL kernels split K into a three-column and a
+		// two-column part and run it; our runtime runs TL weights
+		// through the I2_S kernel, whose blocks are 128 wide (defect D6).
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s, not a multiple of 128: bitnet.cpp runs this %s file, but this tool's runtime cannot yet, so verify, run and perplexity will refuse it", unverifiable, strings.ToUpper(string(p.OutType))))
 	}
 	return nil
 }

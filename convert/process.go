@@ -203,6 +203,11 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 			return nil, 0, nil, fmt.Errorf("tensor %s: %d bytes for U8 shape %v", t.HFName, len(d.Raw), t.Source.Shape)
 		}
 		raw := d.Raw
+		if k := firstCode3(raw); k >= 0 {
+			// Code 3 is not ternary: HF's unpack makes it weight +2, which
+			// no ternary GGUF can hold (defect D20).
+			return nil, 0, nil, fmt.Errorf("tensor %s: packed byte %d (0x%02x) holds the 2-bit code 3, which is not a ternary value (HF would unpack it as +2); the checkpoint is damaged", t.HFName, k, raw[k])
+		}
 		if err := c.parallel(ctx, len(raw), func(lo, hi int) { unpackPackedRange(codes, raw, lo, hi) }); err != nil {
 			return nil, 0, nil, err
 		}
@@ -225,6 +230,13 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 			return nil, 0, nil, err
 		}
 		m := max(quantize.AbsMeanParallel(x, c.threads), quantize.AbsMeanFloor)
+		if math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
+			// Finite weights near the float32 maximum overflow torch's
+			// float32 abs-mean too; summing in float64 instead would
+			// change the golden scales, so the tensor is refused rather
+			// than written with a +Inf scale no runtime accepts (D5).
+			return nil, 0, nil, fmt.Errorf("tensor %s: the abs-mean of its weights overflows float32 (%v); the weights are not a trained model's (values near 3.4e38), fix the checkpoint", t.HFName, m)
+		}
 		inv := 1 / m
 		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {
 			return nil, 0, nil, err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/presets"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -54,6 +55,19 @@ func tlKernels(p *Plan, opts Options) ([]TLKernel, error) {
 				shapes = append(shapes, s)
 			}
 		}
+		if m, pk, ok := presets.TilingFor(arch, shapes); ok {
+			name := m.Name
+			// The shapes are a preset's: use setup_env.py's tiling, which
+			// is what `codegen --model NAME` compiles into bitnet.cpp
+			// (defect D7: the derived tiling differed, and bitnet.cpp
+			// computed garbage with the preset's kernels).
+			var err error
+			if ks, err = codegen.Kernels(pk.Shapes, pk.BM, pk.BK, pk.Bm); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", name, err)
+			}
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling of preset %s (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --model %s --arch %s`", arch, name, codegen.KernelConfigKey, name, arch))
+			return tlKernelList(ks), nil
+		}
 		var err error
 		ks, err = codegen.ConfigFor(arch, shapes)
 		if err != nil {
@@ -69,13 +83,17 @@ func tlKernels(p *Plan, opts Options) ([]TLKernel, error) {
 				return nil, fmt.Errorf("%s: %w; pass --allow-fallback to write such tensors as F16", arch, err)
 			}
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s kernel configuration derived from the shapes (as `codegen --from-config`):\n%s", arch, codegen.KernelConfig(ks)))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling derived from the shapes (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --arch %s --from-config DIR` on this checkpoint", arch, codegen.KernelConfigKey, arch))
 	}
+	return tlKernelList(ks), nil
+}
+
+func tlKernelList(ks []codegen.Kernel) []TLKernel {
 	out := make([]TLKernel, len(ks))
 	for i, k := range ks {
 		out[i] = TLKernel{M: k.M, K: k.K, BM: k.BM, BK: k.BK, Bm: k.Bm}
 	}
-	return out, nil
+	return out
 }
 
 func lookupKernel(ks []TLKernel, m, k int) (TLKernel, bool) {

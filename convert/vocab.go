@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -18,8 +19,14 @@ var vocabSources = []struct {
 	file string
 	load func(dir string, vocabSize int, opts Options) (*tokenizer.Vocab, []string, error)
 }{
-	{"tokenizer.model", func(dir string, n int, _ Options) (*tokenizer.Vocab, []string, error) {
-		return tokenizer.LoadSentencePiece(dir, n)
+	{"tokenizer.model", func(dir string, n int, opts Options) (*tokenizer.Vocab, []string, error) {
+		v, warns, err := tokenizer.LoadSentencePiece(dir, n)
+		if err == nil && opts.Pre != "" && opts.Pre != "default" {
+			// As the tokenizer.json path says for SentencePiece-style
+			// files (defect D14).
+			warns = append(warns, fmt.Sprintf("--pre %q ignored: tokenizer.model is a SentencePiece model (tokenizer.ggml.model llama), whose pre is always \"default\"", opts.Pre))
+		}
+		return v, warns, err
 	}},
 	{"tokenizer.json", func(dir string, n int, opts Options) (*tokenizer.Vocab, []string, error) {
 		return tokenizer.LoadTokenizerJSON(dir, tokenizer.JSONOptions{VocabSize: n, Pre: opts.Pre})
@@ -57,6 +64,20 @@ func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool)
 		}
 		if len(v.Tokens) != vocabSize {
 			return nil, nil, fmt.Errorf("tokenizer %s: %d tokens but config.json vocab_size is %d", path, len(v.Tokens), vocabSize)
+		}
+		// A tokenizer that adds BOS/EOS but lost the token (its id is
+		// ≥ vocab_size, or its name resolves to nothing) gives a GGUF no
+		// runtime can tokenize with; llama.cpp's converter fails here too
+		// (defect D12).
+		for _, sp := range []struct {
+			name string
+			add  bool
+			id   int32
+		}{{"bos", v.AddsBOS(), v.BOS}, {"eos", v.AddEOS != nil && *v.AddEOS, v.EOS}} {
+			// (SPM vocabularies fall back to llama.cpp's ids 1 and 2.)
+			if sp.add && sp.id < 0 && v.Model == "gpt2" {
+				return nil, nil, fmt.Errorf("tokenizer %s: the tokenizer adds %s but the vocabulary has no %s token (config.json vocab_size %d drops the tokenizer's ids ≥ %d, or %s_token names no token); fix vocab_size or the tokenizer", path, strings.ToUpper(sp.name), strings.ToUpper(sp.name), vocabSize, vocabSize, sp.name)
+			}
 		}
 		return v.KVs(), warns, nil
 	}

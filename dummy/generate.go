@@ -424,9 +424,9 @@ func copyTokenizerFile(dst, src string) error {
 	}
 	defer f.Abort()
 	if _, err := io.Copy(f, r); err != nil {
-		return fmt.Errorf("tokenizer %s: %w", src, err)
+		return f.NameTarget(fmt.Errorf("tokenizer %s: %w", src, err))
 	}
-	return f.Commit()
+	return f.NameTarget(f.Commit())
 }
 
 // chunkElems is the number of values drawn from one PCG stream; chunks are

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // Type is a ggml tensor type id as stored in a GGUF tensor info.
@@ -44,7 +45,72 @@ const (
 	TypeTL1 Type = 38
 	// TypeTL2 is the x86 lookup-table layout (see TL2DataBytes).
 	TypeTL2 Type = 39
+
+	// TypeNVFP4 is mainline ggml's NVFP4 (blocks of 64 values in 36 bytes:
+	// four UE4M3 scales and 32 bytes of E2M1 pairs). bitnet.cpp has no
+	// type 40. Read and named, never run.
+	TypeNVFP4 Type = 40
+	// TypeQ1_0 is mainline ggml's 1-bit Q1_0 (blocks of 128 values in 18
+	// bytes: an F16 scale and 16 bytes of bits). Read and named, never run.
+	TypeQ1_0 Type = 41
 )
+
+// mainlineID marks a Type that stands for a stored id whose meaning in
+// mainline ggml differs from bitnet.cpp's (see collisions); ID strips it.
+const mainlineID Type = 1 << 31
+
+// TypeMXFP4 is mainline ggml's MXFP4 (blocks of 32 values in 17 bytes: an
+// E8M0 scale and 16 bytes of E2M1 pairs), stored as id 39 like bitnet.cpp's
+// TL2. The reader returns it for an id-39 tensor that cannot be TL2 (see
+// ResolveCollision); it is never written. Read and named, never run.
+const TypeMXFP4 = mainlineID | 39
+
+// ID returns the type id stored in a GGUF tensor info for t (39 for both
+// TL2 and MXFP4).
+func (t Type) ID() uint32 { return uint32(t &^ mainlineID) }
+
+// collisions maps a bitnet.cpp type id to the type the same id means in
+// mainline ggml (ggml.h of llama.cpp and ik_llama.cpp). Only tensor type 39
+// collides: mainline's NVFP4 (40) and Q1_0 (41) have no bitnet.cpp meaning.
+// (general.file_type collides too: 40 is I2_S in bitnet.cpp's llama.h but
+// MOSTLY_Q1_0 in mainline's; see FileTypeName.)
+var collisions = map[Type]Type{TypeTL2: TypeMXFP4}
+
+// tl2Archs are the general.architecture values whose files may hold TL2
+// tensors (bitnet.cpp's BitNet architectures).
+var tl2Archs = []string{"bitnet", "bitnet-b1.58", "bitnet-25"}
+
+// ResolveCollision decides what a stored type id that means different
+// types in bitnet.cpp and mainline ggml (id 39: TL2 or MXFP4) is for one
+// tensor: the bitnet.cpp type when the file's arch is a BitNet one and the
+// bitnet.cpp size of ne fits in span (the bytes from the tensor's offset to
+// the next tensor's, or to the end of the data), else the mainline type.
+// When neither size fits a BitNet file, the bitnet.cpp type is kept, so the
+// error that follows is about a truncated TL2 tensor. Other types are
+// returned unchanged.
+func ResolveCollision(t Type, arch string, ne []uint64, span uint64) Type {
+	alt, ok := collisions[t]
+	if !ok {
+		return t
+	}
+	if !slices.Contains(tl2Archs, arch) {
+		return alt
+	}
+	if n, err := NBytes(t, ne); err == nil && n <= span {
+		return t
+	}
+	if n, err := NBytes(alt, ne); err == nil && n <= span {
+		return alt
+	}
+	return t
+}
+
+// Ambiguous reports whether the stored id of t means another type in
+// mainline ggml (see ResolveCollision).
+func (t Type) Ambiguous() bool {
+	_, ok := collisions[t]
+	return ok
+}
 
 // TypeTraits describes the storage of one ggml type: BlockSize elements are
 // stored in TypeSize bytes. Ternary types whose size is per tensor rather than
@@ -87,6 +153,11 @@ var typeTraits = map[Type]TypeTraits{
 	TypeI8S:   {"I8_S", 1, 1, true, false},
 	TypeTL1:   {"TL1", 1, 1, true, true},
 	TypeTL2:   {"TL2", 1, 1, true, true},
+	// Mainline ggml types (llama.cpp ggml/src/ggml.c type_traits,
+	// ggml-common.h block structs) that collide with or follow bitnet.cpp's.
+	TypeMXFP4: {"MXFP4", 32, 17, true, false},
+	TypeNVFP4: {"NVFP4", 64, 36, true, false},
+	TypeQ1_0:  {"Q1_0", 128, 18, true, false},
 }
 
 // Traits returns the table entry of t and whether t is known.
@@ -95,12 +166,19 @@ func (t Type) Traits() (TypeTraits, bool) {
 	return tr, ok
 }
 
+// IsMainlineOnly reports whether t is a mainline ggml type that bitnet.cpp
+// does not have (MXFP4, NVFP4, Q1_0): readable and nameable, but no
+// BitNet runtime or converter of this project handles it.
+func (t Type) IsMainlineOnly() bool {
+	return t == TypeMXFP4 || t == TypeNVFP4 || t == TypeQ1_0
+}
+
 // String returns the ggml name of t ("I2_S"), or "type(N)" when unknown.
 func (t Type) String() string {
 	if tr, ok := typeTraits[t]; ok {
 		return tr.Name
 	}
-	return fmt.Sprintf("type(%d)", uint32(t))
+	return fmt.Sprintf("type(%d)", t.ID())
 }
 
 // ParseType returns the type whose ggml name is name (case-sensitive, as
@@ -274,6 +352,20 @@ const (
 	FileTypeMostlyTL2  FileType = 39
 	FileTypeMostlyI2S  FileType = 40
 )
+
+// FileTypeName names a general.file_type value where it is ambiguous: 40 is
+// MOSTLY_I2_S in bitnet.cpp's llama.h but MOSTLY_Q1_0 in mainline
+// llama.cpp's, so hasI2S (the file holds I2_S tensors) decides. Other values
+// return "".
+func FileTypeName(ft uint64, hasI2S bool) string {
+	if ft != uint64(FileTypeMostlyI2S) {
+		return ""
+	}
+	if hasI2S {
+		return "MOSTLY_I2_S in bitnet.cpp"
+	}
+	return "MOSTLY_Q1_0 in mainline llama.cpp, MOSTLY_I2_S in bitnet.cpp"
+}
 
 // ValueType is the type tag of a GGUF metadata value.
 type ValueType uint32

@@ -171,3 +171,39 @@ func TestValueAccessors(t *testing.T) {
 		t.Error("ValueType names")
 	}
 }
+
+// TestResolveCollision: id 39 is TL2 in a BitNet file when the TL2 size
+// fits, MXFP4 otherwise and in any other arch; other ids are unchanged.
+func TestResolveCollision(t *testing.T) {
+	tl2, _ := NBytes(TypeTL2, []uint64{256, 128})
+	for _, c := range []struct {
+		arch string
+		ne   []uint64
+		span uint64
+		want Type
+	}{
+		{"bitnet", []uint64{256, 128}, tl2, TypeTL2},
+		{"bitnet-b1.58", []uint64{256, 128}, 1 << 20, TypeTL2},
+		{"gpt-oss", []uint64{256, 128}, 1 << 20, TypeMXFP4},
+		{"", []uint64{2880, 256}, 391680, TypeMXFP4},
+		{"bitnet", []uint64{64}, 34, TypeMXFP4},           // TL2 needs 2 dimensions
+		{"bitnet", []uint64{256, 128}, tl2 - 32, TypeTL2}, // neither fits: the TL2 error follows
+	} {
+		if got := ResolveCollision(TypeTL2, c.arch, c.ne, c.span); got != c.want {
+			t.Errorf("ResolveCollision(39, %q, %v, %d) = %v, want %v", c.arch, c.ne, c.span, got, c.want)
+		}
+	}
+	if got := ResolveCollision(TypeI2S, "gpt-oss", []uint64{128}, 0); got != TypeI2S {
+		t.Errorf("I2_S resolved to %v", got)
+	}
+	for _, c := range []struct {
+		t     Type
+		ne    []uint64
+		bytes uint64
+		id    uint32
+	}{{TypeMXFP4, []uint64{2880, 256}, 391680, 39}, {TypeNVFP4, []uint64{128, 2}, 144, 40}, {TypeQ1_0, []uint64{256, 3}, 108, 41}} {
+		if n, err := NBytes(c.t, c.ne); err != nil || n != c.bytes || c.t.ID() != c.id {
+			t.Errorf("%v %v: %d bytes (%v), id %d; want %d, %d", c.t, c.ne, n, err, c.t.ID(), c.bytes, c.id)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func RawData(b []byte) func(io.Writer) error {
 // multiple of 8 bytes. It returns an error naming the tensor for a duplicate
 // or empty name, an unknown dtype, a size that overflows, or a Data callback
 // that fails or writes the wrong number of bytes.
-func WriteSafetensors(path string, tensors []WriteTensor, metadata map[string]string) error {
+func WriteSafetensors(path string, tensors []WriteTensor, metadata map[string]string) (err error) {
 	header, sizes, err := safetensorsHeader(tensors, metadata)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -48,6 +48,8 @@ func WriteSafetensors(path string, tensors []WriteTensor, metadata map[string]st
 		return err
 	}
 	defer f.Abort()
+	// Errors name path, not the temp file that is removed (defect D16).
+	defer func() { err = f.NameTarget(err) }()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	if _, err := bw.Write(header); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -127,3 +127,29 @@ func Get(name string) (Model, error) {
 	}
 	return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
 }
+
+// TilingFor returns the preset whose setup_env.py table for arch ("tl1" or
+// "tl2") lists exactly shapes ([M, K] pairs, compared as a set), and that
+// table. hf2gguf and `codegen --from-config` use it so that a checkpoint of
+// a known model gets the tiling `codegen --model NAME` compiles into
+// bitnet.cpp, not one derived from the shapes (defect D7).
+func TilingFor(arch string, shapes [][2]int) (Model, Kernels, bool) {
+	want := map[[2]int]bool{}
+	for _, s := range shapes {
+		want[s] = true
+	}
+	for _, m := range mustLoad() {
+		k, ok := m.Codegen[arch]
+		if !ok || len(k.Shapes) != len(want) {
+			continue
+		}
+		match := true
+		for _, s := range k.Shapes {
+			match = match && want[s]
+		}
+		if match {
+			return m, k, true
+		}
+	}
+	return Model{}, Kernels{}, false
+}

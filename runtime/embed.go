@@ -139,11 +139,17 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	r.float(&p.RopeThetaSWA, "rope.freq_base_swa", p.RopeTheta, false)
 	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
 	r.uint(&p.SlidingWindow, "attention.sliding_window", 0, false)
+	r.positive("rope.freq_base", float64(p.RopeTheta))
+	r.positive("context_length", float64(p.NCtx))
+	r.positive("rope.freq_base_swa", float64(p.RopeThetaSWA))
 	if r.err != nil {
 		return nil, r.err
 	}
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NFF == 0 || p.NHead%p.NHeadKV != 0 || p.NLayer > 1<<16 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, FFN %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NFF, p.NHead, p.NHeadKV)
+	}
+	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
+		return nil, err
 	}
 	var rope, vl int
 	r.uint(&rope, "rope.dimension_count", p.NEmbd/p.NHead, false)

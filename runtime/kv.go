@@ -53,9 +53,22 @@ func (r *kvReader) float(dst *float32, key string, def float32, required bool) {
 		return
 	}
 	x, ok := v.Float()
-	if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
-		r.err = fmt.Errorf("key %s.%s: want a finite float, have %s", r.arch, key, v.Type)
+	if !ok {
+		r.err = fmt.Errorf("key %s.%s: want a float, have %s", r.arch, key, v.Type)
+		return
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		r.err = fmt.Errorf("key %s.%s: value %v is not finite; fix the GGUF metadata", r.arch, key, x)
 		return
 	}
 	*dst = float32(x)
+}
+
+// positive fails when the value read for key is not above zero (a rope base
+// or context length of 0 gives NaN logits or no room for a token, defects
+// D15 and D17).
+func (r *kvReader) positive(key string, x float64) {
+	if r.err == nil && !(x > 0) {
+		r.err = fmt.Errorf("key %s.%s: value %v must be positive; fix the GGUF metadata", r.arch, key, x)
+	}
 }

@@ -36,6 +36,9 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	if k <= 0 || m <= 0 {
 		return nil, fmt.Errorf("bad shape [%d, %d]", k, m)
 	}
+	if err := notMainline(typ); err != nil {
+		return nil, err
+	}
 	need, err := gguf.NBytes(typ, []uint64{uint64(k), uint64(m)})
 	if err != nil {
 		return nil, err
@@ -253,4 +256,14 @@ func parallelRows(n, threads int, f func(lo, hi int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// notMainline refuses the mainline ggml types bitnet.cpp does not have
+// (MXFP4, NVFP4, Q1_0): the file was made for llama.cpp, not for a BitNet
+// runtime (issue 10, type-id collisions).
+func notMainline(typ gguf.Type) error {
+	if typ.IsMainlineOnly() {
+		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2); run the file with llama.cpp", typ, typ.ID())
+	}
+	return nil
 }

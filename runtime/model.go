@@ -192,11 +192,16 @@ func Load(f File, opts Options) (*Model, error) {
 	r.uint(&p.NFF, "feed_forward_length", 0, false)
 	r.float(&p.RopeTheta, "rope.freq_base", 10000, false)
 	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
+	r.positive("rope.freq_base", float64(p.RopeTheta))
+	r.positive("context_length", float64(p.NCtx))
 	if r.err != nil {
 		return nil, r.err
 	}
 	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
 		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
+	}
+	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
+		return nil, err
 	}
 	_, explicitHeadDim := kv(arch + ".attention.key_length")
 	var vl, rd int
@@ -336,6 +341,9 @@ func Load(f File, opts Options) (*Model, error) {
 
 // decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.
 func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
+	if err := notMainline(t); err != nil {
+		return nil, err
+	}
 	v := make([]float32, n)
 	switch t {
 	case gguf.TypeF32:

@@ -95,3 +95,34 @@ func StoredKernelConfig(kvs []gguf.KV) ([]codegen.Kernel, bool, error) {
 	}
 	return ks, true, nil
 }
+
+// KernelConfigNotice returns the notice for a kernel configuration the user
+// gave (--kernel-config) for a file with these KVs and tensors, or "": the
+// flag has no effect on a file without TL1/TL2 tensors (defect D18), and a
+// tiling that differs from the one the file stores (StoredKernelConfig) for
+// a shape the file uses decodes its weights to other values — the given one
+// is used, as asked, but the user is told (defect D19).
+func KernelConfigNotice(kvs []gguf.KV, tensors []gguf.TensorInfo, given []codegen.Kernel) string {
+	stored, hasStored, _ := StoredKernelConfig(kvs)
+	anyTL := false
+	for _, ti := range tensors {
+		if (ti.Type != gguf.TypeTL1 && ti.Type != gguf.TypeTL2) || len(ti.Ne) != 2 {
+			continue
+		}
+		anyTL = true
+		if !hasStored {
+			continue
+		}
+		m, k := int(ti.Ne[1]), int(ti.Ne[0])
+		g, gok := findKernel(given, m, k)
+		s, sok := findKernel(stored, m, k)
+		if gok && sok && (g.BM != s.BM || g.BK != s.BK || g.Bm != s.Bm) {
+			return fmt.Sprintf("--kernel-config differs from the tiling stored in the file (%s) for tensor %s (M=%d K=%d: BM=%d BK=%d bm=%d given, BM=%d BK=%d bm=%d stored); the given one is used and will decode the weights wrongly unless the file was converted with it; omit --kernel-config to use the stored one",
+				codegen.KernelConfigKey, ti.Name, m, k, g.BM, g.BK, g.Bm, s.BM, s.BK, s.Bm)
+		}
+	}
+	if !anyTL {
+		return "--kernel-config has no effect: the file has no TL1/TL2 tensors"
+	}
+	return ""
+}

@@ -136,3 +136,32 @@ func (t *Table) Expected(nBlocks int) []string {
 	}
 	return out
 }
+
+// HFName returns the HF name (with ".weight") the first rule producing
+// ggufName (a name Expected returns) maps from, so an error about a missing
+// tensor can name what the user would search the checkpoint for.
+func (t *Table) HFName(ggufName string) (string, bool) {
+	stem, ok := strings.CutSuffix(ggufName, ".weight")
+	if !ok {
+		return "", false
+	}
+	for _, r := range t.rules {
+		if !strings.Contains(r.GGUF, "{bid}") {
+			if r.GGUF == stem {
+				return r.HF + ".weight", true
+			}
+			continue
+		}
+		pre, post, _ := strings.Cut(r.GGUF, "{bid}")
+		mid, ok := strings.CutPrefix(stem, pre)
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(mid, post)
+		if _, err := strconv.Atoi(num); !ok || err != nil {
+			continue
+		}
+		return strings.ReplaceAll(r.HF, "{bid}", num) + ".weight", true
+	}
+	return "", false
+}

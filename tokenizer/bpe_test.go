@@ -246,3 +246,16 @@ func BenchmarkBPEEncode10KB(b *testing.B) {
 		}
 	}
 }
+
+// TestNewNilOnError (D1): when the builder fails, New returns a nil
+// interface, not one holding a nil *BPE, so a caller's tok == nil check
+// works (run used to call Encode on the nil *BPE and panic).
+func TestNewNilOnError(t *testing.T) {
+	v := NewVocab("gpt2", "deepseek-llm")
+	v.Tokens = []string{"a"}
+	v.Types = []int32{TypeNormal}
+	tok, err := New(v)
+	if err == nil || tok != nil {
+		t.Fatalf("New = %#v, %v; want a nil Tokenizer and an error", tok, err)
+	}
+}

@@ -299,6 +299,19 @@ func buildFromTokenizerJSON(data []byte, opts JSONOptions) (*Vocab, []string, er
 	if opts.VocabSize < 0 || opts.VocabSize > hfMaxVocabSize {
 		return nil, nil, fmt.Errorf("vocab_size %d is out of range (1..%d)", opts.VocabSize, hfMaxVocabSize)
 	}
+	if !utf8.Valid(data) {
+		// encoding/json would silently turn the bad bytes into U+FFFD and
+		// change a token's text; HF tokenizers (serde_json) refuses them.
+		off := 0
+		for off < len(data) {
+			r, n := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return nil, nil, fmt.Errorf("tokenizer.json is not valid UTF-8 (bad byte 0x%02x at offset %d); re-save it as UTF-8", data[off], off)
+	}
 	var j hfTokenizerJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, nil, fmt.Errorf("parse tokenizer.json: %w", err)
@@ -360,6 +373,9 @@ func buildFromTokenizerJSON(data []byte, opts JSONOptions) (*Vocab, []string, er
 		}
 	}
 	if kind == kindByteLevel {
+		if err := checkMerges(j.Model.Merges, v.Tokens); err != nil {
+			return nil, nil, err
+		}
 		v.Merges = make([]string, len(j.Model.Merges))
 		for i, m := range j.Model.Merges {
 			a, b := m.A, m.B
@@ -433,8 +449,17 @@ func collectEntries(j *hfTokenizerJSON, vocab map[string]int64, vocabSize int) (
 		if a.Special {
 			typ = TypeControl
 		}
-		// An added token overrides the model's entry for its id, as in HF
-		// tokenizers.
+		// An added token may restate the model's entry for its id (Llama-2's
+		// <unk>, <s>, </s>), never replace another token: HF tokenizers
+		// refuses to load a tokenizer.json whose added token claims an id
+		// that holds different text.
+		if e := entries[a.ID]; e.present && e.text != a.Content {
+			what := "model.vocab token"
+			if e.added {
+				what = "added token"
+			}
+			return nil, fmt.Errorf("tokenizer.json: added token %q has id %d, which the %s %q already holds; fix the id in added_tokens", a.Content, a.ID, what, e.text)
+		}
 		entries[a.ID] = hfEntry{text: a.Content, typ: typ, score: hfScoreAdded, added: true, present: true}
 	}
 	for id := range entries {
@@ -499,4 +524,23 @@ func hfIsByteToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkMerges refuses a byte-level merge whose parts or result are not
+// tokens of the vocabulary: HF tokenizers refuses to load such a file
+// (BPE::from_file, "Merges text file invalid"), and llama.cpp's BPE would
+// carry a rule it can never apply.
+func checkMerges(merges []hfMerge, tokens []string) error {
+	ids := make(map[string]bool, len(tokens))
+	for _, t := range tokens {
+		ids[t] = true
+	}
+	for r, m := range merges {
+		for _, part := range []string{m.A, m.B, m.A + m.B} {
+			if !ids[part] {
+				return fmt.Errorf("tokenizer.json: merge %d %q: %q is not in the vocabulary; fix model.merges or model.vocab", r, m.A+" "+m.B, part)
+			}
+		}
+	}
+	return nil
 }

@@ -436,7 +436,14 @@ func TestLoadTokenizerJSONErrors(t *testing.T) {
 		{"negative id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": -1`, "", "BPE")}, JSONOptions{}, `"a" has id -1`, nil, ""},
 		{"huge id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 99999999999`, "", "BPE")}, JSONOptions{}, `"a" has id 99999999999`, nil, ""},
 		{"sparse ids", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{}, "ids reach 100000 for only 2 tokens", nil, ""},
-		{"sparse ids with vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 100000`, "", "BPE")}, JSONOptions{VocabSize: 100001}, "", nil, ""},
+		{"sparse ids with vocab_size", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "ab": 7, "b": 100000`, "", "BPE")}, JSONOptions{VocabSize: 100001}, "", nil, ""},
+		// D1, D13: inputs HF tokenizers refuses to load, which our runtime
+		// could not tokenize with either.
+		{"merge names an unknown token", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 1`, "", "BPE")}, JSONOptions{}, `merge 0 "a b": "ab" is not in the vocabulary`, nil, ""},
+		{"added token reuses a vocab id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, `{"id": 1, "content": "<x>", "special": true}`, "BPE")}, JSONOptions{}, `added token "<x>" has id 1, which the model.vocab token "b" already holds`, nil, ""},
+		{"two added tokens share an id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, `{"id": 3, "content": "<x>", "special": true}, {"id": 3, "content": "<y>", "special": true}`, "BPE")}, JSONOptions{}, `added token "<y>" has id 3, which the added token "<x>" already holds`, nil, ""},
+		{"added token restating its vocab entry", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, `{"id": 2, "content": "ab", "special": false}`, "BPE")}, JSONOptions{}, "", nil, ""},
+		{"invalid UTF-8", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab+", \"x\xff\": 3", "", "BPE")}, JSONOptions{}, "tokenizer.json is not valid UTF-8 (bad byte 0xff at offset", nil, ""},
 		{"shared id", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"a": 0, "b": 0`, "", "BPE")}, JSONOptions{}, `share id 0`, nil, ""},
 		{"empty token", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), `"": 0`, "", "BPE")}, JSONOptions{}, "token 0 is empty", nil, ""},
 		{"vocab_size too large", map[string]string{"tokenizer.json": tinyByteLevel(string(llama3Pre), vocab, "", "BPE")}, JSONOptions{VocabSize: 1 << 30}, "vocab_size 1073741824 is out of range", nil, ""},

@@ -20,11 +20,16 @@ type Tokenizer interface {
 var builders = map[string]func(*Vocab) (Tokenizer, error){}
 
 // New returns the tokenizer for v.Model ("llama" or "gpt2"). An unknown model
-// is an error naming it.
+// is an error naming it. On error the returned interface is nil itself, not
+// an interface holding a nil *SPM or *BPE, so callers may test tok == nil.
 func New(v *Vocab) (Tokenizer, error) {
 	b, ok := builders[v.Model]
 	if !ok {
 		return nil, fmt.Errorf("tokenizer model %q is not supported (supported: llama, gpt2)", v.Model)
 	}
-	return b(v)
+	tok, err := b(v)
+	if err != nil {
+		return nil, err
+	}
+	return tok, nil
 }

@@ -82,3 +82,21 @@ func (v *Vocab) KVs() []gguf.KV {
 	}
 	return kvs
 }
+
+// AddsBOS reports whether llama.cpp's tokenizer adds BOS for v: v.AddBOS
+// when set, else llama.cpp's default for the model and pre type (true for
+// SPM "llama" and for the llama-bpe pre type).
+func (v *Vocab) AddsBOS() bool {
+	if v.AddBOS != nil {
+		return *v.AddBOS
+	}
+	switch v.Model {
+	case "llama":
+		return spmDefaults.addBOS
+	case "gpt2":
+		if p, ok := lookupPre(v.Pre); ok {
+			return p.addBOS
+		}
+	}
+	return false
+}

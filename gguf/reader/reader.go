@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -163,10 +167,10 @@ func Parse(data []byte) (*File, error) {
 		}
 		v, err := d.value()
 		if err != nil {
-			return nil, fmt.Errorf("read kv %d (%s): %w", i, key, err)
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, printable(key), err)
 		}
 		if _, dup := f.kvIdx[key]; dup {
-			return nil, fmt.Errorf("read kv %d (%s): %w", i, key, gguf.ErrDuplicateKey)
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, printable(key), gguf.ErrDuplicateKey)
 		}
 		f.kvIdx[key] = len(f.KVs)
 		f.KVs = append(f.KVs, gguf.KV{Key: key, Value: v})
@@ -186,28 +190,18 @@ func Parse(data []byte) (*File, error) {
 		ti, err := d.tensorInfo()
 		if err != nil {
 			if ti.Name != "" {
-				return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
+				return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), err)
 			}
 			return nil, fmt.Errorf("read tensor info %d: %w", i, err)
 		}
 		if _, dup := f.tensIdx[ti.Name]; dup {
-			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, gguf.ErrDuplicateTensor)
-		}
-		nb, err := gguf.NBytes(ti.Type, ti.Ne)
-		if err != nil {
-			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, ti.Name, err)
-		}
-		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
-		// a size that wraps there is an overflow (llama.cpp #26978).
-		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
-			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, ti.Name, ti.Type, ti.Ne, nb, gguf.ErrOverflow)
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), gguf.ErrDuplicateTensor)
 		}
 		if ti.Offset%f.Alignment != 0 {
-			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, ti.Name, ti.Offset, ErrAlignment, f.Alignment)
+			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, printable(ti.Name), ti.Offset, ErrAlignment, f.Alignment)
 		}
 		f.tensIdx[ti.Name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, ti)
-		f.nbytes = append(f.nbytes, nb)
 	}
 
 	// The data section starts at the next multiple of the alignment. A file
@@ -224,19 +218,62 @@ func Parse(data []byte) (*File, error) {
 	if f.DataOffset <= size {
 		avail = size - f.DataOffset
 	}
+	// A type id that means different types in bitnet.cpp and mainline
+	// ggml (39: TL2 or MXFP4) is decided per tensor from the arch and the
+	// room its data has (gguf.ResolveCollision).
+	f.resolveCollisions(avail)
+	for i, ti := range f.Tensors {
+		nb, err := gguf.NBytes(ti.Type, ti.Ne)
+		if err != nil {
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), err)
+		}
+		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
+		// a size that wraps there is an overflow (llama.cpp #26978).
+		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
+			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, printable(ti.Name), ti.Type, ti.Ne, nb, gguf.ErrOverflow)
+		}
+		f.nbytes = append(f.nbytes, nb)
+	}
 	for i, ti := range f.Tensors {
 		end, carry := bits.Add64(ti.Offset, f.nbytes[i], 0)
 		if carry != 0 {
-			return nil, fmt.Errorf("tensor %d (%s): offset %d + %d bytes: %w", i, ti.Name, ti.Offset, f.nbytes[i], gguf.ErrOverflow)
+			return nil, fmt.Errorf("tensor %d (%s): offset %d + %d bytes: %w", i, printable(ti.Name), ti.Offset, f.nbytes[i], gguf.ErrOverflow)
 		}
 		if end > avail {
-			return nil, fmt.Errorf("tensor %d (%s): %w: bytes [%d, %d) of the data section, which holds %d", i, ti.Name, ErrOutOfBounds, ti.Offset, end, avail)
+			return nil, fmt.Errorf("tensor %d (%s): %w: bytes [%d, %d) of the data section, which holds %d", i, printable(ti.Name), ErrOutOfBounds, ti.Offset, end, avail)
 		}
 	}
 	if err := f.checkOverlap(); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// resolveCollisions replaces the type of every tensor whose stored id is
+// ambiguous by the one gguf.ResolveCollision picks, given the bytes from its
+// offset to the next tensor's (or to the end of the avail data bytes).
+func (f *File) resolveCollisions(avail uint64) {
+	var offs []uint64
+	for i, ti := range f.Tensors {
+		if !ti.Type.Ambiguous() {
+			continue
+		}
+		if offs == nil {
+			offs = make([]uint64, len(f.Tensors))
+			for j, tj := range f.Tensors {
+				offs[j] = tj.Offset
+			}
+			slices.Sort(offs)
+		}
+		span := uint64(0)
+		if ti.Offset < avail {
+			span = avail - ti.Offset
+		}
+		if k, _ := slices.BinarySearch(offs, ti.Offset+1); k < len(offs) {
+			span = min(span, offs[k]-ti.Offset)
+		}
+		f.Tensors[i].Type = gguf.ResolveCollision(ti.Type, f.Arch(), ti.Ne, span)
+	}
 }
 
 // checkOverlap sorts the tensors by offset and checks each non-empty one
@@ -255,8 +292,8 @@ func (f *File) checkOverlap() error {
 		if last >= 0 {
 			p := f.Tensors[last]
 			if pEnd := p.Offset + f.nbytes[last]; pEnd > f.Tensors[q].Offset {
-				return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", p.Name, p.Offset, pEnd,
-					f.Tensors[q].Name, f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
+				return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", printable(p.Name), p.Offset, pEnd,
+					printable(f.Tensors[q].Name), f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
 			}
 		}
 		last = q
@@ -432,4 +469,18 @@ func (d *decoder) tensorInfo() (gguf.TensorInfo, error) {
 		return ti, fmt.Errorf("offset: %w", err)
 	}
 	return ti, nil
+}
+
+// printable returns a key or tensor name for an error message: unchanged
+// when it is short, valid UTF-8 text without control characters, else
+// quoted and cut to 64 bytes, so a damaged length field that swallows binary
+// data gives one readable line, not kilobytes of raw bytes.
+func printable(s string) string {
+	if len(s) <= 128 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	if len(s) > 64 {
+		return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:64]), len(s))
+	}
+	return strconv.Quote(s)
 }

@@ -185,6 +185,10 @@ func checkTensorInfo(ti gguf.TensorInfo) error {
 	if _, ok := ti.Type.Traits(); !ok {
 		return fmt.Errorf("%w %d", gguf.ErrUnknownType, uint32(ti.Type))
 	}
+	if ti.Type == gguf.TypeMXFP4 {
+		// Its id (39) would read back as TL2 in a BitNet file.
+		return fmt.Errorf("type %s is read only: its id %d is TL2's in bitnet.cpp", ti.Type, ti.Type.ID())
+	}
 	return nil
 }
 

@@ -3,8 +3,10 @@
 // data goes to a temp file in the target's directory, which is fsynced and then
 // renamed over the target.
 //
-// Temp files are named ".<base>.partial-<random>" and are recognisable by
-// IsTemp; Clean removes leftovers of an earlier interrupted run.
+// Temp files are named ".<base>.partial-<pid>-<random>" and are
+// recognisable by IsTemp; Clean removes leftovers of an earlier interrupted
+// run, but never the temp file of a process that is still running (two
+// conversions to the same target must not delete each other's work).
 package atomicfile
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -80,8 +83,21 @@ func Create(path string, overwrite bool) (*File, error) {
 		dir = "."
 	}
 	Clean(path)
-	f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+	if base == "" {
+		return nil, fmt.Errorf("output %s ends in a path separator, so it names a directory; give a file path", path)
+	}
+	f, err := os.CreateTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
+		// Name the target and the cause, never the temp file (defect D16).
+		if fi, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("create output %s: directory %s does not exist; create it first", path, dir)
+		} else if serr == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("create output %s: %s is not a directory", path, dir)
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
 	return &File{File: f, path: path}, nil
@@ -138,9 +154,9 @@ func WriteFile(path string, data []byte, overwrite bool) error {
 	}
 	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return f.NameTarget(fmt.Errorf("write %s: %w", path, err))
 	}
-	return f.Commit()
+	return f.NameTarget(f.Commit())
 }
 
 // IsTemp reports whether name (a base name) is a temp file of this package.
@@ -149,7 +165,10 @@ func IsTemp(name string) bool {
 }
 
 // Clean removes temp files left beside path by an earlier interrupted write
-// and returns how many it removed.
+// and returns how many it removed. A temp file whose name carries the pid of
+// a live process (this one included) is another write in progress and is
+// kept (defect D8); names without a pid (written by older versions) are
+// removed.
 func Clean(path string) int {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -158,6 +177,9 @@ func Clean(path string) int {
 	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempInfix+"*"))
 	n := 0
 	for _, m := range matches {
+		if ownerAlive(m) {
+			continue
+		}
 		if fi, err := os.Lstat(m); err == nil && fi.Mode().Type() == 0 {
 			if os.Remove(m) == nil {
 				n++
@@ -171,3 +193,40 @@ func globEscape(s string) string {
 	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
 	return r.Replace(s)
 }
+
+// ownerAlive reports whether the temp file name carries the pid of a process
+// that is running ("….partial-<pid>-<random>").
+func ownerAlive(name string) bool {
+	i := strings.LastIndex(name, tempInfix)
+	if i < 0 {
+		return false
+	}
+	num, _, ok := strings.Cut(name[i+len(tempInfix):], "-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(num)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return pid == os.Getpid() || processAlive(pid)
+}
+
+// NameTarget rewrites err so that its message names the target path where
+// it named the temp file (a write error such as "no space left on device"
+// is reported with the temp path, which is gone by the time the user reads
+// it, defect D16). errors.Is and errors.As still see err.
+func (f *File) NameTarget(err error) error {
+	if err == nil || !strings.Contains(err.Error(), f.TempName()) {
+		return err
+	}
+	return &targetError{msg: strings.ReplaceAll(err.Error(), f.TempName(), f.path), err: err}
+}
+
+type targetError struct {
+	msg string
+	err error
+}
+
+func (e *targetError) Error() string { return e.msg }
+func (e *targetError) Unwrap() error { return e.err }

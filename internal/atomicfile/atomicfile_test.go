@@ -2,7 +2,9 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -67,5 +69,52 @@ func TestCleanLeftovers(t *testing.T) {
 	}
 	if !IsTemp(".m.gguf.partial-9") || IsTemp("m.gguf") {
 		t.Error("IsTemp")
+	}
+}
+
+// TestCleanKeepsLiveWrites (D8): a temp file named with the pid of a running
+// process is another write in progress and survives Clean; one with the pid
+// of a process that has exited, or no pid (older versions), is removed.
+func TestCleanKeepsLiveWrites(t *testing.T) {
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "m.gguf")
+	keep := []string{
+		fmt.Sprintf(".m.gguf.partial-%d-123", live.Process.Pid),
+		fmt.Sprintf(".m.gguf.partial-%d-456", os.Getpid()),
+	}
+	gone := []string{fmt.Sprintf(".m.gguf.partial-%d-789", dead.Process.Pid), ".m.gguf.partial-3529705008"}
+	for _, n := range append(append([]string(nil), keep...), gone...) {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	if n := Clean(target); n != len(gone) {
+		t.Errorf("removed %d, want %d", n, len(gone))
+	}
+	for _, n := range keep {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("live write's temp file %s removed", n)
+		}
+	}
+	for _, n := range gone {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("stale temp file %s kept", n)
+		}
+	}
+	// Create names its temp file with this process's pid.
+	f, err := Create(target, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if want := fmt.Sprintf(".m.gguf.partial-%d-", os.Getpid()); !strings.HasPrefix(filepath.Base(f.TempName()), want) {
+		t.Errorf("temp file %s, want prefix %s", f.TempName(), want)
 	}
 }

@@ -79,6 +79,28 @@ func TestFileSizeLimit(t *testing.T) {
 			}
 		})
 	}
+	// D16: a large tensor is streamed through another write path, whose
+	// error named the removed temp file instead of the target.
+	t.Run("large tensor", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("a 70 MB checkpoint")
+		}
+		m := largeCheckpoint(t)
+		root := t.TempDir()
+		out := filepath.Join(root, "x.gguf")
+		cmd := exec.Command("sh", "-c", `ulimit -f 200 && exec "$0" "$@"`, bin, "hf2gguf", m, "--no-vocab", "--outfile", out)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("want exit 1, got %v; stderr %s", err, stderr.String())
+		}
+		checkOneLine(t, stderr.String(), []string{"write " + out + ": file too large"})
+		if strings.Contains(stderr.String(), ".partial-") {
+			t.Errorf("stderr names the temp file: %s", stderr.String())
+		}
+	})
 }
 
 // errDiskFull is what failAfter returns once its budget is spent.

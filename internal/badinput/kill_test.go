@@ -215,25 +215,30 @@ func checkComplete(t *testing.T, m, out string) {
 	}
 }
 
-// TestInterruptWhileWriting sends SIGINT (Ctrl-C) to hf2gguf while it
-// writes: it exits 1 with one line saying the output was not written, and
-// removes its temp file itself.
+// TestInterruptWhileWriting sends SIGINT (Ctrl-C), SIGTERM and SIGHUP (a
+// closed terminal, defect D10) to hf2gguf while it writes: it exits 1 with
+// one line saying the output was not written, and removes its temp file
+// itself.
 func TestInterruptWhileWriting(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and a 70 MB checkpoint")
 	}
 	bin := buildBinary(t)
 	m := largeCheckpoint(t)
-	outDir := t.TempDir()
-	out := filepath.Join(outDir, "x.gguf")
-	reset := func() { os.Remove(out) }
-	st, stderr := startAndSignal(t, bin, outDir, syscall.SIGINT, reset, "hf2gguf", m, "--outfile", out, "--threads", "1", "--no-vocab")
-	if st.ExitCode() != 1 {
-		t.Fatalf("exit %v after SIGINT, want 1; stderr %s", st, stderr)
-	}
-	checkOneLine(t, stderr, []string{"interrupted", out})
-	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
-		t.Errorf("files left after the interrupt: %v", ents)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			outDir := t.TempDir()
+			out := filepath.Join(outDir, "x.gguf")
+			reset := func() { os.Remove(out) }
+			st, stderr := startAndSignal(t, bin, outDir, sig, reset, "hf2gguf", m, "--outfile", out, "--threads", "1", "--no-vocab")
+			if st.ExitCode() != 1 {
+				t.Fatalf("exit %v after %v, want 1; stderr %s", st, sig, stderr)
+			}
+			checkOneLine(t, stderr, []string{"interrupted", out})
+			if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+				t.Errorf("files left after %v: %v", sig, ents)
+			}
+		})
 	}
 }
 

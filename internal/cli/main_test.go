@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 const golden = "../../testdata/golden/tiny-bitnet/hf"
@@ -43,5 +45,28 @@ func TestMainExitCodes(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming %q", errb.String(), tc.msg)
 			}
 		})
+	}
+}
+
+// A panic inside a command is a bug, but the user still gets one line naming
+// the command and exit 1, never a Go stack trace.
+func TestMainRecoversPanic(t *testing.T) {
+	saved := commands
+	t.Cleanup(func() { commands = saved })
+	commands = append(append([]func() *cobra.Command(nil), saved...), func() *cobra.Command {
+		return &cobra.Command{Use: "boom", RunE: func(*cobra.Command, []string) error {
+			var m map[string]int
+			m["x"]++ // a nil-map write: a runtime panic, as a real bug would raise
+			return nil
+		}}
+	})
+	var out, errb bytes.Buffer
+	code := Main([]string{"boom", "--"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	got := errb.String()
+	if strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, `bitnet-convert: internal error in "boom": `) || !strings.Contains(got, "bug") || strings.Contains(got, "goroutine") {
+		t.Fatalf("stderr %q, want one line naming the command and calling it a bug", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,17 @@ var commands = []func() *cobra.Command{
 // Main runs the command line args and returns the process exit code: 0 on
 // success, 1 on failure, 2 on bad usage. Errors are printed as one line
 // prefixed "bitnet-convert: ".
-func Main(args []string, stdout, stderr io.Writer) int {
+//
+// A panic in a command is a bug; Main recovers it as a last resort and
+// prints one line naming the command instead of a Go stack trace, with exit
+// code 1.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "bitnet-convert: internal error in %q: %v; this is a bug, please report it with the command line\n", commandName(args), r)
+			code = 1
+		}
+	}()
 	root := NewRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -77,4 +88,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// commandName returns the subcommand named by args (its first argument that
+// is not a flag), or "bitnet-convert" when there is none.
+func commandName(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return "bitnet-convert"
 }

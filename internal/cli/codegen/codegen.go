@@ -1,9 +1,11 @@
 package codegen
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -12,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	cg "github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
@@ -22,7 +26,8 @@ type CodegenOptions struct {
 	Arch string
 	// Model is a preset name (exclusive with FromConfig).
 	Model string
-	// FromConfig is a directory holding config.json (exclusive with Model).
+	// FromConfig is a config.json file or a directory holding one
+	// (exclusive with Model).
 	FromConfig string
 	// BM, BK, Bm are the raw comma lists of --BM, --BK, --bm ("" = not given).
 	BM, BK, Bm string
@@ -48,7 +53,7 @@ func DefaultArch(goarch string) string {
 func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
 	opts := &CodegenOptions{}
 	cmd := &cobra.Command{
-		Use:   "codegen [--arch tl1|tl2] (--model NAME | --from-config DIR) [--BM a,b,... --BK ... --bm ...] [--outdir DIR]",
+		Use:   "codegen [--arch tl1|tl2] (--model NAME | --from-config DIR|config.json) [--BM a,b,... --BK ... --bm ...] [--outdir DIR]",
 		Short: "Generate bitnet.cpp's TL1/TL2 LUT kernel header and kernel_config.ini",
 		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
 or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
@@ -71,7 +76,7 @@ the codegen package. Every tiling rule is checked before anything is written.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Arch, "arch", "", "tl1 (ARM) or tl2 (x86); default: tl1 on arm64, tl2 elsewhere")
 	f.StringVar(&opts.Model, "model", "", "preset model name (see presets), e.g. bitnet_b1_58-large")
-	f.StringVar(&opts.FromConfig, "from-config", "", "directory with a config.json to derive the shapes from")
+	f.StringVar(&opts.FromConfig, "from-config", "", "config.json, or a directory holding one, to derive the shapes from")
 	f.StringVar(&opts.BM, "BM", "", "comma list, one per shape: rows per tile")
 	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")
 	f.StringVar(&opts.Bm, "bm", "", "comma list, one per shape: rows per compute block (TL1 32|64, TL2 32)")
@@ -110,6 +115,9 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 		if err != nil {
 			return nil, "", usage.Errorf("--model: %v", err)
 		}
+		if err := checkConvertible(m.Config, "preset "+m.Name, arch); err != nil {
+			return nil, "", err
+		}
 		if k, ok := m.Codegen[arch]; ok {
 			shapes = k.Shapes
 			defaults = func() ([]cg.Kernel, error) { return cg.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
@@ -121,14 +129,30 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 			source = fmt.Sprintf("preset %s (shapes derived from its config)", m.Name)
 		}
 	case opts.FromConfig != "":
-		cfg, err := cg.ReadConfigDir(opts.FromConfig)
+		// A directory holding config.json, or the config.json file itself
+		// (as dummy --config takes it).
+		cfgPath := filepath.Join(opts.FromConfig, "config.json")
+		if fi, err := os.Stat(opts.FromConfig); err == nil && !fi.IsDir() {
+			cfgPath = opts.FromConfig
+		}
+		cfg, err := cg.ReadConfigFile(cfgPath)
 		if err != nil {
 			return nil, "", fmt.Errorf("--from-config: %w", err)
 		}
-		if shapes, err = cg.ShapesFromConfig(cfg); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", filepath.Join(opts.FromConfig, "config.json"), err)
+		if err := checkConvertible(cfg, cfgPath, arch); err != nil {
+			return nil, "", err
 		}
-		source = "shapes derived from " + filepath.Join(opts.FromConfig, "config.json")
+		if shapes, err = cg.ShapesFromConfig(cfg); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", cfgPath, err)
+		}
+		source = "shapes derived from " + cfgPath
+		if m, k, ok := presets.TilingFor(arch, shapes); ok {
+			// The shapes of a known model: setup_env.py's tiling, as
+			// hf2gguf uses for such a checkpoint (defect D7).
+			shapes = k.Shapes
+			defaults = func() ([]cg.Kernel, error) { return cg.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
+			source += fmt.Sprintf(", tiling of preset %s (setup_env.py %s table)", m.Name, arch)
+		}
 	default:
 		return nil, "", usage.Errorf("give --model NAME or --from-config DIR")
 	}
@@ -168,6 +192,24 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 		return nil, "", err
 	}
 	return ks, source, nil
+}
+
+// checkConvertible refuses kernels for a model whose converter refuses the
+// TL outtype arch (the embedding models): hf2gguf could never write a file
+// that runs on them. what names the config in the message.
+func checkConvertible(cfg map[string]any, what, arch string) error {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	hc, err := hf.ParseConfig(data, what)
+	if err != nil {
+		return err
+	}
+	if err := convert.CheckOutType(hc, convert.OutType(arch)); err != nil {
+		return fmt.Errorf("%s: no %s kernels: hf2gguf refuses this model (%w)", what, arch, err)
+	}
+	return nil
 }
 
 // codegenRun validates everything, then writes both files atomically.

@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
@@ -188,7 +189,7 @@ func dummyRun(opts *DummyOptions) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	res, err := dummy.Generate(ctx, opts.Out, gopts)
@@ -208,9 +209,13 @@ func dummyRun(opts *DummyOptions) error {
 	g, _ := dummy.ReadGeometry(res.Config)
 	fmt.Fprintf(opts.Stdout, "wrote %s: %s, %d layer(s), %s, %d tensors, %d bytes in %d file(s), seed %d\n",
 		opts.Out, source, g.Layers, layout, len(res.Tensors), res.Bytes, len(res.Files), opts.Seed)
-	if len(res.TokenizerFiles) == 0 {
+	if err := convertible(res.Config); err != nil {
+		// No hint that cannot work (defect D21).
+		fmt.Fprintf(opts.Stdout, "not convertible yet: %v\n", err)
+	} else if len(res.TokenizerFiles) == 0 {
 		fmt.Fprintf(opts.Stdout, "no tokenizer files: convert with `bitnet-convert hf2gguf %s --no-vocab`\n", opts.Out)
-	} else {
+	}
+	if len(res.TokenizerFiles) > 0 {
 		fmt.Fprintf(opts.Stdout, "tokenizer: %s\n", strings.Join(res.TokenizerFiles, ", "))
 	}
 	return nil
@@ -253,4 +258,17 @@ func printPresets(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, arch, g.Layers, g.Hidden, g.FF, g.Vocab, weights, tok, m.HFRepo)
 	}
 	return tw.Flush()
+}
+
+// convertible reports hf2gguf's refusal of the architecture of cfg, if any.
+func convertible(cfg map[string]any) error {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil
+	}
+	hc, err := hf.ParseConfig(b, "config.json")
+	if err != nil {
+		return nil
+	}
+	return convert.Convertible(hc)
 }

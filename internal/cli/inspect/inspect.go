@@ -85,6 +85,9 @@ type kvReport struct {
 	Elem  string `json:"elem_type,omitempty"`
 	Count *int   `json:"count,omitempty"`
 	First []any  `json:"first,omitempty"`
+	// Note names an ambiguous value (general.file_type 40, see
+	// gguf.FileTypeName).
+	Note string `json:"note,omitempty"`
 }
 
 type tensorReport struct {
@@ -94,8 +97,12 @@ type tensorReport struct {
 	Ne     []uint64 `json:"ne"`
 	Offset uint64   `json:"offset"`
 	Bytes  uint64   `json:"bytes"`
-	// Scale is the per-tensor float32 of I2_S/TL1/TL2 tensors.
-	Scale any `json:"scale,omitempty"`
+	// Scale is the per-tensor float32 of I2_S/TL1/TL2 tensors: a JSON
+	// number, or null with ScaleNote ("NaN", "+Inf", "-Inf") when it is not
+	// finite (JSON has no such numbers; one type per field, defect D23).
+	Scale     json.RawMessage `json:"scale,omitempty"`
+	ScaleNote string          `json:"scale_note,omitempty"`
+	scale     *float32        // for the text report
 }
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
@@ -123,6 +130,10 @@ func inspectRun(opts *InspectOptions) error {
 func buildReport(path string, f *reader.File) (*report, error) {
 	r := &report{Path: path, Version: f.Version, Alignment: f.Alignment, DataOffset: f.DataOffset,
 		KVs: make([]kvReport, 0, len(f.KVs)), Tensors: make([]tensorReport, 0, len(f.Tensors))}
+	hasI2S := false
+	for _, ti := range f.Tensors {
+		hasI2S = hasI2S || ti.Type == gguf.TypeI2S
+	}
 	for _, kv := range f.KVs {
 		k := kvReport{Key: kv.Key, Type: kv.Value.Type.String()}
 		if kv.Value.Type == gguf.ValueArray {
@@ -133,6 +144,9 @@ func buildReport(path string, f *reader.File) (*report, error) {
 		} else {
 			k.Value = jsonable(kv.Value.V)
 		}
+		if ft, ok := kv.Value.Uint(); ok && kv.Key == "general.file_type" {
+			k.Note = gguf.FileTypeName(ft, hasI2S)
+		}
 		r.KVs = append(r.KVs, k)
 	}
 	for _, ti := range f.Tensors {
@@ -140,9 +154,15 @@ func buildReport(path string, f *reader.File) (*report, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: uint32(ti.Type), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
+		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: ti.Type.ID(), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
 		if off, ok := gguf.ScaleOffset(ti.Type, ti.Ne); ok && off+4 <= uint64(len(data)) {
-			t.Scale = jsonable(math.Float32frombits(binary.LittleEndian.Uint32(data[off:])))
+			sc := math.Float32frombits(binary.LittleEndian.Uint32(data[off:]))
+			t.scale = &sc
+			if f := float64(sc); math.IsNaN(f) || math.IsInf(f, 0) {
+				t.Scale, t.ScaleNote = json.RawMessage("null"), strconv.FormatFloat(f, 'g', -1, 32)
+			} else {
+				t.Scale = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 32))
+			}
 		}
 		r.Tensors = append(r.Tensors, t)
 	}
@@ -273,7 +293,11 @@ func writeText(out io.Writer, r *report) error {
 			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", k.Key, k.Elem, *k.Count, strings.Join(items, " "), more)
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Key, k.Type, textValue(k.Value))
+		note := ""
+		if k.Note != "" {
+			note = " (" + k.Note + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", k.Key, k.Type, textValue(k.Value), note)
 	}
 	tw.Flush()
 	fmt.Fprintf(&buf, "\ntensors (%d):\n", len(r.Tensors))
@@ -281,8 +305,8 @@ func writeText(out io.Writer, r *report) error {
 	fmt.Fprintf(tw, "  name\ttype\tne\toffset\tbytes\tscale\n")
 	for _, t := range r.Tensors {
 		scale := ""
-		if t.Scale != nil {
-			scale = textValue(t.Scale)
+		if t.scale != nil {
+			scale = textValue(*t.scale)
 		}
 		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}

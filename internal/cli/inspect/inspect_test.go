@@ -166,7 +166,7 @@ func TestInspectTextGolden(t *testing.T) {
 		"metadata (24 keys):\n",
 		"  general.architecture                     string     \"bitnet\"\n",
 		"  bitnet.attention.layer_norm_rms_epsilon  float32    1e-05\n",
-		"  general.file_type                        uint32     40\n",
+		"  general.file_type                        uint32     40 (MOSTLY_I2_S in bitnet.cpp)\n",
 		"  tokenizer.ggml.tokens                    [string]   512 items: \"<unk>\" \"<s>\" \"</s>\" \"<0x00>\" \"<0x01>\" \"<0x02>\" \"<0x03>\" \"<0x04>\" …\n",
 		"  tokenizer.ggml.token_type                [int32]    512 items: 2 3 3 6 6 6 6 6 …\n",
 		"  tokenizer.ggml.add_bos_token             bool       true\n",

@@ -3,6 +3,7 @@ package perplexity
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ type PerplexityOptions struct {
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	Out          io.Writer
+	Err          io.Writer // notices (nil: discarded)
 }
 
 // NewCmdPerplexity returns the perplexity command. It only parses flags;
@@ -43,6 +45,7 @@ exit 2).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
+			opts.Err = cmd.ErrOrStderr()
 			if opts.Model == "" {
 				return usage.Errorf("-m/--model FILE is required")
 			}
@@ -54,6 +57,9 @@ exit 2).`,
 			}
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if opts.Chunks < 0 {
+				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -128,7 +134,17 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
+	if opts.KernelConfig != "" && opts.Err != nil {
+		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
+		}
+	}
 	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
 	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
+	if math.IsNaN(res.PPL) || math.IsInf(res.PPL, 0) {
+		// A number that is no perplexity is a failure, as run's all-NaN
+		// logits are (defect D15).
+		return fmt.Errorf("model %s: the perplexity is %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, res.PPL)
+	}
 	return nil
 }

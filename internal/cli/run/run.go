@@ -37,6 +37,7 @@ type RunOptions struct {
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	Out          io.Writer
+	Err          io.Writer // notices (nil: discarded)
 }
 
 // NewCmdRun returns the run command. It only parses flags; runF replaces
@@ -62,6 +63,7 @@ existing non-regular file. The prompt length plus -n must not exceed the model's
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
+			opts.Err = cmd.ErrOrStderr()
 			var err error
 			if opts.IDs, opts.HasPrompt, err = idlist.PromptOrIDs(cmd.Flags(), opts.Model, ids); err != nil {
 				return err
@@ -163,6 +165,11 @@ func runRun(opts *RunOptions) error {
 		}
 		if err := atomicfile.WriteFile(opts.DumpLogits, buf.Bytes(), true); err != nil {
 			return fmt.Errorf("--dump-logits %s: %w", opts.DumpLogits, err)
+		}
+	}
+	if opts.KernelConfig != "" && opts.Err != nil {
+		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
 		}
 	}
 	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))

@@ -62,7 +62,7 @@ func TestNewCmdRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.Out = nil
+			got.Out, got.Err = nil, nil
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("options\n got %+v\nwant %+v", got, c.want)
 			}

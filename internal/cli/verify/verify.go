@@ -12,10 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/verify"
 )
 
@@ -30,6 +33,7 @@ type Options struct {
 	// MinCosine overrides the embedding models' per-prompt cosine bound.
 	MinCosine float64
 	Out       io.Writer
+	Err       io.Writer // notices (nil: discarded)
 }
 
 // ErrFailed is returned (wrapped with the first failure) when the file does
@@ -62,6 +66,7 @@ context_length; that is checked after loading the model and is also a usage erro
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
+			opts.Err = cmd.ErrOrStderr()
 			if opts.GGUF == "" {
 				return usage.Errorf("--gguf FILE is required")
 			}
@@ -137,6 +142,11 @@ func checkThresholds(opts *Options) error {
 		if math.IsNaN(t.v) || t.v < 0 {
 			return usage.Errorf("%s %v: want a number ≥ 0 (or leave it out for the default)", t.flag, t.v)
 		}
+		if t.flag == "--min-top1" && t.v > 1 {
+			// A fraction of positions: above 1 no file could pass
+			// (defect D18).
+			return usage.Errorf("%s %v: want a fraction between 0 and 1", t.flag, t.v)
+		}
 	}
 	return nil
 }
@@ -159,6 +169,17 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	kcNotice := ""
+	if vo.KernelConfig != nil {
+		// As run does: a tiling that differs from the stored one, or one
+		// for a file without TL tensors (defects D18, D19).
+		if f, err := reader.Open(opts.GGUF); err == nil {
+			if ks, err := codegen.ParseKernelConfig(vo.KernelConfig); err == nil {
+				kcNotice = runtime.KernelConfigNotice(f.KVs, f.Tensors, ks)
+			}
+			f.Close()
+		}
+	}
 	// Threshold flags override single limits of the file type's defaults.
 	vo.Adjust = func(th *verify.Thresholds) {
 		for _, o := range []struct {
@@ -176,6 +197,21 @@ func Run(opts *Options) error {
 	}
 	if err != nil {
 		return err
+	}
+	if opts.Err != nil && kcNotice != "" && rep.Pass {
+		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
+	}
+	if opts.Err != nil && rep.Embeddings == nil && rep.Pass {
+		// (Only on success: a failure prints its one error line.)
+		// Flags that only embedding models read (defect D18).
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--pooling", opts.Pooling != ""}, {"--min-cosine", opts.MinCosine != unsetThreshold}} {
+			if f.set {
+				fmt.Fprintf(opts.Err, "bitnet-convert: %s has no effect: %s is a causal LM (arch %s), not an embedding model\n", f.name, opts.GGUF, rep.Arch)
+			}
+		}
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(opts.Out)
