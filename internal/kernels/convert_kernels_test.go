@@ -151,3 +151,70 @@ func i8bytes(v []int8) []byte {
 	}
 	return b
 }
+
+// TestBF16ToF16Exhaustive converts every bf16 pattern below the F16 limit
+// (both signs) at once and compares with the reference; each pattern at or
+// above it must clear the in-range flag wherever it sits.
+func TestBF16ToF16Exhaustive(t *testing.T) {
+	var raw []byte
+	var big []uint16
+	for b := 0; b < 1<<16; b++ {
+		if b&0x7fff >= 0x4780 {
+			big = append(big, uint16(b))
+			continue
+		}
+		raw = append(raw, byte(b), byte(b>>8))
+	}
+	raw = append(raw, 0x80, 0x3f, 0, 0) // 1, 0: an odd tail of the 32-byte steps
+	got, want := make([]byte, len(raw)), make([]byte, len(raw))
+	if !BF16ToF16(got, raw) || !bf16ToF16Ref(want, raw) {
+		t.Fatal("in-range values reported out of range")
+	}
+	if !bytes.Equal(got, want) {
+		for i := 0; i < len(got); i += 2 {
+			if got[i] != want[i] || got[i+1] != want[i+1] {
+				t.Fatalf("bf16 %#04x: F16 %#04x, reference %#04x (%s)", uint16(raw[i])|uint16(raw[i+1])<<8,
+					uint16(got[i])|uint16(got[i+1])<<8, uint16(want[i])|uint16(want[i+1])<<8, Impl())
+			}
+		}
+	}
+	if got[len(got)-4] != 0x00 || got[len(got)-3] != 0x3c {
+		t.Errorf("bf16 1.0 → F16 %#02x%02x, want 0x3c00", got[len(got)-3], got[len(got)-4])
+	}
+	r := rand.New(rand.NewPCG(9, 15))
+	for _, b := range big {
+		buf := append([]byte(nil), raw[:200]...)
+		k := 2 * r.IntN(100)
+		buf[k], buf[k+1] = byte(b), byte(b>>8)
+		if BF16ToF16(make([]byte, len(buf)), buf) {
+			t.Fatalf("bf16 %#04x at byte %d not reported", b, k)
+		}
+	}
+}
+
+func TestUnpackU8MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 15))
+	for _, n := range []int{0, 1, 31, 32, 33, 256, 1000} {
+		packed := make([]byte, n)
+		for i := range packed {
+			packed[i] = byte(i) // every byte value, codes 3 included
+			if i >= 256 {
+				packed[i] = byte(r.Uint32())
+			}
+		}
+		for _, extra := range []int{0, 5} {
+			stride := n + extra
+			got, want := make([]int8, 4*stride), make([]int8, 4*stride)
+			UnpackU8(got, stride, packed)
+			unpackU8Ref(want, stride, packed)
+			if !bytes.Equal(i8bytes(got), i8bytes(want)) {
+				t.Fatalf("n=%d stride %d: codes differ (%s)", n, stride, Impl())
+			}
+		}
+	}
+	codes := make([]int8, 4)
+	UnpackU8(codes, 1, []byte{0b11_10_01_00})
+	if string(i8bytes(codes)) != string(i8bytes([]int8{-1, 0, 1, 1})) {
+		t.Errorf("UnpackU8(0b11100100) = %v, want [-1 0 1 1]", codes)
+	}
+}

@@ -74,3 +74,18 @@ func ternarize(dst []int8, x []float32, inv float32) {
 	}
 	ternarizeRef(dst, x, inv)
 }
+
+func bf16ToF16(out, raw []byte) bool {
+	if useAVX2 {
+		return bf16ToF16AVX2(out, raw) == 0
+	}
+	return bf16ToF16Ref(out, raw)
+}
+
+func unpackU8(codes []int8, stride int, packed []byte) {
+	if useAVX2 {
+		unpackU8AVX2(codes, stride, packed)
+		return
+	}
+	unpackU8Ref(codes, stride, packed)
+}

@@ -33,3 +33,7 @@ func decodeBF16(dst []float32, raw []byte) bool { return decodeBF16Ref(dst, raw)
 func packI2S(dst []byte, t []int8) bool { return packI2SRef(dst, t) }
 
 func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv) }
+
+func bf16ToF16(out, raw []byte) bool { return bf16ToF16Ref(out, raw) }
+
+func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }

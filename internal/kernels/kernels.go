@@ -109,3 +109,32 @@ func Ternarize(dst []int8, x []float32, inv float32) {
 	ternarize(dst[:n32], x[:n32], inv)
 	ternarizeRef(dst[n32:], x[n32:], inv)
 }
+
+// BF16ToF16 converts the little-endian bf16 values of raw (len(raw) even) to
+// little-endian F16 bits in out: widened exactly, rounded to nearest even
+// (quantize.F32ToF16 of quantize.BF16ToF32). It reports whether every value
+// had |b| < 0x4780, i.e. was finite and below 65536 (so within F16's
+// range); when not, out is unspecified and the caller takes its checked
+// path. It panics if len(raw) is odd or len(out) < len(raw).
+func BF16ToF16(out, raw []byte) (inRange bool) {
+	if len(raw)%2 != 0 || len(out) < len(raw) {
+		panic("kernels: BF16ToF16 length mismatch")
+	}
+	n32 := len(raw) &^ 31
+	inRange = bf16ToF16(out[:n32], raw[:n32])
+	return bf16ToF16Ref(out[n32:], raw[n32:]) && inRange
+}
+
+// UnpackU8 unpacks an HF packed U8 ternary tensor's bytes: codes[i·stride+k]
+// = min(((packed[k]>>2i)&3) − 1, 1) for the four bit pairs i of every byte
+// k (quantize.UnpackPackedU8's layout with stride = the tensor's byte count;
+// a caller splitting the work passes codes[lo:] and packed[lo:hi]). It
+// panics if len(codes) < 3·stride + len(packed) or stride < len(packed).
+func UnpackU8(codes []int8, stride int, packed []byte) {
+	if stride < len(packed) || len(codes) < 3*stride+len(packed) {
+		panic("kernels: UnpackU8 length mismatch")
+	}
+	n32 := len(packed) &^ 31
+	unpackU8(codes, stride, packed[:n32])
+	unpackU8Ref(codes[n32:], stride, packed[n32:])
+}

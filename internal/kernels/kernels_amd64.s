@@ -409,3 +409,98 @@ DATA ternPerm<>+20(SB)/4, $0x00000006
 DATA ternPerm<>+24(SB)/4, $0x00000003
 DATA ternPerm<>+28(SB)/4, $0x00000007
 GLOBL ternPerm<>(SB), RODATA|NOPTR, $32
+
+// func bf16ToF16AVX2(out []byte, raw []byte) uint32
+// Requires: AVX, AVX2, F16C
+TEXT ·bf16ToF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ         out_base+0(FP), AX
+	MOVQ         raw_base+24(FP), CX
+	MOVQ         raw_len+32(FP), DX
+	SHRQ         $0x05, DX
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x477fffff, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+
+loop:
+	CMPQ      DX, $0x00
+	JE        done
+	VPMOVZXWD (CX), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPAND     Y0, Y3, Y4
+	VPCMPGTD  Y1, Y4, Y4
+	VPOR      Y4, Y2, Y2
+	VCVTPS2PH $0x00, Y3, (AX)
+	VPMOVZXWD 16(CX), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VPAND     Y0, Y3, Y4
+	VPCMPGTD  Y1, Y4, Y4
+	VPOR      Y4, Y2, Y2
+	VCVTPS2PH $0x00, Y3, 16(AX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x20, AX
+	DECQ      DX
+	JMP       loop
+
+done:
+	VPMOVMSKB Y2, AX
+	VZEROUPPER
+	MOVL      AX, ret+48(FP)
+	RET
+
+// func unpackU8AVX2(codes []int8, stride int, packed []byte)
+// Requires: AVX, AVX2
+TEXT ·unpackU8AVX2(SB), NOSPLIT, $0-56
+	MOVQ         codes_base+0(FP), AX
+	MOVQ         stride+24(FP), CX
+	MOVQ         packed_base+32(FP), DX
+	MOVQ         packed_len+40(FP), BX
+	SHRQ         $0x05, BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x02020202, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x01010101, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+
+loop:
+	CMPQ    BX, $0x00
+	JE      done
+	VMOVDQU (DX), Y3
+	MOVQ    AX, SI
+	VPAND   Y0, Y3, Y4
+	VPMINUB Y1, Y4, Y4
+	VPSUBB  Y2, Y4, Y4
+	VMOVDQU Y4, (SI)
+	ADDQ    CX, SI
+	VPSRLW  $0x02, Y3, Y4
+	VPAND   Y0, Y4, Y4
+	VPMINUB Y1, Y4, Y4
+	VPSUBB  Y2, Y4, Y4
+	VMOVDQU Y4, (SI)
+	ADDQ    CX, SI
+	VPSRLW  $0x04, Y3, Y4
+	VPAND   Y0, Y4, Y4
+	VPMINUB Y1, Y4, Y4
+	VPSUBB  Y2, Y4, Y4
+	VMOVDQU Y4, (SI)
+	ADDQ    CX, SI
+	VPSRLW  $0x06, Y3, Y3
+	VPAND   Y0, Y3, Y3
+	VPMINUB Y1, Y3, Y3
+	VPSUBB  Y2, Y3, Y3
+	VMOVDQU Y3, (SI)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, AX
+	DECQ    BX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET

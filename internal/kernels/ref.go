@@ -220,3 +220,31 @@ func ternarizeRef(dst []int8, x []float32, inv float32) {
 		dst[i] = c
 	}
 }
+
+// bf16ToF16Ref converts len(raw)/2 little-endian bf16 values to little-endian
+// F16 bits (widened exactly, then rounded to nearest even by
+// x448/float16, which is quantize.F32ToF16) and reports whether all had
+// |b| < 0x4780 (below 65536: finite and within the F16 range).
+func bf16ToF16Ref(out, raw []byte) (inRange bool) {
+	inRange = true
+	for i := 0; i+1 < len(raw); i += 2 {
+		b := uint16(raw[i]) | uint16(raw[i+1])<<8
+		if b&0x7fff >= 0x4780 {
+			inRange = false
+		}
+		h := float16.Fromfloat32(math.Float32frombits(uint32(b) << 16)).Bits()
+		out[i], out[i+1] = byte(h), byte(h>>8)
+	}
+	return inRange
+}
+
+// unpackU8Ref writes codes[i·stride+k] = min(((packed[k]>>2i)&3) − 1, 1),
+// i < 4: the ternary values of an HF packed U8 tensor (code 3, never
+// written by the packers, clamps to +1 as quantize.UnpackPackedU8 does).
+func unpackU8Ref(codes []int8, stride int, packed []byte) {
+	for k, v := range packed {
+		for i := 0; i < 4; i++ {
+			codes[i*stride+k] = min(int8(v>>(2*i)&3)-1, 1)
+		}
+	}
+}

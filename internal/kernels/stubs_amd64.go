@@ -43,3 +43,13 @@ func packI2SAVX2(dst []byte, t []int8) uint32
 //
 //go:noescape
 func ternarizeAVX2(dst []int8, x []float32, inv float32)
+
+// bf16ToF16AVX2 converts len(raw)/2 (a multiple of 16) bf16 values to F16 bits in out (len(out) ≥ len(raw)); the result is non-zero when one has |b| ≥ 0x4780.
+//
+//go:noescape
+func bf16ToF16AVX2(out []byte, raw []byte) uint32
+
+// unpackU8AVX2 unpacks len(packed) (a multiple of 32) bytes into codes[i·stride+k], i < 4; len(codes) ≥ 3·stride+len(packed).
+//
+//go:noescape
+func unpackU8AVX2(codes []int8, stride int, packed []byte)

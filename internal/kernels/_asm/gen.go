@@ -30,6 +30,8 @@ func main() {
 	decodeBF16()
 	packI2S()
 	ternarize()
+	bf16ToF16()
+	unpackU8()
 	Generate()
 }
 
@@ -441,6 +443,92 @@ func ternarize() {
 	VMOVDQU(v[0], Mem{Base: dst})
 	ADDQ(U32(128), x)
 	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// bf16ToF16: each little-endian bf16 widened to float32 (exact) and rounded
+// to F16 by VCVTPS2PH with immediate 0 (round to nearest even), the
+// rounding of x448/float16's Fromfloat32 (reference: bf16ToF16Ref). The
+// flag is set for any |b| ≥ 0x4780 (65536 and above, infinities, NaNs),
+// which the caller handles on the reference path.
+func bf16ToF16() {
+	TEXT("bf16ToF16AVX2", NOSPLIT, "func(out []byte, raw []byte) uint32")
+	Pragma("noescape")
+	Doc("bf16ToF16AVX2 converts len(raw)/2 (a multiple of 16) bf16 values to F16 bits in out (len(out) ≥ len(raw)); the result is non-zero when one has |b| ≥ 0x4780.")
+	out := Load(Param("out").Base(), GP64())
+	raw := Load(Param("raw").Base(), GP64())
+	n := Load(Param("raw").Len(), GP64())
+	SHRQ(U8(5), n)
+	absMask := broadcast32(0x7fffffff)
+	limit := broadcast32(0x477fffff)
+	flags := YMM()
+	VPXOR(flags, flags, flags)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for h := 0; h < 2; h++ {
+		v, a := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: raw, Disp: 16 * h}, v)
+		VPSLLD(U8(16), v, v)
+		VPAND(absMask, v, a)
+		VPCMPGTD(limit, a, a) // |bits| > 0x477fffff
+		VPOR(a, flags, flags)
+		VCVTPS2PH(U8(0), v, Mem{Base: out, Disp: 16 * h})
+	}
+	ADDQ(U8(32), raw)
+	ADDQ(U8(32), out)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	r := GP32()
+	VPMOVMSKB(flags, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// unpackU8: codes[i·stride + k] = min(((packed[k] >> 2i) & 3) − 1, 1) for
+// the four bit pairs i of each byte (reference: unpackU8Ref).
+func unpackU8() {
+	TEXT("unpackU8AVX2", NOSPLIT, "func(codes []int8, stride int, packed []byte)")
+	Pragma("noescape")
+	Doc("unpackU8AVX2 unpacks len(packed) (a multiple of 32) bytes into codes[i·stride+k], i < 4; len(codes) ≥ 3·stride+len(packed).")
+	codes := Load(Param("codes").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	p := Load(Param("packed").Base(), GP64())
+	n := Load(Param("packed").Len(), GP64())
+	SHRQ(U8(5), n)
+	three := broadcast32(0x03030303)
+	two := broadcast32(0x02020202)
+	one := broadcast32(0x01010101)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	v := YMM()
+	VMOVDQU(Mem{Base: p}, v)
+	dst := GP64()
+	MOVQ(codes, dst)
+	for i := 0; i < 4; i++ {
+		c := YMM()
+		if i == 0 {
+			VPAND(three, v, c)
+		} else {
+			VPSRLW(U8(2*i), v, c)
+			VPAND(three, c, c)
+		}
+		VPMINUB(two, c, c)
+		VPSUBB(one, c, c)
+		VMOVDQU(c, Mem{Base: dst})
+		if i < 3 {
+			ADDQ(stride, dst)
+		}
+	}
+	ADDQ(U8(32), p)
+	ADDQ(U8(32), codes)
 	DECQ(n)
 	JMP(LabelRef("loop"))
 	Label("done")
