@@ -30,6 +30,7 @@ targets=(
   "./internal/kernels      FuzzDotI2S              100000"
   "./internal/kernels      FuzzDotF16              100000"
   "./internal/kernels      FuzzQuantizeI8S         100000"
+  "./internal/kernels      FuzzConverterKernels    60000"
 )
 
 failed=()
