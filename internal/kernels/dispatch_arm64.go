@@ -8,10 +8,6 @@ package kernels
 // int16 lanes wrap per pair of byte positions, and SDOT's 4-byte int32 sums
 // can only reproduce that with twice the instructions (two masked SDOTs and
 // a 16-bit wrap per lane pair), which is no faster than SMLAL/SMLAL2.
-//
-// The activation quantization keeps the pure-Go second pass on arm64 (one
-// row per matrix product, a small share of the time); its absmax pass is
-// NEON.
 
 func impl() string { return "arm64 NEON assembly" }
 
@@ -21,7 +17,7 @@ func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
-func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
+func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }
 
 // The converter's kernels have no NEON version yet (the converter's speed
 // target is on amd64); arm64 runs their references.

@@ -6,7 +6,7 @@
 // FMUL/FADDP and UMAXV, so those are WORD encodings with the instruction in
 // the comment (each checked against GNU as when written).
 //
-// Registers: R0-R4 and V0-V31 only (no callee-saved registers in ABI0).
+// Registers: R0-R5 and V0-V31 only (no callee-saved registers in ABI0).
 
 #include "textflag.h"
 
@@ -205,4 +205,67 @@ amreduce:
 	WORD $0x6eb0ab18 // umaxv s24, v24.4s
 	VMOV  V24.S[0], R4
 	MOVW  R4, ret+24(FP)
+	RET
+
+// func quantI8SNEON(dst []int8, x []float32, scale float32) int32
+//
+// quantI8SRef over len(x) elements (a multiple of 16, all finite): FMUL by
+// the scale (rounded to float32), FRINTN (nearest, ties to even), FMIN/FMAX
+// clamp to [−128, 127], FCVTZS (exact on integral values), the int32 codes
+// summed lane-wise and narrowed to bytes by XTN/XTN2 (in range, so no
+// truncation).
+TEXT ·quantI8SNEON(SB), NOSPLIT, $0-60
+	MOVD  dst_base+0(FP), R0
+	MOVD  x_base+24(FP), R1
+	MOVD  x_len+32(FP), R2
+	LSR   $4, R2, R2
+	FMOVS scale+48(FP), F31
+	VDUP  V31.S[0], V31.S4
+	MOVW  $0x42fe0000, R5 // 127.0
+	VDUP  R5, V29.S4
+	MOVW  $0xc3000000, R5 // -128.0
+	VDUP  R5, V30.S4
+	VEOR  V28.B16, V28.B16, V28.B16
+
+qloop:
+	CBZ    R2, qdone
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	WORD $0x4e218800 // frintn v0.4s, v0.4s
+	WORD $0x4e218821 // frintn v1.4s, v1.4s
+	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	WORD $0x4e218863 // frintn v3.4s, v3.4s
+	WORD $0x4ebdf400 // fmin v0.4s, v0.4s, v29.4s
+	WORD $0x4ebdf421 // fmin v1.4s, v1.4s, v29.4s
+	WORD $0x4ebdf442 // fmin v2.4s, v2.4s, v29.4s
+	WORD $0x4ebdf463 // fmin v3.4s, v3.4s, v29.4s
+	WORD $0x4e3ef400 // fmax v0.4s, v0.4s, v30.4s
+	WORD $0x4e3ef421 // fmax v1.4s, v1.4s, v30.4s
+	WORD $0x4e3ef442 // fmax v2.4s, v2.4s, v30.4s
+	WORD $0x4e3ef463 // fmax v3.4s, v3.4s, v30.4s
+	WORD $0x4ea1b800 // fcvtzs v0.4s, v0.4s
+	WORD $0x4ea1b821 // fcvtzs v1.4s, v1.4s
+	WORD $0x4ea1b842 // fcvtzs v2.4s, v2.4s
+	WORD $0x4ea1b863 // fcvtzs v3.4s, v3.4s
+	VADD   V0.S4, V28.S4, V28.S4
+	VADD   V1.S4, V28.S4, V28.S4
+	VADD   V2.S4, V28.S4, V28.S4
+	VADD   V3.S4, V28.S4, V28.S4
+	WORD $0x0e612804 // xtn v4.4h, v0.4s
+	WORD $0x4e612824 // xtn2 v4.8h, v1.4s
+	WORD $0x0e612845 // xtn v5.4h, v2.4s
+	WORD $0x4e612865 // xtn2 v5.8h, v3.4s
+	WORD $0x0e212886 // xtn v6.8b, v4.8h
+	WORD $0x4e2128a6 // xtn2 v6.16b, v5.8h
+	VST1.P [V6.B16], 16(R0)
+	SUB    $1, R2, R2
+	B      qloop
+
+qdone:
+	VADDV V28.S4, V28
+	VMOV  V28.S[0], R4
+	MOVW  R4, ret+56(FP)
 	RET

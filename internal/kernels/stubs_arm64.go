@@ -18,3 +18,8 @@ func dotF16NEON(w []uint16, x []float32) float32
 //
 //go:noescape
 func absMaxBitsNEON(x []float32) uint32
+
+// quantI8SNEON quantizes len(x) elements (a multiple of 16, all finite) of x with scale into dst (len(dst) ≥ len(x)) and returns the sum of the codes.
+//
+//go:noescape
+func quantI8SNEON(dst []int8, x []float32, scale float32) int32

@@ -17,12 +17,23 @@ ENC = {
  'faddp':  lambda d,n,m: 0x6E20D400|m<<16|n<<5|d,
  'faddps': lambda d,n: 0x7E30D800|n<<5|d,
  'umaxv':  lambda d,n: 0x6EB0A800|n<<5|d,
+ 'frintn': lambda d,n: 0x4E218800|n<<5|d,
+ 'fmin':   lambda d,n,m: 0x4EA0F400|m<<16|n<<5|d,
+ 'fmax':   lambda d,n,m: 0x4E20F400|m<<16|n<<5|d,
+ 'fcvtzs': lambda d,n: 0x4EA1B800|n<<5|d,
+ 'xtnh':   lambda d,n: 0x0E612800|n<<5|d,
+ 'xtn2h':  lambda d,n: 0x4E612800|n<<5|d,
+ 'xtnb':   lambda d,n: 0x0E212800|n<<5|d,
+ 'xtn2b':  lambda d,n: 0x4E212800|n<<5|d,
 }
 TXT = {
  'smlal': 'smlal v{0}.8h, v{1}.8b, v{2}.8b', 'smlal2': 'smlal2 v{0}.8h, v{1}.16b, v{2}.16b',
  'sadalp': 'sadalp v{0}.4s, v{1}.8h', 'fcvtl': 'fcvtl v{0}.4s, v{1}.4h', 'fcvtl2': 'fcvtl2 v{0}.4s, v{1}.8h',
  'fmul': 'fmul v{0}.4s, v{1}.4s, v{2}.4s', 'fadd': 'fadd v{0}.4s, v{1}.4s, v{2}.4s',
  'faddp': 'faddp v{0}.4s, v{1}.4s, v{2}.4s', 'faddps': 'faddp s{0}, v{1}.2s', 'umaxv': 'umaxv s{0}, v{1}.4s',
+ 'frintn': 'frintn v{0}.4s, v{1}.4s', 'fmin': 'fmin v{0}.4s, v{1}.4s, v{2}.4s', 'fmax': 'fmax v{0}.4s, v{1}.4s, v{2}.4s',
+ 'fcvtzs': 'fcvtzs v{0}.4s, v{1}.4s', 'xtnh': 'xtn v{0}.4h, v{1}.4s', 'xtn2h': 'xtn2 v{0}.8h, v{1}.4s',
+ 'xtnb': 'xtn v{0}.8b, v{1}.8h', 'xtn2b': 'xtn2 v{0}.16b, v{1}.8h',
 }
 src = open(sys.argv[1]).read()
 asm_lines = []
