@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"sync"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -34,9 +35,15 @@ const bf16NonFinite = 0x7f80
 // whether any finite value exceeds the F16 range; out is only meaningful
 // when both are clear.
 func encodeBF16ToF16(out, raw []byte) (bad int, overflow bool) {
-	lut := bf16ToF16()
 	n := len(raw) / 2
 	_ = out[2*n-1]
+	// The vector path (internal/kernels.BF16ToF16: the same rounding, checked
+	// over every bf16 pattern) covers the common case; a value out of the
+	// F16 range anywhere takes the loop below, which finds the first one.
+	if kernels.BF16ToF16(out[:2*n], raw[:2*n]) {
+		return -1, false
+	}
+	lut := bf16ToF16()
 	for i := 0; i < n; i++ {
 		b := binary.LittleEndian.Uint16(raw[2*i:])
 		a := b & 0x7fff
@@ -51,29 +58,13 @@ func encodeBF16ToF16(out, raw []byte) (bad int, overflow bool) {
 	return -1, overflow
 }
 
-// unpackLUT[v][i] is the ternary value of bit pair i of a packed byte v
-// (code − 1, with the unused code 3 clamped to +1, as
-// quantize.UnpackPackedU8 does).
-var unpackLUT = func() (t [256][4]int8) {
-	for v := range t {
-		for i := 0; i < 4; i++ {
-			t[v][i] = min(int8((v>>(2*i))&3)-1, 1)
-		}
-	}
-	return
-}()
-
 // unpackPackedRange unpacks packed[lo:hi] of an HF U8 tensor of n bytes
-// into codes (4n values): codes[i·n + k] is bit pair i of packed[k]
-// (quantize.UnpackPackedU8's layout, computed for a slice of k so the work
-// can be split over the cores).
+// into codes (4n values): codes[i·n + k] is bit pair i of packed[k], code −
+// 1 with the unused code 3 clamped to +1 (quantize.UnpackPackedU8's layout
+// and values, computed for a slice of k so the work can be split over the
+// cores; internal/kernels.UnpackU8 does the work).
 func unpackPackedRange(codes []int8, packed []byte, lo, hi int) {
-	n := len(packed)
-	c0, c1, c2, c3 := codes[:n], codes[n:2*n], codes[2*n:3*n], codes[3*n:4*n]
-	for k := lo; k < hi; k++ {
-		e := &unpackLUT[packed[k]]
-		c0[k], c1[k], c2[k], c3[k] = e[0], e[1], e[2], e[3]
-	}
+	kernels.UnpackU8(codes[lo:], len(packed), packed[lo:hi])
 }
 
 // firstCode3 returns the index of the first packed byte holding a 2-bit

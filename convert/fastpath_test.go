@@ -42,6 +42,38 @@ func TestBF16ToF16Table(t *testing.T) {
 	}
 }
 
+// TestBF16ToF16Whole converts every in-range bf16 pattern in one call (the
+// vector path of internal/kernels) and compares with the table; then one
+// value out of range anywhere must give the loop's answer.
+func TestBF16ToF16Whole(t *testing.T) {
+	var raw []byte
+	for b := 0; b < 1<<16; b++ {
+		if b&0x7fff < bf16F16Limit {
+			raw = binary.LittleEndian.AppendUint16(raw, uint16(b))
+		}
+	}
+	out := make([]byte, len(raw))
+	if i, of := encodeBF16ToF16(out, raw); i >= 0 || of {
+		t.Fatalf("in-range patterns flagged (bad %d, overflow %v)", i, of)
+	}
+	lut := bf16ToF16()
+	for k := 0; k < len(raw); k += 2 {
+		b := binary.LittleEndian.Uint16(raw[k:])
+		if got := binary.LittleEndian.Uint16(out[k:]); got != lut[b] {
+			t.Fatalf("bf16 %#04x: f16 %#04x, want %#04x", b, got, lut[b])
+		}
+	}
+	binary.LittleEndian.PutUint16(raw[1000:], 0x7fc0) // NaN at value 500
+	binary.LittleEndian.PutUint16(raw[3000:], 0xc780) // -65536 after it
+	if i, of := encodeBF16ToF16(out, raw); i != 500 || of {
+		t.Errorf("NaN at 500: bad %d overflow %v", i, of)
+	}
+	binary.LittleEndian.PutUint16(raw[1000:], 0)
+	if i, of := encodeBF16ToF16(out, raw); i != -1 || !of {
+		t.Errorf("-65536: bad %d overflow %v", i, of)
+	}
+}
+
 // TestUnpackPackedRange: any split of the byte range gives
 // quantize.UnpackPackedU8's codes.
 func TestUnpackPackedRange(t *testing.T) {

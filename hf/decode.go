@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/x448/float16"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // IsFloat reports the dtypes DecodeFloats handles: BF16, F16, F32.
@@ -37,19 +39,12 @@ func DecodeFloats(dst []float32, raw []byte, dt DType) int {
 	return -1
 }
 
-// decodeBF16 shifts each bf16 into the high half of a float32 and returns the
-// index of the first one whose exponent bits are all set (±Inf, NaN), or -1.
-// (b & 0x7f80) + 0x80 has bit 15 set exactly for such values, so one OR per
-// element tracks them without a branch.
+// decodeBF16 shifts each bf16 into the high half of a float32
+// (internal/kernels.DecodeBF16: assembly where available, same bits) and
+// returns the index of the first one whose exponent bits are all set (±Inf,
+// NaN), or -1.
 func decodeBF16(dst []float32, raw []byte) int {
-	raw = raw[:2*len(dst)]
-	var flags uint16
-	for i := range dst {
-		b := uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
-		flags |= (b & 0x7f80) + 0x80
-		dst[i] = math.Float32frombits(uint32(b) << 16)
-	}
-	if flags&0x8000 == 0 {
+	if !kernels.DecodeBF16(dst, raw) {
 		return -1
 	}
 	for i, f := range dst {

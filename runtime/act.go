@@ -1,6 +1,10 @@
 package runtime
 
-import "math"
+import (
+	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
+)
 
 // roundHalfEven32 rounds f to the nearest integer, ties to even, as ggml's
 // nearest_int (the 12582912.f magic-number trick) and _mm256_round_ps with
@@ -16,27 +20,14 @@ func roundHalfEven32(f float32) float32 { return float32(math.RoundToEven(float6
 //	sum   = Σ_k q_k
 //
 // dst must have len(x) elements; it returns scale (the activation scale, so a
-// value is q/scale) and sum. It panics if the lengths differ.
+// value is q/scale) and sum. It panics if the lengths differ. The work is
+// internal/kernels.QuantizeI8S (assembly beside the pure-Go reference, same
+// bits).
 func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
 	if len(dst) != len(x) {
 		panic("runtime: QuantizeI8S length mismatch")
 	}
-	amax := 1e-5
-	for _, v := range x {
-		amax = math.Max(amax, math.Abs(float64(v)))
-	}
-	scale = float32(127 / amax)
-	for i, v := range x {
-		r := roundHalfEven32(v * scale)
-		if r > 127 {
-			r = 127
-		} else if r < -128 {
-			r = -128
-		}
-		dst[i] = int8(r)
-		sum += int32(r)
-	}
-	return scale, sum
+	return kernels.QuantizeI8S(dst, x)
 }
 
 // q8Block is the number of elements of one Q8_0 block.

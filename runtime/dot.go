@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
+
 // The float dot products below reproduce the summation order of ggml's
 // x86 AVX2 vec_dot_f32 / vec_dot_f16 (ggml.c of bitnet.cpp's fork
 // 406a5036): four accumulators of eight lanes each take fused multiply-adds
@@ -57,40 +59,11 @@ func dotF32ggml(w, x []float32) float32 {
 }
 
 // dotF16ggml is ggml_vec_dot_f16 (AVX2 + F16C) for a row of F16 bits and
-// an activation already rounded to F16 values (as float32). Products of two
-// F16 values are exact in float32. The tail is summed in float64
-// (ggml_float), as is the result.
-func dotF16ggml(w []uint16, x []float32) float32 {
-	n := len(w)
-	x = x[:n]
-	np := n &^ 31
-	var acc [4][8]float32
-	// One accumulator register of the reference at a time (j), its eight
-	// lanes in eight locals: the same additions in the same order as the
-	// 32-wide step loop, without keeping 32 sums in memory.
-	for j := 0; j < 4; j++ {
-		var a0, a1, a2, a3, a4, a5, a6, a7 float32
-		for i := j * 8; i < np; i += 32 {
-			wi := (*[8]uint16)(w[i : i+8])
-			xi := (*[8]float32)(x[i : i+8])
-			a0 += f16Table[wi[0]] * xi[0]
-			a1 += f16Table[wi[1]] * xi[1]
-			a2 += f16Table[wi[2]] * xi[2]
-			a3 += f16Table[wi[3]] * xi[3]
-			a4 += f16Table[wi[4]] * xi[4]
-			a5 += f16Table[wi[5]] * xi[5]
-			a6 += f16Table[wi[6]] * xi[6]
-			a7 += f16Table[wi[7]] * xi[7]
-		}
-		acc[j] = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
-	}
-	sum := float64(reduce8x4(&acc))
-	for i := np; i < n; i++ {
-		p := f16Table[w[i]] * x[i]
-		sum += float64(p)
-	}
-	return float32(sum)
-}
+// an activation already rounded to F16 values (as float32): the order above,
+// the tail summed in float64 (ggml_float), as is the result. Products of two
+// F16 values are exact in float32. internal/kernels.DotF16 has the assembly
+// and the pure-Go reference.
+func dotF16ggml(w []uint16, x []float32) float32 { return kernels.DotF16(w, x) }
 
 // dotF16Wide is dotF16ggml on a weight row already widened to float32 (the
 // same products, the same order): MatMul widens each F16 row once for a

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
@@ -191,39 +192,11 @@ func dotQ8_0(row []byte, q []int8, d []float32) float32 {
 	return sumExp8(acc[:])
 }
 
-// dotI2S returns Σ code_k·q_k over one packed I2_S row (x86 layout: each
-// 32-byte block holds 128 codes, byte j carrying elements j, j+32, j+64,
-// j+96 in bits 7-6, 5-4, 3-2, 1-0), with the integer arithmetic of
-// bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s (ggml-bitnet-mad.cpp, c82b5e66):
-// pairs of code·q products go to sixteen int16 lanes (lane l takes bytes
-// 2l and 2l+1 of every sub-block), the lanes accumulate up to 32 blocks in
-// 16 bits, wrapping on overflow, and only then are widened to int32. The
-// wrap can only happen for rows of thousands of inputs with large
-// activations; reproducing it keeps such rows equal to the reference.
-func dotI2S(row []byte, q []int8) int32 {
-	var total int32
-	nb := len(row) / 32
-	for g := 0; g < nb; g += 32 {
-		// Per byte position j, the int32 sum over the group; lane l of the
-		// reference is bytes 2l and 2l+1. Wrapping int16 additions give the
-		// exact sum modulo 2^16 (each added term is below 2^11), so the lane
-		// value is int16(s[2l] + s[2l+1]).
-		var s [32]int32
-		for b := g; b < min(g+32, nb); b++ {
-			blk := row[b*32 : b*32+32 : b*32+32]
-			x := q[b*128 : b*128+128 : b*128+128]
-			for j := 0; j < 32; j++ {
-				c := blk[j]
-				s[j] += int32(c>>6)*int32(x[j]) + int32(c>>4&3)*int32(x[j+32]) +
-					int32(c>>2&3)*int32(x[j+64]) + int32(c&3)*int32(x[j+96])
-			}
-		}
-		for l := 0; l < 16; l++ {
-			total += int32(int16(s[2*l] + s[2*l+1]))
-		}
-	}
-	return total
-}
+// dotI2S returns Σ code_k·q_k over one packed I2_S row with the integer
+// arithmetic of bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s (int16 lanes that
+// wrap); internal/kernels.DotI2S has the layout, the assembly and the pure-Go
+// reference.
+func dotI2S(row []byte, q []int8) int32 { return kernels.DotI2S(row, q) }
 
 // i2sOut is bitnet.cpp's epilogue of the I2_S dot product:
 // float32(float32(sumi − Σq)/s)·scale, each step rounded to float32.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every parser fuzz target of issue 7 briefly, one target per
+# Runs every parser fuzz target of issue 7 and the kernel targets of issue 15 briefly, one target per
 # `go test -fuzz` invocation, starting from its seed corpus (f.Add seeds plus
 # the package's testdata/fuzz/<Target>/). Exits non-zero when any target
 # fails; go test then prints the failing input and writes it under the
@@ -27,6 +27,10 @@ targets=(
   "./internal/cli/idlist   FuzzParse               160000"
   "./internal/cli/codegen  FuzzParseList           120000"
   "./internal/cli/hf2gguf  FuzzReadMetadata        16000"
+  "./internal/kernels      FuzzDotI2S              100000"
+  "./internal/kernels      FuzzDotF16              100000"
+  "./internal/kernels      FuzzQuantizeI8S         100000"
+  "./internal/kernels      FuzzConverterKernels    60000"
 )
 
 failed=()

@@ -1,0 +1,537 @@
+// Command gen writes the amd64 assembly of package kernels
+// (../kernels_amd64.s and its Go declarations ../stubs_amd64.go)
+// with github.com/mmcloughlin/avo. It is its own module so that avo is not a
+// dependency of the converter; run it through `go generate` in
+// internal/kernels (see that package's doc.go).
+//
+// Every kernel computes exactly what its pure-Go reference in
+// ../ref.go computes: the integer sums are exact (or wrap where the
+// reference wraps), and the float operations are the same operations in the
+// same order, each rounded to float32 where the reference rounds.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Only VEX-encoded vector instructions are used between the first YMM
+// write and VZEROUPPER: a legacy-SSE instruction there (avo's MOVD, MOVSS)
+// cost 150–400 ns per call on this project's AMD EPYC machines, more than
+// a whole 2560-input I2_S row.
+func main() {
+	ConstraintExpr("!purego")
+	dotI2S()
+	dotF16()
+	absMaxBits()
+	quantI8S()
+	addAbs4x8()
+	decodeBF16()
+	packI2S()
+	ternarize()
+	bf16ToF16()
+	unpackU8()
+	Generate()
+}
+
+// broadcast32 returns a YMM register holding v in every 32-bit lane.
+func broadcast32(v uint32) VecVirtual {
+	t := GP32()
+	MOVL(U32(v), t)
+	x := XMM()
+	VMOVD(t, x)
+	y := YMM()
+	VPBROADCASTD(x, y)
+	return y
+}
+
+// dotI2S: Σ code·q over n32·32 packed I2_S bytes (reference: dotI2SRef).
+// Per 32-byte block the four 2-bit fields of each byte are isolated with a
+// shift and a mask, VPMADDUBSW multiplies them (unsigned 0…2) with the
+// matching 32 activation bytes (signed) and adds neighbouring byte pairs
+// into sixteen int16 lanes (|pair| ≤ 512: never saturates), and the four
+// results join a 16-bit accumulator with wrapping adds. After every 32
+// blocks (or the last, shorter group) VPMADDWD widens lane pairs to int32.
+// This is bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s arithmetic.
+func dotI2S() {
+	TEXT("dotI2SAVX2", NOSPLIT, "func(row []byte, q []int8) int32")
+	Pragma("noescape")
+	Doc("dotI2SAVX2 returns Σ code·q for the I2_S row; len(row) is a multiple of 32 and len(q) ≥ 4·len(row).")
+	row := Load(Param("row").Base(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	nb := Load(Param("row").Len(), GP64())
+	SHRQ(U8(5), nb) // blocks of 32 bytes
+
+	mask := broadcast32(0x03030303)
+	ones := broadcast32(0x00010001)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("group")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("done"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := YMM()
+	VPXOR(acc16, acc16, acc16)
+
+	Label("block")
+	c := YMM()
+	VMOVDQU(Mem{Base: row}, c)
+	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for s, sh := range []uint8{6, 4, 2} {
+		VPSRLW(U8(sh), c, p[s])
+		VPAND(mask, p[s], p[s])
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * s}, p[s], p[s])
+	}
+	VPAND(mask, c, p[3])
+	VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], p[3])
+	VPADDW(p[1], p[0], p[0])
+	VPADDW(p[3], p[2], p[2])
+	VPADDW(p[2], p[0], p[0])
+	VPADDW(p[0], acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("block"))
+
+	VPMADDWD(ones, acc16, acc16)
+	VPADDD(acc16, acc32, acc32)
+	JMP(LabelRef("group"))
+
+	Label("done")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	r := GP32()
+	VMOVD(lo, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// dotF16: the 32-element steps of ggml's AVX2 + F16C vec_dot_f16 (reference:
+// dotF16Ref before its tail). Four accumulators of eight lanes; each step
+// widens 4×8 F16 weights with VCVTPH2PS, multiplies by the activations
+// (rounded to float32, VMULPS) and adds (VADDPS): two roundings, as the
+// reference's separate multiply and add. The reduction is
+// GGML_F32x8_REDUCE: acc0+acc2, acc1+acc3, their sum; lanes (l, l+4)
+// added, then (t0+t1)+(t2+t3).
+func dotF16() {
+	TEXT("dotF16AVX2", NOSPLIT, "func(w []uint16, x []float32) float32")
+	Pragma("noescape")
+	Doc("dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).")
+	w := Load(Param("w").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("w").Len(), GP64())
+	SHRQ(U8(5), n)
+	acc := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VXORPS(a, a, a)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	for j, a := range acc {
+		t := YMM()
+		VCVTPH2PS(Mem{Base: w, Disp: 16 * j}, t)
+		VMULPS(Mem{Base: x, Disp: 32 * j}, t, t)
+		VADDPS(t, a, a)
+	}
+	ADDQ(U8(64), w)
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	VADDPS(acc[2], acc[0], acc[0])
+	VADDPS(acc[3], acc[1], acc[1])
+	VADDPS(acc[1], acc[0], acc[0])
+	hi := XMM()
+	VEXTRACTF128(U8(1), acc[0], hi)
+	lo := acc[0].AsX()
+	VADDPS(hi, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VZEROUPPER() // before the legacy-SSE MOVSS of the store: no transition penalty
+	Store(lo, ReturnIndex(0))
+	RET()
+}
+
+// absMaxBits: the largest |x_k| as float32 bits (sign cleared) over a
+// multiple of 32 elements. For non-negative floats the integer order of the
+// bits is the float order, and every NaN compares above +Inf, so the caller
+// sees a NaN or an infinity as bits ≥ 0x7f800000.
+func absMaxBits() {
+	TEXT("absMaxBitsAVX2", NOSPLIT, "func(x []float32) uint32")
+	Pragma("noescape")
+	Doc("absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	mask := broadcast32(0x7fffffff)
+	m := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range m {
+		VPXOR(a, a, a)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	for j, a := range m {
+		t := YMM()
+		VPAND(Mem{Base: x, Disp: 32 * j}, mask, t)
+		VPMAXUD(t, a, a)
+	}
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	VPMAXUD(m[1], m[0], m[0])
+	VPMAXUD(m[3], m[2], m[2])
+	VPMAXUD(m[2], m[0], m[0])
+	hi := XMM()
+	VEXTRACTI128(U8(1), m[0], hi)
+	lo := m[0].AsX()
+	VPMAXUD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPMAXUD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPMAXUD(hi, lo, lo)
+	r := GP32()
+	VMOVD(lo, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// quantI8S: q_k = clamp(round_half_even(float32(x_k·scale)), −128, 127) and
+// Σ q_k over a multiple of 32 finite elements (reference: the loop of
+// quantizeI8SRef). VMULPS rounds the product to float32 as the reference's
+// float32 multiply does, VROUNDPS with immediate 0 rounds to nearest even,
+// VMINPS/VMAXPS clamp, VCVTPS2DQ converts the (integral) values exactly;
+// two saturating packs and a VPERMD put the 32 int8 codes back in order.
+func quantI8S() {
+	TEXT("quantI8SAVX2", NOSPLIT, "func(dst []int8, x []float32, scale float32) int32")
+	Pragma("noescape")
+	Doc("quantI8SAVX2 quantizes len(x) elements (a multiple of 32, all finite) of x with scale into dst (len(dst) ≥ len(x)) and returns the sum of the codes.")
+	dst := Load(Param("dst").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	sp, err := Param("scale").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	s := YMM()
+	VBROADCASTSS(sp.Addr, s)
+	hiC := broadcast32(0x42fe0000) // 127.0
+	loC := broadcast32(0xc3000000) // -128.0
+	perm := YMM()
+	idx := GLOBL("i8sPerm", RODATA|NOPTR)
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		DATA(4*i, U32(v))
+	}
+	VMOVDQU(idx, perm)
+	sum := YMM()
+	VPXOR(sum, sum, sum)
+
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("reduce"))
+	v := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j, t := range v {
+		VMULPS(Mem{Base: x, Disp: 32 * j}, s, t)
+		VROUNDPS(U8(0), t, t)
+		VMINPS(hiC, t, t)
+		VMAXPS(loC, t, t)
+		VCVTPS2DQ(t, t)
+		VPADDD(t, sum, sum)
+	}
+	VPACKSSDW(v[1], v[0], v[0])
+	VPACKSSDW(v[3], v[2], v[2])
+	VPACKSSWB(v[2], v[0], v[0])
+	VPERMD(v[0], perm, v[0])
+	VMOVDQU(v[0], Mem{Base: dst})
+	ADDQ(U32(128), x)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+
+	Label("reduce")
+	hi := XMM()
+	VEXTRACTI128(U8(1), sum, hi)
+	lo := sum.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	r := GP32()
+	VMOVD(lo, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// addAbs4x8: torch's abs-sum inner step for 8-lane vectors (reference:
+// addAbs4x8Ref): each 32-float row of x adds |x[8k+l]| to lane l of
+// accumulator k, in row order, one float32 rounding per addition.
+func addAbs4x8() {
+	TEXT("addAbs4x8AVX2", NOSPLIT, "func(acc *[32]float32, x []float32)")
+	Pragma("noescape")
+	Doc("addAbs4x8AVX2 adds |x[32i+8k+l]| to acc[8k+l] for every row i of x (len(x) a multiple of 32), in row order.")
+	acc := Load(Param("acc"), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	mask := broadcast32(0x7fffffff)
+	a := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for k, r := range a {
+		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, r)
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for k, r := range a {
+		t := YMM()
+		VANDPS(Mem{Base: x, Disp: 32 * k}, mask, t)
+		VADDPS(t, r, r)
+	}
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	for k, r := range a {
+		VMOVUPS(r, Mem{Base: acc, Disp: 32 * k})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// decodeBF16: dst_k = float32 with bits raw_k<<16 (reference:
+// decodeBF16Ref), and a flag for any value whose exponent bits are all set.
+func decodeBF16() {
+	TEXT("decodeBF16AVX2", NOSPLIT, "func(dst []float32, raw []byte) uint32")
+	Pragma("noescape")
+	Doc("decodeBF16AVX2 widens len(dst) (a multiple of 16) little-endian bf16 values of raw (len(raw) ≥ 2·len(dst)); the result is non-zero when one of them is ±Inf or NaN.")
+	dst := Load(Param("dst").Base(), GP64())
+	raw := Load(Param("raw").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	SHRQ(U8(4), n)
+	exp := broadcast32(0x7f800000)
+	flags := YMM()
+	VPXOR(flags, flags, flags)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for h := 0; h < 2; h++ {
+		v := YMM()
+		VPMOVZXWD(Mem{Base: raw, Disp: 16 * h}, v)
+		VPSLLD(U8(16), v, v)
+		VMOVDQU(v, Mem{Base: dst, Disp: 32 * h})
+		VPAND(exp, v, v)
+		VPCMPEQD(exp, v, v)
+		VPOR(v, flags, flags)
+	}
+	ADDQ(U8(32), raw)
+	ADDQ(U8(64), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	r := GP32()
+	VPMOVMSKB(flags, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// packI2S: the x86 I2_S packing of ternary values (reference: packI2SRef):
+// per 128 values c = t+1 (wrapping bytes), byte j = c[j]<<6 | c[j+32]<<4 |
+// c[j+64]<<2 | c[j+96]. Word shifts are byte shifts here because every c is
+// checked to be at most 2 (the result is then all ones in its mask).
+func packI2S() {
+	TEXT("packI2SAVX2", NOSPLIT, "func(dst []byte, t []int8) uint32")
+	Pragma("noescape")
+	Doc("packI2SAVX2 packs len(t) (a multiple of 128) ternary values into dst (len(dst) ≥ len(t)/4); it returns 0xffffffff when every t+1 is in 0…2, and something else otherwise (dst is then garbage).")
+	dst := Load(Param("dst").Base(), GP64())
+	t := Load(Param("t").Base(), GP64())
+	n := Load(Param("t").Len(), GP64())
+	SHRQ(U8(7), n)
+	ones := broadcast32(0x01010101)
+	two := broadcast32(0x02020202)
+	mx := YMM()
+	VPXOR(mx, mx, mx)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	c := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for f, r := range c {
+		VPADDB(Mem{Base: t, Disp: 32 * f}, ones, r)
+		VPMAXUB(r, mx, mx)
+	}
+	VPSLLW(U8(6), c[0], c[0])
+	VPSLLW(U8(4), c[1], c[1])
+	VPSLLW(U8(2), c[2], c[2])
+	VPOR(c[1], c[0], c[0])
+	VPOR(c[3], c[2], c[2])
+	VPOR(c[2], c[0], c[0])
+	VMOVDQU(c[0], Mem{Base: dst})
+	ADDQ(U32(128), t)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VPMAXUB(two, mx, mx)
+	VPCMPEQB(two, mx, mx)
+	r := GP32()
+	VPMOVMSKB(mx, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// ternarize: t = +1 where float32(x·inv) > 0.5, −1 where it is < −0.5, else
+// 0 (reference: ternarizeRef; a NaN product compares false both ways, as in
+// Go): VMULPS, two ordered VCMPPS, the difference of the masks, then the
+// packs and VPERMD of quantI8S.
+func ternarize() {
+	TEXT("ternarizeAVX2", NOSPLIT, "func(dst []int8, x []float32, inv float32)")
+	Pragma("noescape")
+	Doc("ternarizeAVX2 writes the ternary codes of len(x) (a multiple of 32) elements into dst (len(dst) ≥ len(x)).")
+	dst := Load(Param("dst").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), n)
+	sp, err := Param("inv").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	s := YMM()
+	VBROADCASTSS(sp.Addr, s)
+	half := broadcast32(0x3f000000)  // 0.5
+	nhalf := broadcast32(0xbf000000) // -0.5
+	perm := YMM()
+	VMOVDQU(GLOBL("ternPerm", RODATA|NOPTR), perm)
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		DATA(4*i, U32(v))
+	}
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	v := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j, t := range v {
+		lt := YMM()
+		VMULPS(Mem{Base: x, Disp: 32 * j}, s, t)
+		VCMPPS(U8(0x11), nhalf, t, lt) // LT_OQ: p < -0.5
+		VCMPPS(U8(0x1e), half, t, t)   // GT_OQ: p > 0.5
+		VPSUBD(t, lt, t)               // −1 − 0 or 0 − (−1)
+	}
+	VPACKSSDW(v[1], v[0], v[0])
+	VPACKSSDW(v[3], v[2], v[2])
+	VPACKSSWB(v[2], v[0], v[0])
+	VPERMD(v[0], perm, v[0])
+	VMOVDQU(v[0], Mem{Base: dst})
+	ADDQ(U32(128), x)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// bf16ToF16: each little-endian bf16 widened to float32 (exact) and rounded
+// to F16 by VCVTPS2PH with immediate 0 (round to nearest even), the
+// rounding of x448/float16's Fromfloat32 (reference: bf16ToF16Ref). The
+// flag is set for any |b| ≥ 0x4780 (65536 and above, infinities, NaNs),
+// which the caller handles on the reference path.
+func bf16ToF16() {
+	TEXT("bf16ToF16AVX2", NOSPLIT, "func(out []byte, raw []byte) uint32")
+	Pragma("noescape")
+	Doc("bf16ToF16AVX2 converts len(raw)/2 (a multiple of 16) bf16 values to F16 bits in out (len(out) ≥ len(raw)); the result is non-zero when one has |b| ≥ 0x4780.")
+	out := Load(Param("out").Base(), GP64())
+	raw := Load(Param("raw").Base(), GP64())
+	n := Load(Param("raw").Len(), GP64())
+	SHRQ(U8(5), n)
+	absMask := broadcast32(0x7fffffff)
+	limit := broadcast32(0x477fffff)
+	flags := YMM()
+	VPXOR(flags, flags, flags)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	for h := 0; h < 2; h++ {
+		v, a := YMM(), YMM()
+		VPMOVZXWD(Mem{Base: raw, Disp: 16 * h}, v)
+		VPSLLD(U8(16), v, v)
+		VPAND(absMask, v, a)
+		VPCMPGTD(limit, a, a) // |bits| > 0x477fffff
+		VPOR(a, flags, flags)
+		VCVTPS2PH(U8(0), v, Mem{Base: out, Disp: 16 * h})
+	}
+	ADDQ(U8(32), raw)
+	ADDQ(U8(32), out)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	r := GP32()
+	VPMOVMSKB(flags, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// unpackU8: codes[i·stride + k] = min(((packed[k] >> 2i) & 3) − 1, 1) for
+// the four bit pairs i of each byte (reference: unpackU8Ref).
+func unpackU8() {
+	TEXT("unpackU8AVX2", NOSPLIT, "func(codes []int8, stride int, packed []byte)")
+	Pragma("noescape")
+	Doc("unpackU8AVX2 unpacks len(packed) (a multiple of 32) bytes into codes[i·stride+k], i < 4; len(codes) ≥ 3·stride+len(packed).")
+	codes := Load(Param("codes").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	p := Load(Param("packed").Base(), GP64())
+	n := Load(Param("packed").Len(), GP64())
+	SHRQ(U8(5), n)
+	three := broadcast32(0x03030303)
+	two := broadcast32(0x02020202)
+	one := broadcast32(0x01010101)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	v := YMM()
+	VMOVDQU(Mem{Base: p}, v)
+	dst := GP64()
+	MOVQ(codes, dst)
+	for i := 0; i < 4; i++ {
+		c := YMM()
+		if i == 0 {
+			VPAND(three, v, c)
+		} else {
+			VPSRLW(U8(2*i), v, c)
+			VPAND(three, c, c)
+		}
+		VPMINUB(two, c, c)
+		VPSUBB(one, c, c)
+		VMOVDQU(c, Mem{Base: dst})
+		if i < 3 {
+			ADDQ(stride, dst)
+		}
+	}
+	ADDQ(U8(32), p)
+	ADDQ(U8(32), codes)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

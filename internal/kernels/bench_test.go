@@ -1,0 +1,139 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// The benchmarks report bytes of weights streamed per second (b.SetBytes),
+// to set beside BenchmarkMemoryRead, the machine's read bandwidth. "l2"
+// sizes fit the cache (the kernel's own speed); "stream" sizes are 128 MiB,
+// four times this machine's 32 MiB L3, so the weights come from memory as
+// they do in a real model. docs/performance.md records the figures.
+
+const streamBytes = 128 << 20
+
+// split runs f over [0, n) in threads contiguous chunks, like the runtime's
+// row split.
+func split(n, threads int, f func(lo, hi int)) {
+	if threads == 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + threads - 1) / threads
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { f(lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
+}
+
+// BenchmarkDotI2S: rows of K = 2560 inputs (the 2B-4T hidden size; 640
+// packed bytes each) against one quantized activation, as in a matrix-vector
+// product.
+func BenchmarkDotI2S(b *testing.B) {
+	const k = 2560
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / (k / 4)
+		w, _ := randI2S(r, rows*k/128)
+		_, q := randI2S(r, k/128)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						for i := lo; i < hi; i++ {
+							DotI2S(w[i*k/4:(i+1)*k/4], q)
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDotF16: rows of K = 1536 F16 weights (the output head of the
+// 1bitLLM large shape) against one F16-rounded activation.
+func BenchmarkDotF16(b *testing.B) {
+	const k = 1536
+	r := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = F16ToF32(randF16(r, 1, 1)[0])
+	}
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / (2 * k)
+		w := randF16(r, rows*k, 0.05)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(2 * len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						for i := lo; i < hi; i++ {
+							DotF16(w[i*k:(i+1)*k], x)
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkQuantizeI8S: one activation row of 6912 floats (the 2B-4T FFN
+// width); bytes are the float32 input.
+func BenchmarkQuantizeI8S(b *testing.B) {
+	const k = 6912
+	r := rand.New(rand.NewPCG(3, 3))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	q := make([]int8, k)
+	b.SetBytes(4 * k)
+	for b.Loop() {
+		QuantizeI8S(q, x)
+	}
+}
+
+// BenchmarkMemoryRead is the machine's memory read bandwidth for the
+// kernels' figures: a 128 MiB buffer read once per iteration by the
+// absMaxBits kernel (two vector operations per 32 bytes, far below what
+// memory delivers, so the figure is the memory's) on 1 and 2 threads.
+// MemoryCopy is Go's copy (memmove) of 64 MiB; its bytes count the read
+// and the write.
+func BenchmarkMemoryRead(b *testing.B) {
+	x := make([]float32, streamBytes/4)
+	for i := range x {
+		x[i] = float32(i)
+	}
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			b.SetBytes(streamBytes)
+			for b.Loop() {
+				split(len(x)/32, th, func(lo, hi int) { absMaxBits(x[lo*32 : hi*32]) })
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryCopy: see BenchmarkMemoryRead.
+func BenchmarkMemoryCopy(b *testing.B) {
+	src := make([]byte, streamBytes/2)
+	dst := make([]byte, streamBytes/2)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	b.SetBytes(streamBytes)
+	for b.Loop() {
+		copy(dst, src)
+	}
+}

@@ -1,0 +1,91 @@
+//go:build !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd _asm && go run . -out ../kernels_amd64.s -stubs ../stubs_amd64.go -pkg kernels"
+
+// useAVX2 selects the assembly kernels: they need AVX2 (integer lanes), F16C
+// (VCVTPH2PS) and SSE4.1's rounding (VROUNDPS, part of AVX).
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
+
+func impl() string {
+	if useAVX2 {
+		return "amd64 AVX2+F16C assembly"
+	}
+	return "pure Go (no AVX2/F16C)"
+}
+
+func dotI2S(row []byte, q []int8) int32 {
+	if useAVX2 {
+		return dotI2SAVX2(row, q)
+	}
+	return dotI2SRef(row, q)
+}
+
+func dotF16Body(w []uint16, x []float32) float32 {
+	if useAVX2 {
+		return dotF16AVX2(w, x)
+	}
+	return dotF16BodyRef(w, x)
+}
+
+func absMaxBits(x []float32) uint32 {
+	if useAVX2 {
+		return absMaxBitsAVX2(x)
+	}
+	return absMaxBitsRef(x)
+}
+
+func quantI8S(dst []int8, x []float32, scale float32) int32 {
+	if useAVX2 {
+		return quantI8SAVX2(dst, x, scale)
+	}
+	return quantI8SRef(dst, x, scale)
+}
+
+func addAbs4x8(acc *[32]float32, x []float32) {
+	if useAVX2 {
+		addAbs4x8AVX2(acc, x)
+		return
+	}
+	addAbs4x8Ref(acc, x)
+}
+
+func decodeBF16(dst []float32, raw []byte) bool {
+	if useAVX2 {
+		return decodeBF16AVX2(dst, raw) != 0
+	}
+	return decodeBF16Ref(dst, raw)
+}
+
+func packI2S(dst []byte, t []int8) bool {
+	if useAVX2 {
+		return packI2SAVX2(dst, t) == 0xffffffff
+	}
+	return packI2SRef(dst, t)
+}
+
+func ternarize(dst []int8, x []float32, inv float32) {
+	if useAVX2 {
+		ternarizeAVX2(dst, x, inv)
+		return
+	}
+	ternarizeRef(dst, x, inv)
+}
+
+func bf16ToF16(out, raw []byte) bool {
+	if useAVX2 {
+		return bf16ToF16AVX2(out, raw) == 0
+	}
+	return bf16ToF16Ref(out, raw)
+}
+
+func unpackU8(codes []int8, stride int, packed []byte) {
+	if useAVX2 {
+		unpackU8AVX2(codes, stride, packed)
+		return
+	}
+	unpackU8Ref(codes, stride, packed)
+}

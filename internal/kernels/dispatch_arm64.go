@@ -1,0 +1,35 @@
+//go:build !purego
+
+package kernels
+
+// Every arm64 CPU has NEON (Advanced SIMD), so the NEON kernels need no
+// detection. They use SMLAL rather than SDOT for the I2_S dot even where
+// golang.org/x/sys/cpu reports SDOT (ARM64.HasASIMDDP): the reference's
+// int16 lanes wrap per pair of byte positions, and SDOT's 4-byte int32 sums
+// can only reproduce that with twice the instructions (two masked SDOTs and
+// a 16-bit wrap per lane pair), which is no faster than SMLAL/SMLAL2.
+
+func impl() string { return "arm64 NEON assembly" }
+
+func dotI2S(row []byte, q []int8) int32 { return dotI2SNEON(row, q) }
+
+func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
+
+func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
+
+func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }
+
+// The converter's kernels have no NEON version yet (the converter's speed
+// target is on amd64); arm64 runs their references.
+
+func addAbs4x8(acc *[32]float32, x []float32) { addAbs4x8Ref(acc, x) }
+
+func decodeBF16(dst []float32, raw []byte) bool { return decodeBF16Ref(dst, raw) }
+
+func packI2S(dst []byte, t []int8) bool { return packI2SRef(dst, t) }
+
+func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv) }
+
+func bf16ToF16(out, raw []byte) bool { return bf16ToF16Ref(out, raw) }
+
+func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }

@@ -1,0 +1,17 @@
+//go:build purego || !(amd64 || arm64)
+
+package kernels
+
+func impl() string { return "pure Go" }
+
+func dotI2S(row []byte, q []int8) int32                     { return dotI2SRef(row, q) }
+func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyRef(w, x) }
+func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
+func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
+
+func addAbs4x8(acc *[32]float32, x []float32)          { addAbs4x8Ref(acc, x) }
+func decodeBF16(dst []float32, raw []byte) bool        { return decodeBF16Ref(dst, raw) }
+func packI2S(dst []byte, t []int8) bool                { return packI2SRef(dst, t) }
+func ternarize(dst []int8, x []float32, inv float32)   { ternarizeRef(dst, x, inv) }
+func bf16ToF16(out, raw []byte) bool                   { return bf16ToF16Ref(out, raw) }
+func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }

@@ -1,0 +1,123 @@
+package kernels
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+)
+
+// FuzzDotI2S: the kernel equals the reference on any packed row and
+// activation (the input's first quarter-ish is the row, rounded down to
+// whole 32-byte blocks; the activation repeats the rest).
+func FuzzDotI2S(f *testing.F) {
+	f.Add([]byte{0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
+	f.Add(make([]byte, 32*33+5))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		nb := len(data) / 160
+		row := data[:32*nb]
+		q := make([]int8, 128*nb)
+		for i := range q {
+			q[i] = int8(data[(32*nb+i)%len(data)])
+		}
+		if got, want := DotI2S(row, q), dotI2SRef(row, q); got != want {
+			t.Fatalf("nb=%d: kernel %d, reference %d", nb, got, want)
+		}
+	})
+}
+
+// FuzzDotF16: pairs of (F16 weight, float32 activation) from the input.
+func FuzzDotF16(f *testing.F) {
+	f.Add([]byte{0x00, 0x3c, 0x00, 0x00, 0x80, 0x3f})
+	f.Add(make([]byte, 6*40))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 6
+		w := make([]uint16, n)
+		x := make([]float32, n)
+		for i := range w {
+			w[i] = binary.LittleEndian.Uint16(data[6*i:])
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[6*i+2:]))
+		}
+		if got, want := DotF16(w, x), dotF16Ref(w, x); !sameFloat(got, want) {
+			t.Fatalf("n=%d: kernel %v, reference %v", n, got, want)
+		}
+	})
+}
+
+// FuzzQuantizeI8S: any float32 row, NaNs and infinities included.
+func FuzzQuantizeI8S(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0x3f, 0, 0, 0x80, 0xbf})
+	f.Add(make([]byte, 4*70))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x := make([]float32, len(data)/4)
+		for i := range x {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		checkQuantize(t, "fuzz", x)
+	})
+}
+
+// FuzzConverterKernels: the converter's kernels against their references
+// on the same bytes, read as bf16 values, float32 values, packed U8 bytes
+// and ternary values.
+func FuzzConverterKernels(f *testing.F) {
+	f.Add([]byte{0x80, 0x3f, 0x80, 0x7f, 0xc0, 0xff, 0x00, 0x47, 0x80, 0x47}, float32(1.5))
+	f.Add(make([]byte, 300), float32(0))
+	f.Fuzz(func(t *testing.T, data []byte, inv float32) {
+		n := len(data) / 2
+		raw := data[:2*n]
+		got, want := make([]float32, n), make([]float32, n)
+		if DecodeBF16(got, raw) != decodeBF16Ref(want, raw) {
+			t.Fatal("DecodeBF16: non-finite flags differ")
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("DecodeBF16: element %d differs", i)
+			}
+		}
+		h, hw := make([]byte, 2*n), make([]byte, 2*n)
+		okG, okW := BF16ToF16(h, raw), bf16ToF16Ref(hw, raw)
+		if okG != okW || okG && !bytes.Equal(h, hw) {
+			t.Fatalf("BF16ToF16: in range %v, reference %v", okG, okW)
+		}
+		c, cw := make([]int8, 4*len(data)), make([]int8, 4*len(data))
+		UnpackU8(c, len(data), data)
+		unpackU8Ref(cw, len(data), data)
+		if !bytes.Equal(i8bytes(c), i8bytes(cw)) {
+			t.Fatal("UnpackU8 differs")
+		}
+		x := make([]float32, len(data)/4)
+		for i := range x {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		tg, tw := make([]int8, len(x)), make([]int8, len(x))
+		Ternarize(tg, x, inv)
+		ternarizeRef(tw, x, inv)
+		if !bytes.Equal(i8bytes(tg), i8bytes(tw)) {
+			t.Fatal("Ternarize differs")
+		}
+		var ag, aw [32]float32
+		AddAbs4x8(&ag, x[:len(x)&^31])
+		addAbs4x8Ref(&aw, x[:len(x)&^31])
+		for i := range ag {
+			if !sameFloat(ag[i], aw[i]) {
+				t.Fatalf("AddAbs4x8 lane %d: %v, reference %v", i, ag[i], aw[i])
+			}
+		}
+		tv := make([]int8, len(data)&^127)
+		for i := range tv {
+			tv[i] = int8(data[i]%3) - 1
+			if data[i] == 255 {
+				tv[i] = 2 // an invalid value now and then
+			}
+		}
+		p, pw := make([]byte, len(tv)/4), make([]byte, len(tv)/4)
+		okG, okW = PackI2S(p, tv), packI2SRef(pw, tv)
+		if okG != okW || okG && !bytes.Equal(p, pw) {
+			t.Fatalf("PackI2S: ok %v, reference %v", okG, okW)
+		}
+	})
+}

@@ -1,0 +1,140 @@
+package kernels
+
+import "math"
+
+// DotI2S returns Σ_k code_k·q_k over one packed I2_S row (x86 layout, QK
+// 128: each 32-byte block holds 128 ternary codes 0…2, byte j carrying
+// elements j, j+32, j+64, j+96 in bits 7-6, 5-4, 3-2, 1-0) and the int8
+// activation q of the row's 4·len(row) inputs, with the integer arithmetic
+// of bitnet.cpp's AVX2 ggml_vec_dot_i2_i8_s (src/ggml-bitnet-mad.cpp): lane
+// pairs summed in int16 over up to 32 blocks, wrapping, then widened (see
+// dotI2SRef). The caller subtracts Σq and applies the scales. It panics if
+// len(row) is not a multiple of 32 or len(q) < 4·len(row).
+func DotI2S(row []byte, q []int8) int32 {
+	if len(row)%32 != 0 || len(q) < 4*len(row) {
+		panic("kernels: DotI2S length mismatch")
+	}
+	return dotI2S(row, q)
+}
+
+// DotF16 returns Σ_k f16(w_k)·x_k in the summation order of ggml's AVX2 +
+// F16C ggml_vec_dot_f16 (see dotF16Ref): 32-element steps into four
+// 8-lane float32 accumulators, GGML_F32x8_REDUCE, then the tail of fewer
+// than 32 elements added in float64, rounded once to float32. Each product
+// is rounded to float32 before it is added. It panics if len(x) < len(w).
+func DotF16(w []uint16, x []float32) float32 {
+	n := len(w)
+	x = x[:n]
+	np := n &^ 31
+	sum := float64(dotF16Body(w[:np], x[:np]))
+	for i := np; i < n; i++ {
+		sum += float64(float32(f16Table[w[i]] * x[i]))
+	}
+	return float32(sum)
+}
+
+// QuantizeI8S quantizes one activation row x for the I2_S kernel as
+// bitnet.cpp's quantize_row_i8_s does: amax = max(1e-5, max_k |x_k|) in
+// float64, scale = float32(127/amax), dst_k =
+// clamp(round_half_even(float32(x_k·scale)), −128, 127), and returns scale
+// and Σ dst_k. Rows holding a NaN or an infinity take the pure-Go path
+// (whose float-to-int conversion of a NaN is the Go compiler's), so the
+// result never depends on the kernel. It panics if len(dst) != len(x).
+func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
+	if len(dst) != len(x) {
+		panic("kernels: QuantizeI8S length mismatch")
+	}
+	n32 := len(x) &^ 31
+	bits := max(absMaxBits(x[:n32]), absMaxBitsRef(x[n32:]))
+	if bits >= 0x7f800000 {
+		return quantizeI8SRef(dst, x)
+	}
+	amax := math.Max(1e-5, float64(math.Float32frombits(bits)))
+	scale = float32(127 / amax)
+	sum = quantI8S(dst[:n32], x[:n32], scale)
+	sum += quantI8SRef(dst[n32:], x[n32:], scale)
+	return scale, sum
+}
+
+// F16ToF32 widens an IEEE binary16 value to float32 (exact).
+func F16ToF32(h uint16) float32 { return f16Table[h] }
+
+// AddAbs4x8 adds |x[32i+8k+l]| to acc[8k+l] for every 32-float row i of x,
+// in row order, each addition rounded to float32: the level-0 block sum of
+// torch's cascade sum of |x| with AVX2's 8-lane vectors and four
+// interleaved accumulators (quantize.blockSum; SumKernel.cpp multi_row_sum),
+// so the converter's abs-mean keeps torch's exact bits. It panics if
+// len(x) is not a multiple of 32.
+func AddAbs4x8(acc *[32]float32, x []float32) {
+	if len(x)%32 != 0 {
+		panic("kernels: AddAbs4x8 length is not a multiple of 32")
+	}
+	addAbs4x8(acc, x)
+}
+
+// DecodeBF16 widens len(dst) little-endian bf16 values of raw to float32
+// (exact: the bits shifted left by 16) and reports whether one of them is
+// ±Inf or NaN. It panics if len(raw) < 2·len(dst).
+func DecodeBF16(dst []float32, raw []byte) (nonFinite bool) {
+	if len(raw) < 2*len(dst) {
+		panic("kernels: DecodeBF16 source too short")
+	}
+	n16 := len(dst) &^ 15
+	nonFinite = decodeBF16(dst[:n16], raw[:2*n16])
+	return decodeBF16Ref(dst[n16:], raw[2*n16:]) || nonFinite
+}
+
+// PackI2S packs ternary values t (−1, 0, 1) into the x86 I2_S layout of
+// bitnet.cpp's quantize_i2_s (QK 128): for block b and j < 32,
+// dst[32b+j] = c[128b+j]<<6 | c[128b+j+32]<<4 | c[128b+j+64]<<2 |
+// c[128b+j+96] with c = t+1. It returns false, leaving dst unspecified,
+// when a value is outside {−1, 0, 1}. It panics if len(t) is not a
+// multiple of 128 or len(dst) != len(t)/4.
+func PackI2S(dst []byte, t []int8) (ok bool) {
+	if len(t)%128 != 0 || len(dst) != len(t)/4 {
+		panic("kernels: PackI2S length mismatch")
+	}
+	return packI2S(dst, t)
+}
+
+// Ternarize writes dst_k = clamp(round_half_even(float32(x_k·inv)), −1, 1)
+// (+1 above 0.5, −1 below −0.5, else 0; a NaN product gives 0), the second
+// half of BitNet's weight_quant (quantize.TernarizeWith). It panics if
+// len(dst) != len(x).
+func Ternarize(dst []int8, x []float32, inv float32) {
+	if len(dst) != len(x) {
+		panic("kernels: Ternarize length mismatch")
+	}
+	n32 := len(x) &^ 31
+	ternarize(dst[:n32], x[:n32], inv)
+	ternarizeRef(dst[n32:], x[n32:], inv)
+}
+
+// BF16ToF16 converts the little-endian bf16 values of raw (len(raw) even) to
+// little-endian F16 bits in out: widened exactly, rounded to nearest even
+// (quantize.F32ToF16 of quantize.BF16ToF32). It reports whether every value
+// had |b| < 0x4780, i.e. was finite and below 65536 (so within F16's
+// range); when not, out is unspecified and the caller takes its checked
+// path. It panics if len(raw) is odd or len(out) < len(raw).
+func BF16ToF16(out, raw []byte) (inRange bool) {
+	if len(raw)%2 != 0 || len(out) < len(raw) {
+		panic("kernels: BF16ToF16 length mismatch")
+	}
+	n32 := len(raw) &^ 31
+	inRange = bf16ToF16(out[:n32], raw[:n32])
+	return bf16ToF16Ref(out[n32:], raw[n32:]) && inRange
+}
+
+// UnpackU8 unpacks an HF packed U8 ternary tensor's bytes: codes[i·stride+k]
+// = min(((packed[k]>>2i)&3) − 1, 1) for the four bit pairs i of every byte
+// k (quantize.UnpackPackedU8's layout with stride = the tensor's byte count;
+// a caller splitting the work passes codes[lo:] and packed[lo:hi]). It
+// panics if len(codes) < 3·stride + len(packed) or stride < len(packed).
+func UnpackU8(codes []int8, stride int, packed []byte) {
+	if stride < len(packed) || len(codes) < 3*stride+len(packed) {
+		panic("kernels: UnpackU8 length mismatch")
+	}
+	n32 := len(packed) &^ 31
+	unpackU8(codes, stride, packed[:n32])
+	unpackU8Ref(codes[n32:], stride, packed[n32:])
+}

@@ -1,0 +1,285 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/x448/float16"
+)
+
+func randI2S(r *rand.Rand, nb int) ([]byte, []int8) {
+	row := make([]byte, 32*nb)
+	q := make([]int8, 128*nb)
+	for i := range row {
+		row[i] = byte(r.Uint32())
+	}
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	return row, q
+}
+
+// TestDotI2SKnown pins the reference itself: a plain sum, and the int16
+// wrap of bitnet.cpp's lanes (32 blocks of code 2 times q 127 give lane
+// sums of 32·4·2·254 = 65024, which wraps to −512 in each of 16 lanes).
+func TestDotI2SKnown(t *testing.T) {
+	row := make([]byte, 32*32)
+	q := make([]int8, 128*32)
+	for i := range row {
+		row[i] = 0b10101010 // code 2 in all four fields
+	}
+	for i := range q {
+		q[i] = 127
+	}
+	if got := DotI2S(row[:32], q[:128]); got != 128*2*127 {
+		t.Errorf("one block: %d, want %d", got, 128*2*127)
+	}
+	if got, ref := DotI2S(row, q), dotI2SRef(row, q); got != -8192 || ref != -8192 {
+		t.Errorf("32 blocks of 2·127: kernel %d, reference %d, want -8192 (int16 lanes wrap)", got, ref)
+	}
+	// 33 blocks: the 33rd starts a new group and does not wrap.
+	row = append(row, row[:32]...)
+	q = append(q, q[:128]...)
+	if got := DotI2S(row, q); got != -8192+128*2*127 {
+		t.Errorf("33 blocks: %d, want %d", got, -8192+128*2*127)
+	}
+}
+
+func TestDotI2SMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 15))
+	for _, nb := range []int{0, 1, 2, 3, 7, 31, 32, 33, 48, 63, 64, 65, 96, 100} {
+		for trial := 0; trial < 20; trial++ {
+			row, q := randI2S(r, nb)
+			switch trial {
+			case 1: // extreme activations, all codes 2 or 0
+				for i := range q {
+					q[i] = [2]int8{-128, 127}[i%2]
+				}
+				for i := range row {
+					row[i] = [2]byte{0xaa, 0x00}[i%2]
+				}
+			case 2: // every lane wraps
+				for i := range q {
+					q[i] = -128
+				}
+				for i := range row {
+					row[i] = 0xaa
+				}
+			case 3: // valid ternary codes only (0, 1, 2)
+				for i := range row {
+					var b byte
+					for f := 0; f < 4; f++ {
+						b = b<<2 | byte(r.IntN(3))
+					}
+					row[i] = b
+				}
+			}
+			if got, want := DotI2S(row, q), dotI2SRef(row, q); got != want {
+				t.Fatalf("nb=%d trial %d: kernel %d, reference %d (%s)", nb, trial, got, want, Impl())
+			}
+		}
+	}
+}
+
+// TestDotI2SUsesPrefix checks that a longer q (the caller's scratch) is
+// read only for the row's inputs.
+func TestDotI2SUsesPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	row, q := randI2S(r, 5)
+	long := append(append([]int8(nil), q...), 1, 2, 3)
+	if DotI2S(row, long) != dotI2SRef(row, q) {
+		t.Fatal("extra activation bytes changed the sum")
+	}
+}
+
+func TestDotI2SPanics(t *testing.T) {
+	for _, c := range []struct {
+		row int
+		q   int
+	}{{31, 124}, {32, 127}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("len(row)=%d len(q)=%d: no panic", c.row, c.q)
+				}
+			}()
+			DotI2S(make([]byte, c.row), make([]int8, c.q))
+		}()
+	}
+}
+
+func sameFloat(a, b float32) bool {
+	// NaN payloads may differ between the hardware's and Go's NaN
+	// propagation; every other result must have the same bits.
+	if a != a && b != b {
+		return true
+	}
+	return math.Float32bits(a) == math.Float32bits(b)
+}
+
+func randF16(r *rand.Rand, n int, scale float32) []uint16 {
+	w := make([]uint16, n)
+	for i := range w {
+		w[i] = float16.Fromfloat32(float32(r.NormFloat64()) * scale).Bits()
+	}
+	return w
+}
+
+func TestDotF16MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 15))
+	for _, n := range []int{0, 1, 5, 31, 32, 33, 63, 64, 65, 96, 127, 128, 1536, 2048, 2560 + 17} {
+		for trial := 0; trial < 12; trial++ {
+			w := randF16(r, n, 0.05)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 3)
+				if trial%2 == 0 { // the runtime's case: x rounded to F16
+					x[i] = float16.Fromfloat32(x[i]).Float32()
+				}
+			}
+			switch trial {
+			case 3: // random bit patterns: subnormals, infinities, NaNs
+				for i := range w {
+					w[i] = uint16(r.Uint32())
+				}
+			case 5: // overflow to infinity in the accumulators
+				for i := range w {
+					w[i] = 0x7bff // 65504
+					x[i] = 3e34
+				}
+			case 7: // cancellation: the order of additions shows
+				for i := range x {
+					x[i] = float32(math.Ldexp(1, r.IntN(40)-20)) * float32(1-2*(i%2))
+				}
+			case 9: // subnormal products
+				for i := range w {
+					w[i] = uint16(r.IntN(0x400)) | uint16(i%2)<<15
+					x[i] = float32(math.Ldexp(1, -120-r.IntN(20)))
+				}
+			}
+			got, want := DotF16(w, x), dotF16Ref(w, x)
+			if !sameFloat(got, want) {
+				t.Fatalf("n=%d trial %d: kernel %v (%#x), reference %v (%#x) (%s)", n, trial, got, math.Float32bits(got), want, math.Float32bits(want), Impl())
+			}
+		}
+	}
+}
+
+// TestDotF16Order pins the reference's summation order on values where
+// another order gives another float: lane 0 of accumulator 0 and lane 0 of
+// accumulator 2 cancel before the small lane-1 term is added, and the
+// 33rd element goes to the float64 tail.
+func TestDotF16Order(t *testing.T) {
+	w := make([]uint16, 33)
+	x := make([]float32, 33)
+	one := float16.Fromfloat32(1).Bits()
+	for i := range w {
+		w[i] = one
+	}
+	x[0], x[16], x[1], x[32] = 1<<24, -(1 << 24), 1, 0.5
+	// In float32, ((1<<24) + (-(1<<24))) + 1 = 1, then + 0.5 in float64.
+	if got := DotF16(w, x); got != 1.5 {
+		t.Errorf("DotF16 = %v, want 1.5", got)
+	}
+	x[16], x[8] = 0, -(1 << 24) // lane 0 of accumulator 1: (acc0+acc2)+(acc1+acc3)
+	if got := DotF16(w, x); got != 1.5 {
+		t.Errorf("DotF16 = %v, want 1.5", got)
+	}
+	x[8], x[4] = 0, -(1 << 24) // lane 4: reduced with lane 0 before lane 1 joins
+	if got := DotF16(w, x); got != 1.5 {
+		t.Errorf("DotF16 = %v, want 1.5", got)
+	}
+	x[4], x[2] = 0, 1<<24 // lane 2 meets lane 0 only at the end: (t0+t1)+(t2+t3)
+	if got, want := DotF16(w, x), float32(1<<25); got != want {
+		t.Errorf("DotF16 = %v, want %v", got, want)
+	}
+}
+
+func checkQuantize(t *testing.T, name string, x []float32) {
+	t.Helper()
+	got := make([]int8, len(x))
+	want := make([]int8, len(x))
+	gs, gsum := QuantizeI8S(got, x)
+	ws, wsum := quantizeI8SRef(want, x)
+	if math.Float32bits(gs) != math.Float32bits(ws) || gsum != wsum {
+		t.Fatalf("%s: kernel scale %v sum %d, reference %v %d (%s)", name, gs, gsum, ws, wsum, Impl())
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s: code %d: kernel %d, reference %d (x=%v, scale %v)", name, i, got[i], want[i], x[i], gs)
+		}
+	}
+}
+
+func TestQuantizeI8SMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 15))
+	for _, n := range []int{0, 1, 7, 31, 32, 33, 64, 100, 128, 1536, 2560 + 5} {
+		for trial := 0; trial < 12; trial++ {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			switch trial {
+			case 1: // all zero (amax is the 1e-5 floor), negative zeros
+				for i := range x {
+					x[i] = float32(math.Copysign(0, float64(1-2*(i%2))))
+				}
+			case 2: // below the floor
+				for i := range x {
+					x[i] *= 1e-7
+				}
+			case 3: // ties: x·scale lands on k + 0.5 (amax 127 gives scale 1)
+				for i := range x {
+					x[i] = float32(r.IntN(254)-127) + 0.5
+				}
+				if n > 0 {
+					x[n-1] = 127
+				}
+			case 4: // huge and subnormal values together
+				for i := range x {
+					x[i] = [3]float32{3e38, -1e-40, 1}[i%3]
+				}
+			case 5: // a single outlier
+				if n > 0 {
+					x[r.IntN(n)] = -1000
+				}
+			case 6, 7: // an infinity or a NaN: the pure-Go path
+				if n > 0 {
+					x[r.IntN(n)] = [2]float32{float32(math.Inf(-1)), float32(math.NaN())}[trial-6]
+				}
+			case 8: // the largest value at the end, in the tail
+				if n > 0 {
+					x[n-1] = 50
+				}
+			}
+			checkQuantize(t, "random", x)
+		}
+	}
+}
+
+func TestQuantizeI8SKnown(t *testing.T) {
+	x := []float32{0.5, -0.25, 0.125, 1, 0.75, -1.5}
+	q := make([]int8, len(x))
+	s, sum := QuantizeI8S(q, x)
+	// amax 1.5: scale = float32(127/1.5) = 84.666664; codes round half to even.
+	want := []int8{42, -21, 11, 85, 64, -127}
+	if s != float32(127/1.5) || sum != 54 {
+		t.Errorf("scale %v sum %d, want %v 54", s, sum, float32(127/1.5))
+	}
+	for i := range q {
+		if q[i] != want[i] {
+			t.Errorf("q = %v, want %v", q, want)
+			break
+		}
+	}
+}
+
+func TestQuantizeI8SPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic on a length mismatch")
+		}
+	}()
+	QuantizeI8S(make([]int8, 3), make([]float32, 4))
+}
