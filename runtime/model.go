@@ -38,6 +38,13 @@ type archSpec struct {
 	// attention) keeps them in f32: rounding them moves the golden logits
 	// by up to 1e-2, not rounding matches within 1.4e-3.
 	attnF16Operands bool
+	// ropeNorm: llama's rope pairs adjacent dimensions (2i, 2i+1), on q/k
+	// rows the converter interleaved (ggml LLAMA_ROPE_TYPE_NORM); the
+	// BitNet archs pair i with i + d/2 (NEOX).
+	ropeNorm bool
+	// subNorms: the block has attn_sub_norm and ffn_sub_norm (BitNet's
+	// SubLN); plain llama has neither.
+	subNorms bool
 }
 
 // archs lists the GGUF general.architecture values the runtime runs. The
@@ -45,9 +52,13 @@ type archSpec struct {
 // bitnet-25 is the name bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for
 // the 2B-4T model.
 var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU, attnF16Operands: true},
-	"bitnet-b1.58": {ffn: ReLU2},
-	"bitnet-25":    {ffn: ReLU2},
+	"bitnet":       {ffn: SiLU, attnF16Operands: true, subNorms: true},
+	"bitnet-b1.58": {ffn: ReLU2, subNorms: true},
+	"bitnet-25":    {ffn: ReLU2, subNorms: true},
+	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp loads them
+	// (llm_build_llama: SiLU FFN, normal rope, non-flash attention with an
+	// F16 KV cache, untied output head).
+	"llama": {ffn: SiLU, attnF16Operands: true, ropeNorm: true},
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -178,7 +189,7 @@ func Load(f File, opts Options) (*Model, error) {
 	arch, _ := av.V.(string)
 	spec, ok := archs[arch]
 	if !ok {
-		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25)", arch, ErrUnsupportedArch)
+		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25, llama)", arch, ErrUnsupportedArch)
 	}
 	m := &Model{Arch: arch, opts: opts, spec: spec}
 	p := &m.Params
@@ -326,9 +337,17 @@ func Load(f File, opts Options) (*Model, error) {
 			n    int
 		}{
 			{&l.attnNorm, "attn_norm", p.NEmbd},
-			{&l.attnSubNorm, "attn_sub_norm", qDim},
 			{&l.ffnNorm, "ffn_norm", p.NEmbd},
-			{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
+		}
+		if spec.subNorms {
+			vecs = append(vecs, []struct {
+				dst  *[]float32
+				name string
+				n    int
+			}{
+				{&l.attnSubNorm, "attn_sub_norm", qDim},
+				{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
+			}...)
 		}
 		for _, s := range vecs {
 			if *s.dst, err = vector(b+s.name+".weight", s.n); err != nil {

@@ -144,11 +144,15 @@ func (s *Session) forward(token int32) error {
 		l.wq.MatVec(s.q, xn, &s.act, th)
 		l.wk.MatVec(s.k, xn, &s.act, th)
 		l.wv.MatVec(s.v, xn, &s.act, th)
+		rope := s.ropeNeox
+		if m.spec.ropeNorm {
+			rope = s.ropeAdjacent
+		}
 		for h := 0; h < p.NHead; h++ {
-			s.ropeNeox(s.q[h*hd : (h+1)*hd])
+			rope(s.q[h*hd : (h+1)*hd])
 		}
 		for h := 0; h < p.NHeadKV; h++ {
-			s.ropeNeox(s.k[h*hd : (h+1)*hd])
+			rope(s.k[h*hd : (h+1)*hd])
 		}
 		kc, vc := s.kCache[li], s.vCache[li]
 		for i := range kvDim {
@@ -160,9 +164,12 @@ func (s *Session) forward(token int32) error {
 		s.emit("Vcur", li, s.v)
 		s.attention(kc, vc, pos)
 		s.emit("kqv_out", li, s.attn)
-		on := s.xn[:len(s.attn)]
-		rmsNorm(on, s.attn, l.attnSubNorm, p.RMSEps)
-		s.emit("attn_sub_norm", li, on)
+		on := s.attn
+		if l.attnSubNorm != nil {
+			on = s.xn[:len(s.attn)]
+			rmsNorm(on, s.attn, l.attnSubNorm, p.RMSEps)
+			s.emit("attn_sub_norm", li, on)
+		}
 		l.wo.MatVec(s.o, on, &s.act, th)
 		s.emit("attn_o_out", li, s.o)
 		for i := range s.x {
@@ -185,8 +192,11 @@ func (s *Session) forward(token int32) error {
 			}
 		}
 		s.emit("ffn_sub_out", li, s.gate)
-		fn := s.xn[:p.NFF]
-		rmsNorm(fn, s.gate, l.ffnSubNorm, p.RMSEps)
+		fn := s.gate
+		if l.ffnSubNorm != nil {
+			fn = s.xn[:p.NFF]
+			rmsNorm(fn, s.gate, l.ffnSubNorm, p.RMSEps)
+		}
 		l.wDown.MatVec(s.down, fn, &s.act, th)
 		s.emit("ffn_down", li, s.down)
 		for i := range s.x {
@@ -260,6 +270,18 @@ func (s *Session) ropeNeox(x []float32) {
 		x0, x1 := x[i], x[i+half]
 		x[i] = fma32(-float32(x1*sn), x0, c)
 		x[i+half] = fma32(float32(x1*c), x0, sn)
+	}
+}
+
+// ropeAdjacent rotates one head in place with llama's normal pairing:
+// dimension 2i with 2i + 1 (ggml rope, mode 0), the same arithmetic as
+// ropeNeox.
+func (s *Session) ropeAdjacent(x []float32) {
+	for i := 0; i < len(x)/2; i++ {
+		c, sn := s.ropeCos[i], s.ropeSin[i]
+		x0, x1 := x[2*i], x[2*i+1]
+		x[2*i] = fma32(-float32(x1*sn), x0, c)
+		x[2*i+1] = fma32(float32(x1*c), x0, sn)
 	}
 }
 
