@@ -219,13 +219,11 @@ func CheckOutType(cfg *hf.Config, t OutType) error {
 }
 
 // Convertible returns the error hf2gguf would give for the architecture of
-// cfg (ErrUnknownArch wrapped, naming it and the supported ones), or nil
-// when a converter handles it. dummy uses it so it does not suggest an
-// hf2gguf command that cannot work (defect D21).
+// cfg (ErrUnknownArch wrapped, naming it and the supported ones, or the
+// architecture's own refusal, e.g. a LlamaForCausalLM that is not a BitNet
+// checkpoint), or nil when a converter accepts it. dummy uses it so it does
+// not suggest an hf2gguf command that cannot work (defect D21).
 func Convertible(cfg *hf.Config) error {
 	_, err := converterFor(cfg)
-	if errors.Is(err, ErrUnknownArch) {
-		return err
-	}
-	return nil
+	return err
 }

@@ -158,20 +158,8 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 	if err != nil {
 		return nil, err
 	}
-	if rp, ok := c.plan.Converter.(RopePermuter); ok {
-		if heads := rp.RopeHeads(t.GGUFName); heads > 0 {
-			cols := int(t.HFShape[1])
-			c.permCodes = grow(c.permCodes, len(codes))
-			if err := permuteRopeRows(c.permCodes, codes, int(t.HFShape[0]), cols, heads); err != nil {
-				return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
-			}
-			codes = c.permCodes
-			if x != nil {
-				c.permF32 = grow(c.permF32, len(x))
-				_ = permuteRopeRows(c.permF32, x, int(t.HFShape[0]), cols, heads)
-				x = c.permF32
-			}
-		}
+	if codes, x, err = c.ropeOrder(t, codes, x); err != nil {
+		return nil, err
 	}
 	n := len(codes)
 	switch t.Type {
@@ -341,6 +329,32 @@ func (c *converter) parallel(ctx context.Context, n int, fn func(lo, hi int)) er
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// ropeOrder returns the codes (and master weights x, when not nil) of
+// projection t in the row order the GGUF stores: interleaved for rope when
+// the architecture is a RopePermuter that names t, else unchanged. The
+// returned slices are reused by the next call.
+func (c *converter) ropeOrder(t *PlannedTensor, codes []int8, x []float32) ([]int8, []float32, error) {
+	rp, ok := c.plan.Converter.(RopePermuter)
+	if !ok {
+		return codes, x, nil
+	}
+	heads := rp.RopeHeads(t.GGUFName)
+	if heads <= 0 {
+		return codes, x, nil
+	}
+	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
+	c.permCodes = grow(c.permCodes, len(codes))
+	if err := permuteRopeRows(c.permCodes, codes, rows, cols, heads); err != nil {
+		return nil, nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	}
+	if x != nil {
+		c.permF32 = grow(c.permF32, len(x))
+		_ = permuteRopeRows(c.permF32, x, rows, cols, heads)
+		x = c.permF32
+	}
+	return c.permCodes, x, nil
 }
 
 // permuteRopeRows writes src ([rows, cols], row-major) to dst with the rows

@@ -133,7 +133,10 @@ func (st *refState) step(token int32) (logits, hidden []float64, err error) {
 				}
 			}
 		}
-		o := rmsNorm(att, L.attnSub, m.eps)
+		o := att
+		if L.attnSub != nil { // no SubLN in arch llama
+			o = rmsNorm(att, L.attnSub, m.eps)
+		}
 		oo := matVec(L.o, o, m.hidden)
 		for i := range h {
 			h[i] += oo[i]
@@ -149,7 +152,10 @@ func (st *refState) step(token int32) (logits, hidden []float64, err error) {
 				g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
 			}
 		}
-		s := rmsNorm(g, L.ffnSub, m.eps)
+		s := g
+		if L.ffnSub != nil {
+			s = rmsNorm(g, L.ffnSub, m.eps)
+		}
 		d := matVec(L.down, s, m.hidden)
 		for i := range h {
 			h[i] += d[i]

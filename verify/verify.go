@@ -468,7 +468,7 @@ func buildReference(src *convert.Source, f *reader.File) (*refModel, error) {
 	if th, ok, _ := cfg.Float("rope_theta"); ok {
 		m.theta = th
 	}
-	get := func(name string) ([]float32, error) { return src.Float32(name) }
+	get := func(name string) ([]float32, error) { return src.Float32HF(name) } // HF rows: the reference ropes as transformers does
 	if m.embed, err = get("token_embd.weight"); err != nil {
 		return nil, err
 	}
@@ -488,7 +488,11 @@ func buildReference(src *convert.Source, f *reader.File) (*refModel, error) {
 			dst  *[]float32
 		}{{"attn_norm", &L.attnNorm}, {"attn_sub_norm", &L.attnSub}, {"ffn_norm", &L.ffnNorm}, {"ffn_sub_norm", &L.ffnSub},
 			{"attn_q", &L.q}, {"attn_k", &L.k}, {"attn_v", &L.v}, {"attn_output", &L.o}, {"ffn_gate", &L.gate}, {"ffn_up", &L.up}, {"ffn_down", &L.down}} {
-			v, err := get(fmt.Sprintf("blk.%d.%s.weight", b, p.name))
+			name := fmt.Sprintf("blk.%d.%s.weight", b, p.name)
+			if _, planned := src.Tensor(name); !planned && strings.HasSuffix(p.name, "_sub_norm") && plan.Arch == "llama" {
+				continue // plain llama has no SubLN norms
+			}
+			v, err := get(name)
 			if err != nil {
 				return nil, err
 			}
