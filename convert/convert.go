@@ -143,10 +143,9 @@ type RopePermuter interface {
 	RopeHeads(ggufName string) int
 }
 
-// Geometry is what shape checks need from config.json.
-type Geometry struct {
-	Hidden, FF, Heads, HeadsKV, HeadDim, Vocab, Layers int
-}
+// Geometry is what shape checks need from config.json (hf.Geometry, read
+// by hf.Config.Geometry).
+type Geometry = hf.Geometry
 
 // NewFunc builds the converter for a parsed config.json.
 type NewFunc func(cfg *hf.Config) (Converter, error)
