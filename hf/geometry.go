@@ -37,8 +37,8 @@ func (c *Config) HeadGeometry() (Geometry, error) {
 	var err error
 	get := positiveInt(c, &err)
 	get(&g.Hidden, true, "hidden_size", "n_embd")
-	get(&g.Heads, true, "num_attention_heads", "n_head")
 	get(&g.FF, true, "intermediate_size", "n_inner")
+	get(&g.Heads, true, "num_attention_heads", "n_head")
 	get(&g.HeadsKV, false, "num_key_value_heads")
 	if err != nil {
 		return g, err
