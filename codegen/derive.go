@@ -10,7 +10,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
-
 // ShapesFromConfig derives the ternary weight shapes [M, K] (HF [out, in])
 // of a Llama-style decoder from its config.json: hidden H = hidden_size,
 // intermediate I = intermediate_size, heads n = num_attention_heads, kv heads
