@@ -13,17 +13,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/presets"
-	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 // tinyShapes reads the golden tiny model's kernel_config for arch.
-func tinyKernels(t *testing.T, arch string) []Kernel {
+func tinyKernels(t *testing.T, arch string) []format.Kernel {
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "tiny-bitnet", "gguf", "kernel_config_"+arch+".ini"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ks, err := ParseKernelConfig(data)
+	ks, err := format.ParseKernelConfig(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,20 +31,20 @@ func tinyKernels(t *testing.T, arch string) []Kernel {
 }
 
 // presetKernels returns a preset's kernel set for arch: setup_env's table
-// when it has one, else ConfigFor over the shapes of its config.
-func presetKernels(t *testing.T, m presets.Model, arch string) []Kernel {
+// when it has one, else format.ConfigFor over the shapes of its config.
+func presetKernels(t *testing.T, m presets.Model, arch string) []format.Kernel {
 	if k, ok := m.Codegen[arch]; ok {
-		ks, err := Kernels(k.Shapes, k.BM, k.BK, k.Bm)
+		ks, err := format.Kernels(k.Shapes, k.BM, k.BK, k.Bm)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ks
 	}
-	shapes, err := ShapesFromConfig(m.Config)
+	shapes, err := format.ShapesFromConfig(m.Config)
 	if err != nil {
 		t.Fatalf("%s: %v", m.Name, err)
 	}
-	ks, err := ConfigFor(arch, shapes)
+	ks, err := format.ConfigFor(arch, shapes)
 	if err != nil {
 		t.Fatalf("%s: %v", m.Name, err)
 	}
@@ -54,23 +54,23 @@ func presetKernels(t *testing.T, m presets.Model, arch string) []Kernel {
 // edgeKernels are valid corner cases: TL2 with BK > K (three_k = 0, only
 // the pair part) and with a large two_k (224); TL1 with one compute
 // block per K block and bm = 64 tiles of one row block.
-var edgeKernels = map[string][]Kernel{
-	TL2: {{M: 64, K: 128, BM: 64, BK: 144, Bm: 32}, {M: 96, K: 464, BM: 32, BK: 240, Bm: 32}},
-	TL1: {{M: 64, K: 48, BM: 64, BK: 48, Bm: 32}, {M: 128, K: 32, BM: 64, BK: 32, Bm: 64}},
+var edgeKernels = map[string][]format.Kernel{
+	format.TL2Arch: {{M: 64, K: 128, BM: 64, BK: 144, Bm: 32}, {M: 96, K: 464, BM: 32, BK: 240, Bm: 32}},
+	format.TL1Arch: {{M: 64, K: 48, BM: 64, BK: 48, Bm: 32}, {M: 128, K: 32, BM: 64, BK: 32, Bm: 64}},
 }
 
 // allKernels is the union of every preset's kernels and the tiny golden
 // ones; with short it keeps only the tiny and bitnet_b1_58-large shapes. A
 // shape shared by two sets must have the same tiling in both (it does: the
-// derived sets all come from ConfigFor), so every preset's tiling is tested.
-func allKernels(t *testing.T, arch string, short bool) []Kernel {
+// derived sets all come from format.ConfigFor), so every preset's tiling is tested.
+func allKernels(t *testing.T, arch string, short bool) []format.Kernel {
 	ks := append(tinyKernels(t, arch), edgeKernels[arch]...)
 	for _, m := range presets.All() {
 		if short && m.Name != "bitnet_b1_58-large" {
 			continue
 		}
 		for _, k := range presetKernels(t, m, arch) {
-			prev, dup := LookupKernel(ks, k.M, k.K)
+			prev, dup := format.LookupKernel(ks, k.M, k.K)
 			if !dup {
 				ks = append(ks, k)
 			} else if prev != k {
@@ -162,10 +162,10 @@ func variants() []variant {
 		x86Run = func() bool { return false }
 	}
 	return []variant{
-		{name: "tl2-avx2", arch: TL2, cxx: x86, flags: []string{"-mavx2", "-DGGML_BITNET_X86_TL2"}, canRun: x86Run},
-		{name: "tl1-neon", arch: TL1, cxx: arm, flags: []string{"-DGGML_BITNET_ARM_TL1"}, run: armRun, canRun: armCanRun},
-		{name: "tl2-scalar", arch: TL2, cxx: "g++", flags: []string{"-mno-avx2", "-DGGML_BITNET_X86_TL2"}, canRun: hostOnly, short: true},
-		{name: "tl1-scalar", arch: TL1, cxx: "g++", flags: []string{"-DGGML_BITNET_ARM_TL1"}, canRun: func() bool { return runtime.GOARCH != "arm64" }, short: true},
+		{name: "tl2-avx2", arch: format.TL2Arch, cxx: x86, flags: []string{"-mavx2", "-DGGML_BITNET_X86_TL2"}, canRun: x86Run},
+		{name: "tl1-neon", arch: format.TL1Arch, cxx: arm, flags: []string{"-DGGML_BITNET_ARM_TL1"}, run: armRun, canRun: armCanRun},
+		{name: "tl2-scalar", arch: format.TL2Arch, cxx: "g++", flags: []string{"-mno-avx2", "-DGGML_BITNET_X86_TL2"}, canRun: hostOnly, short: true},
+		{name: "tl1-scalar", arch: format.TL1Arch, cxx: "g++", flags: []string{"-DGGML_BITNET_ARM_TL1"}, canRun: func() bool { return runtime.GOARCH != "arm64" }, short: true},
 	}
 }
 
@@ -183,7 +183,7 @@ func needTool(t *testing.T, name string) {
 // TestCompiledKernels is acceptance b and c: the generated header for every
 // preset shape (and the tiny golden shapes) compiles against our
 // ggml-bitnet.h stand-in, and the compiled kernels, fed weights packed by
-// quantize.TransformTL1/TL2, equal the §4 scalar reference bit for bit (TL2
+// format.TransformTL1/TransformTL2, equal the §4 scalar reference bit for bit (TL2
 // with batch sizes 1 and 8; TL1 batch 1 under qemu-user).
 func TestCompiledKernels(t *testing.T) {
 	for _, tc := range variants() {
@@ -209,7 +209,7 @@ func TestCompiledKernels(t *testing.T) {
 				t.Skip("compiled; cannot run the kernels on this host")
 			}
 			batches := []int{1, 8}
-			if arch == TL1 {
+			if arch == format.TL1Arch {
 				batches = []int{1}
 			}
 			r := rand.New(rand.NewPCG(uint64(len(arch)), 7))
@@ -226,10 +226,10 @@ func TestCompiledKernels(t *testing.T) {
 				wScale := float32(0.25 + r.Float64())
 				var data []byte
 				var err error
-				if arch == TL1 {
-					data, err = quantize.TransformTL1(tern, k.M, k.K, k.BM, k.BK, k.Bm, wScale)
+				if arch == format.TL1Arch {
+					data, err = format.TransformTL1(tern, k.M, k.K, k.BM, k.BK, k.Bm, wScale)
 				} else {
-					data, err = quantize.TransformTL2(tern, k.M, k.K, k.BM, k.BK, wScale)
+					data, err = format.TransformTL2(tern, k.M, k.K, k.BM, k.BK, wScale)
 				}
 				if err != nil {
 					t.Fatalf("kernel %d %v: %v", i, k, err)

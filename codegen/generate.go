@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 )
 
@@ -21,12 +22,12 @@ const (
 // complete are they renamed into place (header first). An invalid set
 // writes nothing, a failure never leaves a partial file, and existing files
 // are replaced.
-func Generate(arch string, ks []Kernel, outdir string) error {
+func Generate(arch string, ks []format.Kernel, outdir string) error {
 	hdr, err := Header(arch, ks)
 	if err != nil {
 		return err
 	}
-	ini := KernelConfig(ks)
+	ini := format.KernelConfig(ks)
 	dir := filepath.Join(outdir, "include")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)

@@ -5,6 +5,8 @@ import (
 	"embed"
 	"strings"
 	"text/template"
+
+	"github.com/bitnet-convert/bitnet-convert/format"
 )
 
 //go:embed templates/*.tmpl
@@ -14,7 +16,7 @@ var templates = template.Must(template.ParseFS(templateFS, "templates/*.tmpl"))
 
 type kernelView struct {
 	Index int
-	Kernel
+	format.Kernel
 	ThreeK, TwoK int
 }
 
@@ -28,17 +30,17 @@ type headerView struct {
 // ks: our own C++ (text/template, templates/*.tmpl) exporting the API
 // bitnet.cpp's ggml-bitnet-lut.cpp calls (spec codegen.md §3.3, §3.4):
 // ggml_preprocessor, ggml_qgemm_lut, ggml_bitnet_transform_tensor and
-// is_type_supported, for the weight layouts of quantize.TransformTL1/TL2 and
+// is_type_supported, for the weight layouts of format.TransformTL1 / TransformTL2 and
 // the arithmetic of spec §4 (TL2 correct for any batch size). The output is
 // a pure function of (arch, ks). It returns Validate's error, if any.
-func Header(arch string, ks []Kernel) ([]byte, error) {
-	if err := CheckArch(arch); err != nil {
+func Header(arch string, ks []format.Kernel) ([]byte, error) {
+	if err := format.CheckArch(arch); err != nil {
 		return nil, err
 	}
-	if err := Validate(arch, ks); err != nil {
+	if err := format.Validate(arch, ks); err != nil {
 		return nil, err
 	}
-	v := headerView{Arch: arch, ArchUpper: strings.ToUpper(arch), IsTL2: arch == TL2}
+	v := headerView{Arch: arch, ArchUpper: strings.ToUpper(arch), IsTL2: arch == format.TL2Arch}
 	for i, k := range ks {
 		v.Kernels = append(v.Kernels, kernelView{Index: i, Kernel: k, ThreeK: k.ThreeK(), TwoK: k.TwoK()})
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -24,10 +25,15 @@ const (
 	OutF32  OutType = "f32"
 	OutF16  OutType = "f16"
 	OutBF16 OutType = "bf16"
+	// The ternary types of the other runtimes (format package).
+	OutTQ1_0 OutType = "tq1_0"
+	OutTQ2_0 OutType = "tq2_0"
+	OutIQ1BN OutType = "iq1_bn"
+	OutIQ2BN OutType = "iq2_bn"
 )
 
 // OutTypes lists the accepted --outtype values.
-var OutTypes = []OutType{OutI2S, OutTL1, OutTL2, OutF32, OutF16, OutBF16}
+var OutTypes = []OutType{OutI2S, OutTL1, OutTL2, OutTQ1_0, OutTQ2_0, OutIQ1BN, OutIQ2BN, OutF32, OutF16, OutBF16}
 
 // ParseOutType validates s against OutTypes.
 func ParseOutType(s string) (OutType, error) {
@@ -67,7 +73,13 @@ type Options struct {
 	Pre              string          // override tokenizer.ggml.pre for byte-level BPE
 	Metadata         []gguf.KV       // general.* overrides (from --metadata)
 	KernelConfig     []byte          // kernel_config.ini for tl1/tl2; nil derives one
-	Threads          int             // goroutines per tensor; 0 = GOMAXPROCS
+	I2SLayout        format.Layout   // I2_S bit layout (default x86)
+	// TokenEmbeddingType and OutputTensorType override the type of
+	// token_embd and of an untied output head (F32, F16, BF16, Q8_0, Q6_K;
+	// "" keeps the outtype's policy), as llama-quantize's flags do.
+	TokenEmbeddingType string
+	OutputTensorType   string
+	Threads            int // goroutines per tensor; 0 = GOMAXPROCS
 	// Log receives warnings and notices, one line each (nil: discarded).
 	Log io.Writer
 	// Verbose adds one line per tensor and the weight-scale rule to Log.

@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -21,6 +22,7 @@ var bitnetActArch = map[string]string{
 // checkpoints.
 type bitnetModel struct {
 	arch string
+	act  string // hidden_act: relu2 or silu
 }
 
 var _ Converter = (*bitnetModel)(nil)
@@ -39,7 +41,10 @@ func newBitnet(cfg *hf.Config) (Converter, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: hidden_act %q is not supported for BitNet (supported: relu2 → bitnet-b1.58, silu → bitnet)", cfg.Path, act)
 	}
-	return &bitnetModel{arch: arch}, nil
+	if act == "" {
+		act = "silu"
+	}
+	return &bitnetModel{arch: arch, act: act}, nil
 }
 
 func (m *bitnetModel) Arch() string                              { return m.arch }
@@ -81,5 +86,8 @@ func (m *bitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 		gguf.KV{Key: m.arch + ".rope.scaling.type", Value: gguf.String("linear")},
 		gguf.KV{Key: m.arch + ".rope.scaling.factor", Value: gguf.Float32(factor)})
 	kvs = append(kvs, headDimKVs(m.arch, g, false)...)
+	// The FFN activation, for loaders that do not know the arch
+	// (format.HiddenActivationSuffix).
+	kvs = append(kvs, gguf.KV{Key: m.arch + format.HiddenActivationSuffix, Value: gguf.String(m.act)})
 	return kvs, nil
 }

@@ -15,7 +15,13 @@ import (
 // outPath never holds a partial file; on any error or cancellation the temp
 // file is removed. An existing outPath is an error unless force is set. With
 // dryRun nothing is written and the plan is returned.
+//
+// With opts.VocabOnly only config.json and the tokenizer files are read
+// (NewVocabPlan): a directory without weights is enough.
 func ConvertDir(ctx context.Context, dir, outPath string, force, dryRun bool, opts Options) (*Plan, error) {
+	if opts.VocabOnly {
+		return convertVocabOnly(ctx, dir, outPath, force, dryRun, opts)
+	}
 	ckpt, err := hf.Open(dir)
 	if err != nil {
 		return nil, err
@@ -68,4 +74,24 @@ func notAnInput(dir, outPath string) error {
 		}
 	}
 	return nil
+}
+
+// convertVocabOnly writes the tensor-less file of NewVocabPlan atomically.
+func convertVocabOnly(ctx context.Context, dir, outPath string, force, dryRun bool, opts Options) (*Plan, error) {
+	plan, err := NewVocabPlan(dir, opts)
+	if err != nil || dryRun {
+		return plan, err
+	}
+	if err := notAnInput(dir, outPath); err != nil {
+		return plan, err
+	}
+	f, err := atomicfile.Create(outPath, force)
+	if err != nil {
+		return plan, err
+	}
+	defer f.Abort()
+	if err := Convert(ctx, nil, plan, f, opts); err != nil {
+		return plan, err
+	}
+	return plan, f.Commit()
 }

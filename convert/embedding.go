@@ -226,9 +226,11 @@ func (m *embeddingModel) ExtraKVs(dir string) ([]gguf.KV, []string, error) {
 //   - {arch}.attention.sliding_window (u32), {arch}.attention.sliding_window_pattern
 //     (array of bool, one per layer, true = sliding) and
 //     {arch}.rope.freq_base_swa (f32, rope_local_base_freq, default 10000),
-//     written only when the config declares a window (sliding_window) and
-//     which layers use it (layer_types, or sliding_window_pattern N: every
-//     N-th layer is global, HF Gemma3TextConfig). The 270M declares none.
+//     with transformers' Gemma3TextConfig defaults: sliding_window 4096
+//     when absent (null means none), layer_types, else sliding_window_pattern N (default 6:
+//     every N-th layer is global). The 270M declares neither, so it gets
+//     the defaults, as transformers runs it. Nothing is written when no
+//     layer slides.
 //   - attn_logit_softcapping other than null is refused (not in the graph).
 func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	var kvs []gguf.KV
@@ -245,28 +247,30 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 	if cfg.Has("attn_logit_softcapping") {
 		return nil, fmt.Errorf("%s: attn_logit_softcapping is not supported for gemma3 (set it to null)", cfg.Path)
 	}
+	// Transformers' Gemma3TextConfig defaults (configuration_gemma3.py):
+	// sliding_window 4096, and without layer_types every
+	// sliding_window_pattern-th layer (default 6) uses full attention. An
+	// explicit "sliding_window": null turns the window off. The window is
+	// written as config.json gives it.
+	if v, present := cfg.Raw["sliding_window"]; present && v == nil {
+		return kvs, nil
+	}
 	win, hasWin, err := cfg.Int("sliding_window")
 	if err != nil {
 		return nil, err // names config.json and the key
+	}
+	if !hasWin {
+		win = gemma3DefaultWindow
+	}
+	if win <= 0 {
+		return nil, fmt.Errorf("%s: sliding_window %d must be positive", cfg.Path, win)
 	}
 	pattern, hasPattern, err := slidingLayers(cfg, g.Layers)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !hasWin && !hasPattern:
-		return kvs, nil
-	case !hasWin:
-		// layer_types without a window: HF would use its default window;
-		// a declared pattern with no size is ambiguous.
-		if anyTrue(pattern) {
-			return nil, fmt.Errorf("%s: layer_types/sliding_window_pattern declare sliding layers but sliding_window is missing", cfg.Path)
-		}
-		return kvs, nil
-	case !hasPattern:
-		return nil, fmt.Errorf("%s: sliding_window %d is declared but not which layers use it (add layer_types or sliding_window_pattern)", cfg.Path, win)
-	case win <= 0:
-		return nil, fmt.Errorf("%s: sliding_window %d must be positive", cfg.Path, win)
+	if !hasPattern {
+		pattern = everyNthFull(g.Layers, gemma3DefaultPattern)
 	}
 	if !anyTrue(pattern) {
 		return kvs, nil
@@ -284,6 +288,23 @@ func gemmaKVs(a string, cfg *hf.Config, g Geometry) ([]gguf.KV, error) {
 		gguf.KV{Key: a + ".attention.sliding_window_pattern", Value: gguf.Value{Type: gguf.ValueArray, Elem: gguf.ValueBool, V: bools}},
 		gguf.KV{Key: a + ".rope.freq_base_swa", Value: gguf.Float32(float32(local))})
 	return kvs, nil
+}
+
+// Gemma3TextConfig's defaults in transformers: a 4096-token window on every
+// layer but each sliding_window_pattern-th (6).
+const (
+	gemma3DefaultWindow  = 4096
+	gemma3DefaultPattern = 6
+)
+
+// everyNthFull marks layer i sliding unless (i+1) % n == 0, as transformers
+// derives layer_types from sliding_window_pattern.
+func everyNthFull(layers, n int) []bool {
+	out := make([]bool, layers)
+	for i := range out {
+		out[i] = (i+1)%n != 0
+	}
+	return out
 }
 
 func anyTrue(b []bool) bool {
@@ -327,9 +348,5 @@ func slidingLayers(cfg *hf.Config, layers int) ([]bool, bool, error) {
 	if n <= 0 {
 		return nil, false, fmt.Errorf("%s: sliding_window_pattern %d must be positive", cfg.Path, n)
 	}
-	out := make([]bool, layers)
-	for i := range out {
-		out[i] = (i+1)%n != 0
-	}
-	return out, true, nil
+	return everyNthFull(layers, n), true, nil
 }

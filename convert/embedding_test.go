@@ -158,8 +158,16 @@ func TestEmbeddingConversion(t *testing.T) {
 			} else if hasScale {
 				t.Error("qwen3 has attention.scale")
 			}
-			if _, ok := f.Get(s.Arch + ".attention.sliding_window"); ok {
-				t.Error("sliding_window written although the config declares none")
+			// No window declared: qwen3 has none; gemma3 gets
+			// transformers' Gemma3TextConfig defaults (4096, every 6th
+			// layer global).
+			win, hasWin := f.Uint(s.Arch + ".attention.sliding_window")
+			if s.Arch == "gemma3" {
+				if !hasWin || win != 4096 {
+					t.Errorf("gemma3.attention.sliding_window = %d, %v; want the transformers default 4096", win, hasWin)
+				}
+			} else if hasWin {
+				t.Error("qwen3: sliding_window written although the config declares none")
 			}
 			if tc.warn != "" && !strings.Contains(strings.Join(plan.Warnings, "\n"), tc.warn) {
 				t.Errorf("warnings %q lack %q", plan.Warnings, tc.warn)
@@ -409,8 +417,9 @@ func TestBR15EmbeddingHeadDim(t *testing.T) {
 
 // The real configs: P5's KVs from testdata/configs (head_dim 128 and 256 to
 // the three keys; the 270M has query_pre_attn_scalar = head_dim, so no
-// attention.scale, and no sliding window); head_dim null falls back to
-// hidden/heads.
+// attention.scale; it declares no sliding window, so it gets transformers'
+// Gemma3TextConfig defaults: 4096 tokens, full attention on layers 5, 11
+// and 17 of 18); head_dim null falls back to hidden/heads.
 func TestEmbeddingHParamsRealConfigs(t *testing.T) {
 	for _, c := range []struct {
 		file, arch string
@@ -439,10 +448,23 @@ func TestEmbeddingHParamsRealConfigs(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %d", c.file, k, v.V, c.headDim)
 			}
 		}
-		for _, k := range []string{"attention.scale", "attention.sliding_window", "attention.causal"} {
+		for _, k := range []string{"attention.scale", "attention.causal"} {
 			if _, ok := gguf.Lookup(kvs, c.arch+"."+k); ok {
 				t.Errorf("%s: %s written", c.file, k)
 			}
+		}
+		win, hasWin := gguf.Lookup(kvs, c.arch+".attention.sliding_window")
+		pat, _ := gguf.Lookup(kvs, c.arch+".attention.sliding_window_pattern")
+		if c.arch == "gemma3" {
+			want := make([]bool, 18)
+			for i := range want {
+				want[i] = i != 5 && i != 11 && i != 17
+			}
+			if !hasWin || win.V != uint32(4096) || fmt.Sprint(pat.V) != fmt.Sprint(want) {
+				t.Errorf("%s: sliding_window %v pattern %v, want 4096 and %v", c.file, win.V, pat.V, want)
+			}
+		} else if hasWin {
+			t.Errorf("%s: attention.sliding_window written", c.file)
 		}
 		delete(cfg.Raw, "max_position_embeddings")
 		cfg.Raw["head_dim"] = nil
@@ -475,7 +497,12 @@ func TestEmbeddingConfigRules(t *testing.T) {
 		want string // error substring; "" = ok
 		kvs  map[string]any
 	}{
-		{"plain", func(map[string]any) {}, "", nil},
+		{"plain: transformers defaults", func(map[string]any) {}, "",
+			map[string]any{"gemma3.attention.sliding_window": uint32(4096), "gemma3.attention.sliding_window_pattern": []bool{true, true, true, true}, "gemma3.rope.freq_base_swa": float32(10000)}},
+		{"window off", func(m map[string]any) { m["sliding_window"] = nil }, "", nil},
+		{"pattern 2 without window", func(m map[string]any) { m["sliding_window_pattern"] = 2 }, "",
+			map[string]any{"gemma3.attention.sliding_window": uint32(4096), "gemma3.attention.sliding_window_pattern": []bool{true, false, true, false}}},
+		{"all full", func(m map[string]any) { m["sliding_window_pattern"] = 1 }, "", nil},
 		{"window and pattern", func(m map[string]any) { m["sliding_window"] = 512; m["sliding_window_pattern"] = 2 }, "",
 			map[string]any{"gemma3.attention.sliding_window": uint32(512), "gemma3.attention.sliding_window_pattern": []bool{true, false, true, false}, "gemma3.rope.freq_base_swa": float32(10000)}},
 		{"layer_types", func(m map[string]any) {
@@ -483,10 +510,11 @@ func TestEmbeddingConfigRules(t *testing.T) {
 			m["rope_local_base_freq"] = 5000.0
 			m["layer_types"] = []any{"full_attention", "sliding_attention", "sliding_attention", "full_attention"}
 		}, "", map[string]any{"gemma3.attention.sliding_window_pattern": []bool{false, true, true, false}, "gemma3.rope.freq_base_swa": float32(5000)}},
-		{"window without layers", func(m map[string]any) { m["sliding_window"] = 512 }, "not which layers use it", nil},
+		{"window without layers", func(m map[string]any) { m["sliding_window"] = 512; m["num_hidden_layers"] = 6; m["layer_types"] = nil }, "",
+			map[string]any{"gemma3.attention.sliding_window": uint32(512), "gemma3.attention.sliding_window_pattern": []bool{true, true, true, true, true, false}}},
 		{"layer_types wrong length", func(m map[string]any) { m["sliding_window"] = 8; m["layer_types"] = []any{"full_attention"} }, "layer_types has 1 entries", nil},
 		{"softcap", func(m map[string]any) { m["attn_logit_softcapping"] = 50.0 }, "attn_logit_softcapping", nil},
-		{"bidirectional", func(m map[string]any) { m["use_bidirectional_attention"] = true }, "", map[string]any{"gemma3.attention.causal": false}},
+		{"bidirectional", func(m map[string]any) { m["use_bidirectional_attention"] = true }, "", map[string]any{"gemma3.attention.causal": false, "gemma3.attention.sliding_window": uint32(4096)}},
 		{"rope_scaling", func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "linear", "factor": 8.0} }, "rope_scaling", nil},
 		{"activation", func(m map[string]any) { m["hidden_activation"] = "relu" }, `hidden_activation "relu"`, nil},
 		{"causal LM", func(m map[string]any) { m["architectures"] = []any{"Gemma3ForCausalLM"} }, "only the BitNet embedding models (Gemma3TextModel)", nil},

@@ -52,7 +52,7 @@ func tableKVs(arch string, cfg *hf.Config, rows []hparam) ([]gguf.KV, error) {
 				}
 				continue
 			}
-			if v <= 0 || v > math.MaxUint32 {
+			if v <= 0 || uint64(v) > math.MaxUint32 {
 				return nil, fmt.Errorf("%s: %q = %d is out of range (want 1 to %d)", cfg.Path, presentKey(cfg, r.cfgKeys), v, uint32(math.MaxUint32))
 			}
 			kvs = append(kvs, gguf.KV{Key: arch + "." + r.key, Value: gguf.Uint32(uint32(v))})

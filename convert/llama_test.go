@@ -10,7 +10,6 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/hf"
-	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 // nc15Config is the NC-15 input: a LlamaForCausalLM config (hidden 256, 4
@@ -94,7 +93,10 @@ func TestNC15LlamaPacked(t *testing.T) {
 			data, _ := f.TensorData(name)
 			rows, cols := int(pt.HFShape[0]), int(pt.HFShape[1])
 			gg := make([]int8, rows*cols)
-			quantize.UnpackI2S(gg, data[:rows*cols/4])
+			for e := range gg { // x86 I2_S: 128-element groups of 32 bytes, 2-bit fields high first
+				g, j := e/128, e%128
+				gg[e] = int8(data[g*32+j%32]>>(6-2*uint(j/32))&3) - 1
+			}
 			for r := 0; r < rows; r++ {
 				from := r
 				if heads > 0 {

@@ -3,14 +3,15 @@ package convert
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/outname"
+	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
@@ -32,12 +33,9 @@ type PlannedTensor struct {
 	// Fallback is set when the projection could not use the outtype's
 	// ternary type and was planned as F16 (--allow-fallback).
 	Fallback string
-	// Kernel is the TL1/TL2 tiling of this projection.
-	Kernel *TLKernel
+	// Format encodes a ternary projection (nil for float tensors).
+	Format format.Format
 }
-
-// TLKernel is the tiling of one [M, K] shape for the TL1/TL2 layouts.
-type TLKernel struct{ M, K, BM, BK, Bm int }
 
 // Plan is everything decided before any tensor data is read: the GGUF arch,
 // the KVs and the tensors in file order. --dry-run prints it.
@@ -55,7 +53,10 @@ type Plan struct {
 	WeightScaleWhy  string
 	Warnings        []string
 	// Kernels is the TL1/TL2 configuration used (nil for other outtypes).
-	Kernels []TLKernel
+	Kernels []format.Kernel
+	// Runtime is the program family the file is written for (the arch and
+	// KV names follow it; format.Spec.Runtime).
+	Runtime string
 
 	config map[string]any // config.json, for the TL shape order
 }
@@ -196,9 +197,10 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err := p.assignTypes(opts); err != nil {
 		return nil, err
 	}
-	if err := p.buildKVs(ckpt, opts); err != nil {
+	if err := p.buildKVs(ckpt.Dir, ckpt.Config, opts); err != nil {
 		return nil, err
 	}
+	p.retarget()
 	if opts.VocabOnly {
 		p.Tensors = nil
 	}
@@ -422,54 +424,71 @@ func (p *Plan) checkShapes() error {
 }
 
 // assignTypes applies the type policy, the row-length rules of the packed
-// types, and computes ne and bytes.
+// types (each format's Check), the --token-embedding-type and
+// --output-tensor-type overrides, and computes ne and bytes.
 func (p *Plan) assignTypes(opts Options) error {
 	policy := typePolicy[p.OutType]
-	var kernels []TLKernel
-	if p.OutType == OutTL1 || p.OutType == OutTL2 {
-		ks, err := tlKernels(p, opts)
-		if err != nil {
-			return err
+	var ternary format.Format
+	if spec, ok := format.Lookup(string(p.OutType)); ok {
+		var kernels []format.Kernel
+		if p.OutType == OutTL1 || p.OutType == OutTL2 {
+			ks, err := tlKernels(p, opts)
+			if err != nil {
+				return err
+			}
+			kernels = ks
+			p.Kernels = ks
 		}
-		kernels = ks
-		p.Kernels = ks
+		ternary = spec.New(opts.I2SLayout, kernels)
+	}
+	override := map[tensormap.Class]gguf.Type{}
+	for _, o := range []struct {
+		class tensormap.Class
+		flag  string
+		val   string
+	}{{tensormap.Embedding, "--token-embedding-type", opts.TokenEmbeddingType}, {tensormap.Output, "--output-tensor-type", opts.OutputTensorType}} {
+		if o.val == "" {
+			continue
+		}
+		typ, err := ParseFloatType(o.val)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+		override[o.class] = typ
 	}
 	var fallbacks []string
 	unverifiable := "" // first TL projection the runtime cannot run (K % 128 != 0)
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		t.Type = policy[t.Class]
+		if typ, ok := override[t.Class]; ok {
+			t.Type = typ
+		}
 		if len(t.HFShape) <= 1 {
 			t.Type = gguf.TypeF32
 		}
-		if t.Class == tensormap.Projection && (t.Type == gguf.TypeI2S || t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2) {
+		reason := ""
+		if t.Class == tensormap.Projection && ternary != nil && len(t.HFShape) == 2 {
 			m, k := t.HFShape[0], t.HFShape[1]
-			reason := ""
-			switch t.Type {
-			case gguf.TypeI2S:
-				if k%128 != 0 {
-					reason = fmt.Sprintf("row length K=%d is not a multiple of 128 (I2_S block); bitnet.cpp computes garbage for such rows", k)
-				}
-			default:
-				kn, ok := lookupKernel(kernels, int(m), int(k))
-				if !ok {
-					reason = fmt.Sprintf("no %s kernel for [M=%d, K=%d] in the kernel configuration", p.OutType, m, k)
-				} else {
-					t.Kernel = &kn
-					if k%128 != 0 && unverifiable == "" {
-						unverifiable = fmt.Sprintf("tensor %s has K=%d", t.GGUFName, k)
-					}
+			if err := format.CheckWrite(ternary, int(k), int(m)); err != nil {
+				reason = err.Error()
+			} else {
+				t.Format = ternary
+				if (t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2) && k%128 != 0 && unverifiable == "" {
+					unverifiable = fmt.Sprintf("tensor %s has K=%d", t.GGUFName, k)
 				}
 			}
-			if reason != "" {
-				if !opts.AllowFallback {
-					return fmt.Errorf("tensor %s (%s): %s; pass --allow-fallback to write it as F16", t.GGUFName, t.HFName, reason)
-				}
-				t.Type = fallbackType
-				t.Fallback = reason
-				t.Kernel = nil
-				fallbacks = append(fallbacks, t.GGUFName)
+		} else if tr, ok := t.Type.Traits(); ok && len(t.HFShape) == 2 && t.HFShape[1]%tr.BlockSize != 0 {
+			reason = fmt.Sprintf("row length %d is not a multiple of %d (the %s block)", t.HFShape[1], tr.BlockSize, t.Type)
+		}
+		if reason != "" {
+			if !opts.AllowFallback {
+				return fmt.Errorf("tensor %s (%s): %s; pass --allow-fallback to write it as F16", t.GGUFName, t.HFName, reason)
 			}
+			t.Type = fallbackType
+			t.Fallback = reason
+			t.Format = nil
+			fallbacks = append(fallbacks, t.GGUFName)
 		}
 		t.Ne = reverse(t.HFShape)
 		if len(t.Ne) == 0 {
@@ -502,17 +521,20 @@ func reverse(s []uint64) []uint64 {
 }
 
 // buildKVs assembles general.*, the architecture's hyper-parameters, the
-// tokenizer and the metadata overrides.
-func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
+// tokenizer and the metadata overrides of the checkpoint in dir. A
+// vocab-only plan gets no general.file_type and no
+// general.quantization_version: it holds no tensors, so any file type would
+// describe data that is not there.
+func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 	name := opts.ModelName
 	if name == "" {
-		name = DefaultModelName(ckpt.Dir)
+		name = DefaultModelName(dir)
 	}
 	kvs := []gguf.KV{
 		{Key: "general.architecture", Value: gguf.String(p.Arch)},
 		{Key: "general.name", Value: gguf.String(name)},
 	}
-	hp, err := p.Converter.HParams(ckpt.Config)
+	hp, err := p.Converter.HParams(cfg)
 	if err != nil {
 		return err
 	}
@@ -526,10 +548,12 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		}
 	}
 	kvs = append(kvs, hp[:at]...)
-	kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+	if !opts.VocabOnly {
+		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+	}
 	kvs = append(kvs, hp[at:]...)
 	if ex, ok := p.Converter.(ExtraKVser); ok {
-		ekvs, warns, err := ex.ExtraKVs(ckpt.Dir)
+		ekvs, warns, err := ex.ExtraKVs(dir)
 		if err != nil {
 			return err
 		}
@@ -539,7 +563,7 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 	if !opts.NoVocab {
 		jf, ok := p.Converter.(TokenizerJSONPreferrer)
 		jsonFirst := ok && jf.TokenizerJSONFirst()
-		vkvs, warns, err := loadVocab(ckpt, p.Geometry.Vocab, opts, jsonFirst)
+		vkvs, warns, err := loadVocab(dir, p.Geometry.Vocab, opts, jsonFirst)
 		if err != nil {
 			return err
 		}
@@ -549,16 +573,18 @@ func (p *Plan) buildKVs(ckpt *hf.Checkpoint, opts Options) error {
 		}
 		kvs = append(kvs, vkvs...)
 	}
-	if quantizationVersion[p.OutType] {
+	if quantizationVersion[p.OutType] && !opts.VocabOnly {
 		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
 	}
 	if len(p.Kernels) > 0 {
-		ks := make([]codegen.Kernel, len(p.Kernels))
-		for i, k := range p.Kernels {
-			ks[i] = codegen.Kernel{M: k.M, K: k.K, BM: k.BM, BK: k.BK, Bm: k.Bm}
-		}
-		kvs = append(kvs, gguf.KV{Key: codegen.KernelConfigKey, Value: gguf.String(string(codegen.KernelConfig(ks)))})
+		kvs = append(kvs, gguf.KV{Key: format.KernelConfigKey, Value: gguf.String(string(format.KernelConfig(p.Kernels)))})
 	}
+	if p.OutType == OutI2S {
+		kvs = append(kvs, gguf.KV{Key: format.LayoutKey, Value: gguf.String(string(layoutOrDefault(opts.I2SLayout)))})
+	}
+	// Which bitnet-convert wrote the file (no timestamp: reruns stay
+	// byte-identical).
+	kvs = append(kvs, gguf.KV{Key: version.Key, Value: gguf.String(version.Read().GGUFValue())})
 	for _, o := range opts.Metadata {
 		replaced := false
 		for i := range kvs {
@@ -638,12 +664,36 @@ func (p *Plan) PeakMemoryEstimate() uint64 {
 }
 
 // DefaultModelName is general.name when --model-name is not given: the base
-// name of the checkpoint directory (as bitnet.cpp's converter names it),
-// also used for the default output file name.
-func DefaultModelName(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
+// name of the checkpoint directory (as bitnet.cpp's converter names it), or
+// for a Hugging Face hub cache snapshot (models--ORG--NAME/snapshots/REV) the
+// repository name NAME (outname.ModelName). The default output file name is
+// derived from it (outname.Stem).
+func DefaultModelName(dir string) string { return outname.ModelName(dir) }
+
+// retarget renames the arch and its KVs for the runtime the outtype is
+// written for (format.TargetArch: TQ files get arch "bitnet" for mainline
+// llama.cpp) and adds the relu² notice when that runtime may run the FFN
+// with SiLU.
+func (p *Plan) retarget() {
+	p.Runtime = format.RuntimeBitnetCpp
+	if spec, ok := format.Lookup(string(p.OutType)); ok {
+		p.Runtime = spec.Runtime
 	}
-	return filepath.Base(abs)
+	to := format.TargetArch(p.Arch, p.Runtime)
+	if to == p.Arch {
+		return
+	}
+	if format.ArchActivation[p.Arch] == "relu2" {
+		p.Warnings = append(p.Warnings, format.Relu2Notice)
+	}
+	p.KVs = format.RenameArch(p.KVs, p.Arch, to)
+	p.Arch = to
+}
+
+// layoutOrDefault is the I2_S layout written (x86 unless --i2s-layout).
+func layoutOrDefault(l format.Layout) format.Layout {
+	if l == "" {
+		return format.LayoutX86
+	}
+	return l
 }

@@ -3,16 +3,18 @@ package convert
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"sync"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -119,7 +121,10 @@ func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t
 }
 
 func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]float32, error) {
-	n := int(d.Ref.NElements())
+	n, err := osx.Int(d.Ref.NElements(), "tensor "+t.HFName) // 32-bit builds
+	if err != nil {
+		return nil, err
+	}
 	es := int(d.Ref.DType.Size())
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
@@ -133,7 +138,7 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 	var mu sync.Mutex
 	// Decode and check each chunk on the worker that owns it (one pass over
 	// the input, spread over the cores).
-	err := c.parallel(ctx, n, func(lo, hi int) {
+	err = c.parallel(ctx, n, func(lo, hi int) {
 		if i := hf.DecodeFloats(x[lo:hi], d.Raw[lo*es:hi*es], d.Ref.DType); i >= 0 {
 			mu.Lock()
 			if bad < 0 || int64(lo+i) < bad {
@@ -162,18 +167,17 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 		return nil, err
 	}
 	n := len(codes)
-	switch t.Type {
-	case gguf.TypeI2S:
-		c.out = grow(c.out, int(t.Bytes))
-		out := c.out
-		clear(out[n/4:])
-		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.PackI2S(out[lo/4:hi/4], codes[lo:hi]) }); err != nil {
-			return nil, err
+	if f := t.Format; f != nil {
+		k, m := int(t.HFShape[1]), int(t.HFShape[0])
+		scales, err := format.Regroup(codes, []float32{scale}, 0, f.ScaleGroup(k))
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
 		}
-		binary.LittleEndian.PutUint32(out[n/4:], math.Float32bits(scale))
-		return out, nil
-	case gguf.TypeTL1, gguf.TypeTL2:
-		return c.tl(t, codes, scale)
+		c.out = grow(c.out, int(t.Bytes))
+		if err := format.EncodeParallel(f, c.out, codes, scales, k, m, c.threads); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
+		}
+		return c.out, nil
 	}
 	return c.encodeFloat(ctx, t, n, ternaryValue(codes, scale, x))
 }
@@ -296,38 +300,17 @@ func (c *converter) warn(format string, args ...any) {
 }
 
 // parallel runs fn over [0, n) in fixed chunks of chunkElems on c.threads
-// goroutines. Each chunk covers the same elements whatever the thread count.
+// goroutines (internal/parallel, contiguous runs of chunks per goroutine),
+// stopping between chunks once ctx is done. Each chunk covers the same
+// elements whatever the thread count.
 func (c *converter) parallel(ctx context.Context, n int, fn func(lo, hi int)) error {
 	chunks := (n + chunkElems - 1) / chunkElems
-	if chunks <= 1 || c.threads <= 1 {
-		for lo := 0; lo < n; lo += chunkElems {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+	parallel.For(chunks, c.threads, func(c0, c1 int) {
+		for ch := c0; ch < c1 && ctx.Err() == nil; ch++ {
+			lo := ch * chunkElems
 			fn(lo, min(n, lo+chunkElems))
 		}
-		return nil
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, chunks)
-	for i := 0; i < chunks; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < min(c.threads, chunks); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ch := range next {
-				if ctx.Err() != nil {
-					return
-				}
-				lo := ch * chunkElems
-				fn(lo, min(n, lo+chunkElems))
-			}
-		}()
-	}
-	wg.Wait()
+	})
 	return ctx.Err()
 }
 

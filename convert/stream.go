@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -36,7 +37,10 @@ type floatStream struct {
 }
 
 func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (*floatStream, error) {
-	n := int(d.Ref.NElements())
+	n, err := osx.Int(d.Ref.NElements(), "tensor "+t.HFName) // 32-bit builds
+	if err != nil {
+		return nil, err
+	}
 	es := int(d.Ref.DType.Size())
 	if es == 0 || n*es != len(d.Raw) {
 		return nil, fmt.Errorf("tensor %s: %d bytes do not hold %d %s values", t.HFName, len(d.Raw), n, d.Ref.DType)
@@ -100,7 +104,7 @@ func (s *floatStream) next() error {
 		return fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", s.t.HFName, x[bad], lo+bad)
 	}
 	tr, _ := s.t.Type.Traits()
-	s.out = grow(s.out, m*int(tr.TypeSize))
+	s.out = grow(s.out, m/int(tr.BlockSize)*int(tr.TypeSize))
 	if err := s.c.encodeInto(s.ctx, s.t, s.out, m, func(i int) float32 { return x[i] }); err != nil {
 		return err
 	}
@@ -147,6 +151,26 @@ func (c *converter) encodeInto(ctx context.Context, t *PlannedTensor, out []byte
 		if err == nil && maxAbs > 65504 {
 			return fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", t.HFName, maxAbs)
 		}
+	case gguf.TypeQ8_0, gguf.TypeQ6_K:
+		// Whole blocks per chunk: chunkElems is a multiple of 256 and every
+		// row length is a multiple of the block (checked by the plan).
+		tr, _ := t.Type.Traits()
+		bs, ts := int(tr.BlockSize), int(tr.TypeSize)
+		if n%bs != 0 {
+			return fmt.Errorf("tensor %s: %d values do not fill %s blocks", t.GGUFName, n, t.Type)
+		}
+		err = c.parallel(ctx, n, func(lo, hi int) {
+			x := make([]float32, hi-lo)
+			for i := range x {
+				x[i] = at(lo + i)
+			}
+			dst := out[lo/bs*ts : hi/bs*ts]
+			if t.Type == gguf.TypeQ8_0 {
+				quantize.QuantizeQ8_0(dst, x)
+			} else {
+				quantize.QuantizeQ6K(dst, x)
+			}
+		})
 	default:
 		return fmt.Errorf("tensor %s: cannot encode type %s", t.GGUFName, t.Type)
 	}

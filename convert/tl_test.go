@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -24,8 +24,8 @@ func TestGoldenTL(t *testing.T) {
 			}
 			golden := openGGUF(t, goldenDir+"/gguf/ggml-model-"+tc.file+".gguf")
 			ours := openGGUF(t, convertGolden(t, tc.out, func(o *Options) { o.KernelConfig = ini }))
-			if v, _ := ours.String(codegen.KernelConfigKey); v != string(ini) {
-				t.Errorf("%s = %q, want the kernel_config.ini used", codegen.KernelConfigKey, v)
+			if v, _ := ours.String(format.KernelConfigKey); v != string(ini) {
+				t.Errorf("%s = %q, want the kernel_config.ini used", format.KernelConfigKey, v)
 			}
 			compareGolden(t, golden, ours)
 		})
@@ -59,16 +59,16 @@ func TestDerivedTLConfig(t *testing.T) {
 // The configuration the converter derives and stores is the one
 // `codegen --from-config` writes, byte for byte.
 func TestDerivedTLConfigMatchesCodegen(t *testing.T) {
-	cfg, err := codegen.ReadConfigDir(goldenHF)
+	cfg, err := format.ReadConfigDir(goldenHF)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shapes, err := codegen.ShapesFromConfig(cfg)
+	shapes, err := format.ShapesFromConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, arch := range []string{"tl1", "tl2"} {
-		ks, err := codegen.ConfigFor(arch, shapes)
+		ks, err := format.ConfigFor(arch, shapes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestDerivedTLConfigMatchesCodegen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v, _ := openGGUF(t, path).String(codegen.KernelConfigKey); v != string(codegen.KernelConfig(ks)) {
+		if v, _ := openGGUF(t, path).String(format.KernelConfigKey); v != string(format.KernelConfig(ks)) {
 			t.Errorf("%s: stored configuration differs from codegen --from-config:\n%s", arch, v)
 		}
 	}

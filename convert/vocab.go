@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
-	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
@@ -40,7 +39,7 @@ var ErrNoTokenizer = errors.New("no tokenizer found")
 // loadVocab builds the tokenizer KVs from the first tokenizer file present.
 // jsonFirst tries tokenizer.json before tokenizer.model (the embedding
 // converter reads tokenizer.json, spec §5.3 P5).
-func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool) ([]gguf.KV, []string, error) {
+func loadVocab(dir string, vocabSize int, opts Options, jsonFirst bool) ([]gguf.KV, []string, error) {
 	var looked []string
 	sources := vocabSources
 	if jsonFirst {
@@ -50,7 +49,7 @@ func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool)
 		}{vocabSources[1], vocabSources[0]}
 	}
 	for _, src := range sources {
-		path := filepath.Join(ckpt.Dir, src.file)
+		path := filepath.Join(dir, src.file)
 		looked = append(looked, src.file)
 		if _, err := os.Stat(path); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -58,7 +57,7 @@ func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool)
 			}
 			return nil, nil, fmt.Errorf("tokenizer %s: %w", path, err)
 		}
-		v, warns, err := src.load(ckpt.Dir, vocabSize, opts)
+		v, warns, err := src.load(dir, vocabSize, opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -81,5 +80,5 @@ func loadVocab(ckpt *hf.Checkpoint, vocabSize int, opts Options, jsonFirst bool)
 		}
 		return v.KVs(), warns, nil
 	}
-	return nil, nil, fmt.Errorf("%s: %w (looked for %v); pass --no-vocab to convert without one", ckpt.Dir, ErrNoTokenizer, looked)
+	return nil, nil, fmt.Errorf("%s: %w (looked for %v); pass --no-vocab to convert without one", dir, ErrNoTokenizer, looked)
 }

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -405,11 +405,11 @@ func TestFalconProjectionShapesBR14(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: projection shapes %v, BR-14 wants %v", name, got, want)
 		}
-		cfg, err := codegen.ReadConfigDir(dir)
+		cfg, err := format.ReadConfigDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		derived, err := codegen.ShapesFromConfig(cfg)
+		derived, err := format.ShapesFromConfig(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,10 +16,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -469,24 +469,13 @@ func fill(ctx context.Context, w io.Writer, t Tensor, seed uint64, multiply bool
 			return err
 		}
 		k := min(uint64(len(bufs)), nChunks-c0)
-		var wg sync.WaitGroup
-		next := make(chan uint64, k)
-		for i := uint64(0); i < k; i++ {
-			next <- i
-		}
-		close(next)
-		for g := 0; g < min(threads, int(k)); g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					c := c0 + i
-					m := min(uint64(chunkElems), n-c*chunkElems)
-					drawChunk(bufs[i][:m*es], t.Role, t.DType, rand.New(rand.NewPCG(s, c)))
-				}
-			}()
-		}
-		wg.Wait()
+		parallel.For(int(k), threads, func(lo, hi int) {
+			for i := uint64(lo); i < uint64(hi); i++ {
+				c := c0 + i
+				m := min(uint64(chunkElems), n-c*chunkElems)
+				drawChunk(bufs[i][:m*es], t.Role, t.DType, rand.New(rand.NewPCG(s, c)))
+			}
+		})
 		for i := uint64(0); i < k; i++ {
 			c := c0 + i
 			m := min(uint64(chunkElems), n-c*chunkElems)

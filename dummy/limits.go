@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // MaxTensorElements is the largest tensor Layout accepts (2^40 elements,
@@ -127,9 +128,15 @@ func addSat(a, b uint64) uint64 {
 }
 
 // freeSpace returns the bytes available to an unprivileged user on the
-// filesystem holding path (statfs Bavail × Bsize); ok is false where it
-// cannot be known. A variable so tests can simulate a small disk.
-var freeSpace = statfsFree
+// filesystem holding path (osx.FreeSpace); ok is false where the OS cannot
+// tell. A variable so tests can simulate a small disk.
+var freeSpace = func(path string) (free uint64, ok bool, err error) {
+	free, err = osx.FreeSpace(path)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return 0, false, nil
+	}
+	return free, err == nil, err
+}
 
 // existingAncestor returns dir or its nearest existing ancestor, and the
 // topmost missing directory MkdirAll(dir) would create ("" when dir exists).

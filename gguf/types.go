@@ -45,6 +45,13 @@ const (
 	TypeTL1 Type = 38
 	// TypeTL2 is the x86 lookup-table layout (see TL2DataBytes).
 	TypeTL2 Type = 39
+	// TypeIQ1BN is ik_llama.cpp's 1.625-bit ternary type (ggml.h of
+	// ikawrakow/ik_llama.cpp, GGML_TYPE_IQ1_BN = 134): every row starts with an
+	// f16 scale, then 13 bytes per 64 weights.
+	TypeIQ1BN Type = 134
+	// TypeIQ2BN is ik_llama.cpp's 2-bit ternary type (GGML_TYPE_IQ2_BN = 135):
+	// every row starts with an f32 scale, then 16 bytes per 64 weights.
+	TypeIQ2BN Type = 135
 
 	// TypeNVFP4 is mainline ggml's NVFP4 (blocks of 64 values in 36 bytes:
 	// four UE4M3 scales and 32 bytes of E2M1 pairs). bitnet.cpp has no
@@ -155,12 +162,23 @@ var typeTraits = map[Type]TypeTraits{
 	TypeI8S:   {"I8_S", 1, 1, true, false},
 	TypeTL1:   {"TL1", 1, 1, true, true},
 	TypeTL2:   {"TL2", 1, 1, true, true},
+	TypeIQ1BN: {"IQ1_BN", 64, 13, true, false},
+	TypeIQ2BN: {"IQ2_BN", 64, 16, true, false},
 	// Mainline ggml types (llama.cpp ggml/src/ggml.c type_traits,
 	// ggml-common.h block structs) that collide with or follow bitnet.cpp's.
 	TypeMXFP4: {"MXFP4", 32, 17, true, false},
 	TypeNVFP4: {"NVFP4", 64, 36, true, false},
 	TypeQ1_0:  {"Q1_0", 128, 18, true, false},
 }
+
+// rowMetaSize is the per-row prefix of the ik_llama.cpp row-scaled types
+// (type_traits .row_meta_size in ik_llama.cpp ggml/src/ggml.c): IQ1_BN rows
+// start with an f16 scale, IQ2_BN rows with an f32 scale.
+var rowMetaSize = map[Type]uint64{TypeIQ1BN: 2, TypeIQ2BN: 4}
+
+// RowMeta returns the bytes stored before every row of a tensor of type t
+// (0 for every type but IQ1_BN and IQ2_BN).
+func (t Type) RowMeta() uint64 { return rowMetaSize[t] }
 
 // Traits returns the table entry of t and whether t is known.
 func (t Type) Traits() (TypeTraits, bool) {
@@ -281,7 +299,9 @@ func Pad(n, align uint64) (uint64, error) {
 //     n/BlockSize·TypeSize;
 //   - I2_S and TL1: n/4 + 32 (packed codes, then the float32 scale and 28
 //     pad bytes);
-//   - TL2: pad32(TL2DataBytes(ne[0], ne[1])) + 32.
+//   - TL2: pad32(TL2DataBytes(ne[0], ne[1])) + 32;
+//   - IQ1_BN, IQ2_BN: rows·(RowMeta + ne[0]/64·TypeSize) (ik_llama.cpp
+//     ggml_row_size includes the per-row scale).
 //
 // Errors: ErrUnknownType, ErrBlockSize, ErrOverflow (all wrapped with t).
 func NBytes(t Type, ne []uint64) (uint64, error) {
@@ -323,6 +343,14 @@ func NBytes(t Type, ne []uint64) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%s tensor %v: %w", tr.Name, ne, err)
 	}
+	if meta := rowMetaSize[t]; meta > 0 && len(ne) > 0 && ne[0] > 0 {
+		rows := n / ne[0]
+		m, err := mulChain(rows, meta)
+		if err != nil || b+m < b {
+			return 0, fmt.Errorf("%s tensor %v: %w", tr.Name, ne, ErrOverflow)
+		}
+		b += m
+	}
 	return b, nil
 }
 
@@ -349,10 +377,17 @@ const (
 	FileTypeAllF32     FileType = 0
 	FileTypeMostlyF16  FileType = 1
 	FileTypeMostlyQ8_0 FileType = 7
+	FileTypeMostlyQ6K  FileType = 18
 	FileTypeMostlyBF16 FileType = 32
 	FileTypeMostlyTL1  FileType = 38
 	FileTypeMostlyTL2  FileType = 39
 	FileTypeMostlyI2S  FileType = 40
+	// TQ1_0 / TQ2_0 as llama.h of ggml-org/llama.cpp numbers them.
+	FileTypeMostlyTQ1_0 FileType = 36
+	FileTypeMostlyTQ2_0 FileType = 37
+	// IQ1_BN / IQ2_BN as llama.h of ikawrakow/ik_llama.cpp numbers them.
+	FileTypeMostlyIQ1BN FileType = 136
+	FileTypeMostlyIQ2BN FileType = 137
 )
 
 // FileTypeName names a general.file_type value where it is ambiguous: 40 is

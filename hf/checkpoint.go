@@ -13,7 +13,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
-	"golang.org/x/sys/unix"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // File names looked for in a checkpoint directory.
@@ -49,7 +49,7 @@ type Checkpoint struct {
 
 	byName map[string]int
 	mu     sync.Mutex
-	maps   map[string][]byte
+	maps   map[string]*osx.Mapping
 	closed bool
 }
 
@@ -64,9 +64,9 @@ type Checkpoint struct {
 //     and no index, all of them in sorted name order (with a notice).
 //
 // A tensor name found in two files is an error naming it. Shard names must
-// be local paths inside DIR; a shard that is a symlink must resolve inside
-// DIR (or, for the Hugging Face hub cache layout snapshots/<rev>/, inside the
-// repository's blobs/ directory), and dangling links are errors. Files that
+// be local paths inside DIR; a shard that is a symlink must resolve to a
+// regular file (anywhere: the hub cache's blobs/, or a user's own link to
+// another disk), and dangling links are errors. Files that
 // are not model files (optimizer.pt, trainer_state.json, tokenizer files …)
 // are ignored. No file is mapped until Read.
 func Open(dir string) (*Checkpoint, error) {
@@ -85,7 +85,7 @@ func Open(dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{Dir: dir, Config: cfg, byName: map[string]int{}, maps: map[string][]byte{}}
+	c := &Checkpoint{Dir: dir, Config: cfg, byName: map[string]int{}, maps: map[string]*osx.Mapping{}}
 	files, expect, err := c.chooseFiles()
 	if err != nil {
 		return nil, err
@@ -262,36 +262,15 @@ func (c *Checkpoint) checkShardPath(shard string, tensors []string) error {
 	if err != nil {
 		return fmt.Errorf("shard %s is a dangling symlink: %v", p, err)
 	}
-	root, err := filepath.EvalSymlinks(c.Dir)
-	if err != nil {
-		return fmt.Errorf("open checkpoint: %w", err)
-	}
-	if !within(root, target) && !within(hubBlobs(root), target) {
-		return fmt.Errorf("shard %s resolves to %s, outside the checkpoint directory %s; copy the file in instead of linking it", p, target, root)
-	}
+	// A link may lead anywhere (the hub cache's ../../blobs/…, or a shard
+	// the user keeps on another disk): the index cannot name a file outside
+	// the directory (IsLocal above), and a link there is the user's own
+	// choice, so only its target's kind is checked.
 	ti, err := os.Stat(target)
 	if err != nil || !ti.Mode().IsRegular() {
 		return fmt.Errorf("shard %s does not resolve to a regular file", p)
 	}
 	return nil
-}
-
-// hubBlobs returns <repo>/blobs for a Hugging Face hub cache snapshot
-// directory <repo>/snapshots/<rev>, or "" for any other directory.
-func hubBlobs(root string) string {
-	snaps := filepath.Dir(root)
-	if filepath.Base(snaps) != "snapshots" {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(snaps), "blobs")
-}
-
-func within(root, p string) bool {
-	if root == "" {
-		return false
-	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && filepath.IsLocal(rel)
 }
 
 func andMore(n int, what string) string {
@@ -319,17 +298,18 @@ func (c *Checkpoint) Read(ref TensorRef) (*TensorData, error) {
 	if !ref.DType.Supported() {
 		return nil, fmt.Errorf("tensor %s in %s has dtype %s; only BF16, F16, F32 and U8 are supported", ref.Name, ref.File, ref.DType)
 	}
-	m, err := c.mapping(ref.File)
+	mp, err := c.mapping(ref.File)
 	if err != nil {
 		return nil, err
 	}
+	m := mp.Bytes()
 	if ref.Offset > uint64(len(m)) || ref.Size > uint64(len(m))-ref.Offset {
 		return nil, fmt.Errorf("tensor %s: bytes [%d, %d) are beyond the end of %s (%d bytes); was the file changed?", ref.Name, ref.Offset, ref.Offset+ref.Size, ref.File, len(m))
 	}
-	return &TensorData{Ref: ref, Raw: m[ref.Offset : ref.Offset+ref.Size : ref.Offset+ref.Size]}, nil
+	return &TensorData{Ref: ref, Raw: m[ref.Offset : ref.Offset+ref.Size : ref.Offset+ref.Size], mapping: mp}, nil
 }
 
-func (c *Checkpoint) mapping(file string) ([]byte, error) {
+func (c *Checkpoint) mapping(file string) (*osx.Mapping, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -348,13 +328,11 @@ func (c *Checkpoint) mapping(file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := fi.Size()
-	if size == 0 || int64(int(size)) != size {
-		return nil, fmt.Errorf("cannot map %s (%d bytes)", p, size)
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	// Errors name p: an empty shard, a size this build's int cannot hold
+	// (32-bit targets), or a failed mapping.
+	m, err := osx.Map(f, fi.Size(), p)
 	if err != nil {
-		return nil, fmt.Errorf("mmap %s: %w", p, err)
+		return nil, err
 	}
 	c.maps[file] = m
 	return m, nil
@@ -368,8 +346,8 @@ func (c *Checkpoint) Close() error {
 	c.closed = true
 	var first error
 	for f, m := range c.maps {
-		if err := unix.Munmap(m); err != nil && first == nil {
-			first = fmt.Errorf("munmap %s: %w", f, err)
+		if err := m.Close(); err != nil && first == nil {
+			first = fmt.Errorf("unmap %s: %w", f, err)
 		}
 		delete(c.maps, f)
 	}
@@ -382,6 +360,8 @@ type TensorData struct {
 	// Raw is exactly the tensor's Ref.Size bytes, a read-only sub-slice of
 	// the shard's memory map; it need not be aligned.
 	Raw []byte
+
+	mapping *osx.Mapping // the shard's view, for Release; nil when built by hand
 }
 
 // Float32s decodes a BF16, F16 or F32 tensor to float32 exactly (bf16 bits
@@ -406,23 +386,11 @@ func (d *TensorData) Float32s(dst []float32) ([]float32, error) {
 	return dst, nil
 }
 
-// Release tells the kernel the pages of Raw are not needed any more
-// (madvise MADV_DONTNEED on the page-aligned interior of Raw; pages shared
-// with neighbouring tensors are kept), so resident memory stays near one
-// tensor while a whole model streams through. Raw stays readable: the pages
-// are faulted in again from the file if touched. Errors are ignored (it is
-// only advice).
-func (d *TensorData) Release() {
-	if len(d.Raw) == 0 {
-		return
-	}
-	page := uintptr(os.Getpagesize())
-	start := uintptr(unsafePointer(d.Raw))
-	end := start + uintptr(len(d.Raw))
-	a := (start + page - 1) &^ (page - 1)
-	b := end &^ (page - 1)
-	if b <= a {
-		return
-	}
-	_ = unix.Madvise(d.Raw[a-start:b-start], unix.MADV_DONTNEED)
-}
+// Release tells the OS the pages of Raw are not needed any more (see
+// osx.Mapping.Release: madvise MADV_DONTNEED on Unix, VirtualUnlock on
+// Windows, on the page-aligned interior of Raw; pages shared with
+// neighbouring tensors are kept), so resident memory stays near one tensor
+// while a whole model streams through. Raw stays readable: the pages are
+// faulted in again from the file if touched. It does nothing for a
+// TensorData not from Checkpoint.Read or a shard read without a mapping.
+func (d *TensorData) Release() { d.mapping.Release(d.Raw) }

@@ -124,6 +124,9 @@ func (c *Config) Int(keys ...string) (int, bool, error) {
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, true, fmt.Errorf("config %s: %q = %s, want an integer", c.Path, k, n)
 	}
+	if f > math.MaxInt || f < math.MinInt {
+		return 0, true, fmt.Errorf("config %s: %q = %s does not fit in an int", c.Path, k, n)
+	}
 	return int(f), true, nil
 }
 

@@ -14,7 +14,7 @@ func TestDecodeBF16AlignedAndUnaligned(t *testing.T) {
 	for off := 0; off < 2; off++ {
 		raw := buf[off : off+2*n]
 		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint16(raw[2*i:], uint16(i*2654435761>>7))
+			binary.LittleEndian.PutUint16(raw[2*i:], uint16(uint64(i)*2654435761>>7))
 		}
 		dst := make([]float32, n)
 		bad := DecodeFloats(dst, raw, BF16)

@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // TestOpenFIFO: a FIFO in place of config.json or a shard is an error
@@ -21,7 +21,7 @@ func TestOpenFIFO(t *testing.T) {
 			dir := t.TempDir()
 			for _, name := range []string{"config.json", "model.safetensors"} {
 				if name == fifo {
-					if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+					if err := osx.Mkfifo(filepath.Join(dir, name)); err != nil {
 						t.Skipf("mkfifo: %v", err)
 					}
 					continue

@@ -183,7 +183,7 @@ func TestConfigGetters(t *testing.T) {
 	}
 	intCases := []struct {
 		keys  []string
-		want  int
+		want  int64
 		found bool
 		err   string
 	}{
@@ -200,7 +200,7 @@ func TestConfigGetters(t *testing.T) {
 	}
 	for _, tc := range intCases {
 		v, found, err := c.Int(tc.keys...)
-		if v != tc.want || found != tc.found || (err == nil) != (tc.err == "") {
+		if int64(v) != tc.want || found != tc.found || (err == nil) != (tc.err == "") {
 			t.Errorf("Int(%v) = %d, %v, %v; want %d, %v, err %q", tc.keys, v, found, err, tc.want, tc.found, tc.err)
 		}
 		if err != nil {

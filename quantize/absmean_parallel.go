@@ -1,6 +1,10 @@
 package quantize
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
+)
 
 // AbsMeanParallel is AbsMean computed on up to threads goroutines, with the
 // same bits as AbsMean for every input. Torch's cascade resets its level-0
@@ -22,19 +26,11 @@ func AbsMeanParallel(x []float32, threads int) float32 {
 		*pp = make([][torchILP]lanes, nblocks)
 	}
 	partial := (*pp)[:nblocks]
-	per := (nblocks + threads - 1) / threads
-	var wg sync.WaitGroup
-	for b0 := 0; b0 < nblocks; b0 += per {
-		b1 := min(nblocks, b0+per)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := b0; b < b1; b++ {
-				partial[b] = blockSum(x, w, step, b)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.For(nblocks, threads, func(b0, b1 int) {
+		for b := b0; b < b1; b++ {
+			partial[b] = blockSum(x, w, step, b)
+		}
+	})
 	return o.chunkSum(x, partial) / float32(len(x))
 }
 

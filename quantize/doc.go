@@ -1,8 +1,10 @@
 // Package quantize holds the pure ternary math of BitNet b1.58 conversion:
 // abs-mean ternarization (BitnetModel.weight_quant in bitnet.cpp's
-// utils/convert-hf-to-gguf-bitnet.py), the x86 I2_S bit layout (QK_I2_S = 128,
-// src/ggml-bitnet-mad.cpp), unpacking of pre-quantized uint8 checkpoints, and
-// half-float conversions (bf16, f16) with an f16 range check.
+// utils/convert-hf-to-gguf-bitnet.py), unpacking of pre-quantized uint8
+// checkpoints, ggml's reference Q8_0 and Q6_K quantizers (for token_embd and
+// the head), and half-float conversions (bf16, f16) with an f16 range check.
+// The ternary GGUF layouts (I2_S, TL1, TL2, TQ*_0, IQ*_BN) live in the format
+// package.
 //
 // Conventions:
 //   - Tensors are flat slices in HF row-major order ([out, in], element

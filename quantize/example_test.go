@@ -6,25 +6,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
-// The two reference patterns of spec conversion.md §3.1: all-zero weights
-// pack to 0x55, and codes c[j] = j mod 3 start 24 49 92.
-func ExamplePackI2S() {
-	zeros := make([]int8, 128)
-	packed := make([]byte, 32)
-	quantize.PackI2S(packed, zeros)
-	fmt.Printf("% x\n", packed[:4])
-
-	t := make([]int8, 128)
-	for j := range t {
-		t[j] = int8(j%3) - 1 // code j mod 3 ⇒ ternary (j mod 3) − 1
-	}
-	quantize.PackI2S(packed, t)
-	fmt.Printf("% x\n", packed[:6])
-	// Output:
-	// 55 55 55 55
-	// 24 49 92 24 49 92
-}
-
 // The worked example of spec conversion.md §4.4.
 func ExampleTernarize() {
 	x := []float32{0.05, -0.02, 0, -0.06}

@@ -46,7 +46,7 @@ func TestTernarizeGolden(t *testing.T) {
 				t.Fatalf("golden %s has %d bytes, want n/4+32 = %d", p[1], len(g.data), n/4+32)
 			}
 			packed := make([]byte, n/4)
-			quantize.PackI2S(packed, codes)
+			packI2S(packed, codes)
 			if !bytes.Equal(packed, g.data[:n/4]) {
 				i := firstDiff(packed, g.data[:n/4])
 				t.Errorf("packed codes differ from golden at byte %d: got %#02x want %#02x", i, packed[i], g.data[i])
@@ -62,7 +62,7 @@ func TestTernarizeGolden(t *testing.T) {
 				t.Errorf("scale %g (bits %#08x) != golden %g (bits %#08x), %d ulp", scale, math.Float32bits(scale), gs, math.Float32bits(gs), d)
 			}
 			// I2SBytes gives the same bytes plus scale and a zero tail.
-			all := quantize.I2SBytes(codes, scale)
+			all := i2sBytes(codes, scale)
 			if !bytes.Equal(all[:n/4+4], g.data[:n/4+4]) && d == 0 {
 				t.Errorf("I2SBytes differs from golden in the first n/4+4 bytes")
 			}

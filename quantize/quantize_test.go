@@ -116,9 +116,9 @@ func TestPackUnpackI2S(t *testing.T) {
 		codes[i] = int8(r.IntN(3)) - 1
 	}
 	packed := make([]byte, len(codes)/4)
-	quantize.PackI2S(packed, codes)
+	packI2S(packed, codes)
 	back := make([]int8, len(codes))
-	quantize.UnpackI2S(back, packed)
+	unpackI2S(back, packed)
 	for i := range codes {
 		if back[i] != codes[i] {
 			t.Fatalf("round trip differs at %d: %d != %d", i, back[i], codes[i])
@@ -137,7 +137,7 @@ func TestPackUnpackI2S(t *testing.T) {
 		clear(one)
 		one[tc.elem] = 1
 		p := make([]byte, 64)
-		quantize.PackI2S(p, one)
+		packI2S(p, one)
 		if p[tc.byteI] != tc.want {
 			t.Errorf("+1 at element %d: byte %d = %#02x, want %#02x", tc.elem, tc.byteI, p[tc.byteI], tc.want)
 		}
@@ -152,18 +152,18 @@ func TestPackUnpackI2S(t *testing.T) {
 			c[i] = tc.v
 		}
 		p := make([]byte, 32)
-		quantize.PackI2S(p, c)
+		packI2S(p, c)
 		if p[0] != tc.want || p[31] != tc.want {
 			t.Errorf("all %d packs to %#02x, want %#02x", tc.v, p[0], tc.want)
 		}
 	}
 	d := make([]int8, 128)
-	quantize.UnpackI2S(d, make([]byte, 32))
+	unpackI2S(d, make([]byte, 32))
 	threes := make([]byte, 32)
 	for i := range threes {
 		threes[i] = 0xFF
 	}
-	quantize.UnpackI2S(d, threes)
+	unpackI2S(d, threes)
 	if d[0] != 1 || d[127] != 1 {
 		t.Errorf("code 3 decodes to %d, want +1", d[0])
 	}
@@ -171,7 +171,7 @@ func TestPackUnpackI2S(t *testing.T) {
 
 func TestI2SBytesLayout(t *testing.T) {
 	codes := make([]int8, 256)
-	b := quantize.I2SBytes(codes, 0.0325)
+	b := i2sBytes(codes, 0.0325)
 	if len(b) != 256/4+32 {
 		t.Fatalf("len %d, want n/4+32 = 96", len(b))
 	}
@@ -187,12 +187,8 @@ func TestI2SBytesLayout(t *testing.T) {
 
 func TestPackI2SPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"len not multiple of 128": func() { quantize.PackI2S(make([]byte, 25), make([]int8, 100)) },
-		"dst length":              func() { quantize.PackI2S(make([]byte, 31), make([]int8, 128)) },
-		"value 2":                 func() { c := make([]int8, 128); c[5] = 2; quantize.PackI2S(make([]byte, 32), c) },
-		"unpack length":           func() { quantize.UnpackI2S(make([]int8, 100), make([]byte, 32)) },
-		"u8 length":               func() { quantize.UnpackPackedU8(make([]int8, 8), make([]byte, 3), 1, 2) },
-		"ternarize length":        func() { quantize.Ternarize(make([]int8, 3), make([]float32, 4)) },
+		"u8 length":        func() { quantize.UnpackPackedU8(make([]int8, 8), make([]byte, 3), 1, 2) },
+		"ternarize length": func() { quantize.Ternarize(make([]int8, 3), make([]float32, 4)) },
 	} {
 		func() {
 			defer func() {
@@ -308,33 +304,6 @@ func TestHalfFloats(t *testing.T) {
 	}
 }
 
-// FuzzPackI2S checks that any code stream survives PackI2S/UnpackI2S and
-// that UnpackI2S of arbitrary bytes never yields values outside {-1,0,1}.
-func FuzzPackI2S(f *testing.F) {
-	f.Add(make([]byte, 32))
-	f.Add([]byte("0123456789abcdef0123456789abcdef"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		n := len(data) / 32 * 32
-		data = data[:n]
-		vals := make([]int8, 4*n)
-		quantize.UnpackI2S(vals, data)
-		for _, v := range vals {
-			if v < -1 || v > 1 {
-				t.Fatalf("value %d", v)
-			}
-		}
-		again := make([]byte, n)
-		quantize.PackI2S(again, vals)
-		back := make([]int8, 4*n)
-		quantize.UnpackI2S(back, again)
-		for i := range vals {
-			if vals[i] != back[i] {
-				t.Fatalf("round trip differs at %d", i)
-			}
-		}
-	})
-}
-
 func benchTensor() []float32 {
 	r := rand.New(rand.NewPCG(5, 6))
 	x := make([]float32, 2560*6912)
@@ -351,18 +320,6 @@ func BenchmarkTernarize(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		quantize.Ternarize(codes, x)
-	}
-}
-
-func BenchmarkPackI2S(b *testing.B) {
-	x := benchTensor()
-	codes := make([]int8, len(x))
-	quantize.Ternarize(codes, x)
-	packed := make([]byte, len(x)/4)
-	b.SetBytes(int64(len(codes)))
-	b.ResetTimer()
-	for b.Loop() {
-		quantize.PackI2S(packed, codes)
 	}
 }
 

@@ -68,7 +68,10 @@ func TestArm64SameNumbers(t *testing.T) {
 		}
 		t.Skip("qemu-aarch64 not found (apt-get install qemu-user); set CI to make this fatal")
 	}
-	goTool := filepath.Join(goruntime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
 	bin := filepath.Join(t.TempDir(), "runtime.arm64.test")
 	build := exec.Command(goTool, "test", "-c", "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
@@ -77,9 +80,10 @@ func TestArm64SameNumbers(t *testing.T) {
 	}
 	// The digest covers the three tiny golden files (33 tokens each) and must
 	// equal the native one, which TestGoldenLogits ties to the reference;
-	// one golden case and BR-09 also run as they are. The whole golden
-	// suite under emulation would take most of the package's time budget.
-	run := exec.Command(qemu, bin, "-test.run", "^(TestLogitDigest|TestGoldenLogits|TestBR09BatchSizes)$/^(i2s_ids_seq_t1)$", "-test.v")
+	// one golden case, BR-09 and the batched kernels also run as they are.
+	// The whole golden suite under emulation would take most of the
+	// package's time budget.
+	run := exec.Command(qemu, bin, "-test.run", "^(TestLogitDigest|TestGoldenLogits|TestBR09BatchSizes|TestDotI2SLUTEqualsDotI2S|TestDotI2SLUT1EqualsDotI2S|TestMatMulI2SEqualsMatVec)$/^(i2s_ids_seq_t1)$", "-test.v")
 	run.Env = append(os.Environ(), "GOMAXPROCS=2")
 	out, err := run.CombinedOutput()
 	if err != nil {

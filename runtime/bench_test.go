@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -57,4 +59,55 @@ func BenchmarkDecodeTiny(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkPerplexityLarge: llama-perplexity's -c 128 --chunks 4 on the
+// full-size bitnet_b1_58-large I2_S file (testdata/golden/fullsize/README.md
+// rebuilds it) over the first 4·128 tokens of ids 1…; it runs only when
+// BITNET_FULLSIZE_DIR holds large-i2_s.gguf. Figures: docs/performance.md.
+func BenchmarkPerplexityLarge(b *testing.B) {
+	dir := os.Getenv("BITNET_FULLSIZE_DIR")
+	if dir == "" {
+		b.Skip("set BITNET_FULLSIZE_DIR to a directory holding large-i2_s.gguf")
+	}
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			m := openModel(b, filepath.Join(dir, "large-i2_s.gguf"), th)
+			ids := make([]int32, 4*128)
+			for i := range ids {
+				ids[i] = int32(1 + (i*7919)%(m.Params.NVocab-1))
+			}
+			for b.Loop() {
+				if _, err := Perplexity(m, ids, 128, 4, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkI2SMatMul: 128 token rows through a 1536×1536 I2_S matrix (the
+// bitnet_b1_58-large attention shape), the batched path of prompt and
+// perplexity evaluation; MB/s is packed weight bytes × tokens per second,
+// comparable with BenchmarkI2SMatVec.
+func BenchmarkI2SMatMul(b *testing.B) {
+	const k, m, n = 1536, 1536, 128
+	data, _ := randomI2S(k, m, 0.5, 1)
+	w, err := NewMatrix(gguf.TypeI2S, k, m, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	xs, dst := make([][]float32, n), make([][]float32, n)
+	for t := range xs {
+		xs[t], dst[t] = make([]float32, k), make([]float32, m)
+		for i := range xs[t] {
+			xs[t][i] = float32(r.NormFloat64())
+		}
+	}
+	var sc batchScratch
+	b.SetBytes(k * m / 4 * n)
+	for b.Loop() {
+		w.matMul(dst, xs, &sc, 1)
+	}
 }

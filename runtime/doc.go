@@ -1,18 +1,23 @@
 // Package runtime is a small pure-Go inference engine for BitNet b1.58 GGUF
 // files (GGUF archs "bitnet", "bitnet-b1.58" and its legacy alias
 // "bitnet-25"; the embedding archs live in embed*.go). It exists to check
-// converted files: fed one token per call it reproduces the logits of
-// bitnet.cpp (c82b5e66 with its llama.cpp fork 406a5036, x86 AVX2 I2_S and
-// TL2 builds) bit for bit on the golden tiny model (I2_S, F32, Q8_0
-// token_embd, TL2), and ik_llama.cpp's bitnet-b1.58 logits within 1.5e-3.
-// Options.Batched switches to the reference's whole-prompt arithmetic
-// (llama-embedding, the non-_seq_ golden files).
+// converted files and reproduces bitnet.cpp's logits bit for bit (x86 AVX2
+// builds, one token per llama_decode): arch bitnet against bitnet.cpp
+// c82b5e66 with its llama.cpp fork 406a5036 (the golden tiny model in I2_S,
+// F32, Q8_0 token_embd and TL2, and the full-size bitnet_b1_58-large shape),
+// arch bitnet-b1.58 against bitnet.cpp eb60fc3 (the full-size 2B-4T shape;
+// testdata/golden/fullsize). Options.F32Attention matches ik_llama.cpp's
+// bitnet-b1.58 logits within 1.5e-3 instead. Options.Batched switches to the
+// reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
+// golden files).
 //
-// Entry points: Open / LoadFile / Load build a Model; Model.NewSession gives
-// a Session whose Eval runs one token and returns its logits, Hidden the
-// final normed state for pooling (Pool); Perplexity scores a token stream as
-// llama-perplexity does. Matrix, QuantizeI8S and QuantizeQ8_0 expose the
-// kernels for tests elsewhere (BR-09).
+// Entry points: Open / LoadFile / Load build a Model (its weights used in
+// place in the mapped file); Model.NewSession gives a Session whose Eval
+// runs one token and returns its logits, EvalBatch runs many (a prompt, a
+// perplexity chunk) through each layer at once with the same bits, Hidden
+// the final normed state for pooling (Pool); Perplexity scores a token
+// stream as llama-perplexity does. Matrix, QuantizeI8S and QuantizeQ8_0
+// expose the kernels for tests elsewhere (BR-09).
 //
 // Conventions:
 //   - Weight shapes are given in GGUF ne order: ne = [K, M] is a matrix with M
@@ -22,8 +27,16 @@
 //     activation row to int8 (one scale per token row) and corrects with the
 //     activation sum; F16 and Q8_0 weights first round the activation to F16 or
 //     to Q8_0 blocks; F32 and BF16 weights take f32 activations.
-//   - Work is split over goroutines by output rows only, so results never
-//     depend on the thread count.
+//   - Work is split over goroutines (internal/parallel) by output rows,
+//     tokens or attention heads, each result computed whole by one
+//     goroutine, so results never depend on the thread count.
+//   - Batches: each token row is quantized on its own and every dot product
+//     keeps its order; the I2_S kernels (i2s_batch.go: a four-token lookup
+//     table for batches, a 256-entry one for single tokens, dotI2S as the
+//     definition) compute the same exact integer sums, int16 lane wrap
+//     included. The kernels are plain functions over slices.
+//   - The rope's cos/sin are glibc's cosf/sinf, step by step (libmf.go),
+//     as the reference calls the C library.
 //   - Float code follows the reference's operation order: ggml's AVX2
 //     vec_dot lane structure (dot.go), the fused multiply-adds clang forms
 //     (rope, dot tails) via fma32, the vector exponential of softmax and

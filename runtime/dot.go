@@ -65,18 +65,61 @@ func dotF16ggml(w []uint16, x []float32) float32 {
 	x = x[:n]
 	np := n &^ 31
 	var acc [4][8]float32
-	for i := 0; i < np; i += 32 {
-		for j := 0; j < 4; j++ {
-			for l := 0; l < 8; l++ {
-				k := i + j*8 + l
-				p := f16Table[w[k]] * x[k]
-				acc[j][l] += p
-			}
+	// One accumulator register of the reference at a time (j), its eight
+	// lanes in eight locals: the same additions in the same order as the
+	// 32-wide step loop, without keeping 32 sums in memory.
+	for j := 0; j < 4; j++ {
+		var a0, a1, a2, a3, a4, a5, a6, a7 float32
+		for i := j * 8; i < np; i += 32 {
+			wi := (*[8]uint16)(w[i : i+8])
+			xi := (*[8]float32)(x[i : i+8])
+			a0 += f16Table[wi[0]] * xi[0]
+			a1 += f16Table[wi[1]] * xi[1]
+			a2 += f16Table[wi[2]] * xi[2]
+			a3 += f16Table[wi[3]] * xi[3]
+			a4 += f16Table[wi[4]] * xi[4]
+			a5 += f16Table[wi[5]] * xi[5]
+			a6 += f16Table[wi[6]] * xi[6]
+			a7 += f16Table[wi[7]] * xi[7]
 		}
+		acc[j] = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
 	}
 	sum := float64(reduce8x4(&acc))
 	for i := np; i < n; i++ {
 		p := f16Table[w[i]] * x[i]
+		sum += float64(p)
+	}
+	return float32(sum)
+}
+
+// dotF16Wide is dotF16ggml on a weight row already widened to float32 (the
+// same products, the same order): MatMul widens each F16 row once for a
+// batch of tokens. The products are exact (two F16 values), so a fused
+// multiply-add gives the same sums.
+func dotF16Wide(w []float32, x []float32) float32 {
+	n := len(w)
+	x = x[:n]
+	np := n &^ 31
+	var acc [4][8]float32
+	for j := 0; j < 4; j++ {
+		var a0, a1, a2, a3, a4, a5, a6, a7 float32
+		for i := j * 8; i < np; i += 32 {
+			wi := (*[8]float32)(w[i : i+8])
+			xi := (*[8]float32)(x[i : i+8])
+			a0 += wi[0] * xi[0]
+			a1 += wi[1] * xi[1]
+			a2 += wi[2] * xi[2]
+			a3 += wi[3] * xi[3]
+			a4 += wi[4] * xi[4]
+			a5 += wi[5] * xi[5]
+			a6 += wi[6] * xi[6]
+			a7 += wi[7] * xi[7]
+		}
+		acc[j] = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
+	}
+	sum := float64(reduce8x4(&acc))
+	for i := np; i < n; i++ {
+		p := w[i] * x[i]
 		sum += float64(p)
 	}
 	return float32(sum)

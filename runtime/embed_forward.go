@@ -60,10 +60,11 @@ func (m *EmbeddingModel) Hidden(ids []int32) ([][]float32, error) {
 	q, k, v := rows(n, qDim), rows(n, kvDim), rows(n, kvDim)
 	att := rows(n, qDim)
 	gate, up := rows(n, p.NFF), rows(n, p.NFF)
-	h := make([]float32, p.NEmbd)
-	in := make([]float32, max(p.NEmbd, qDim, p.NFF))
-	o := make([]float32, p.NEmbd)
-	var act Activation
+	// Every projection takes the whole sequence at once (MatMul: the same
+	// numbers as one token at a time); each has its own input norm.
+	h, o := rows(n, p.NEmbd), rows(n, p.NEmbd)
+	in1, in2, in3 := rows(n, max(p.NEmbd, qDim, p.NFF)), rows(n, p.NEmbd), rows(n, p.NEmbd)
+	var sc batchScratch
 	cosT, sinT := make([]float32, hd/2), make([]float32, hd/2)
 	for li := range m.layers {
 		l := &m.layers[li]
@@ -71,15 +72,17 @@ func (m *EmbeddingModel) Hidden(ids []int32) ([][]float32, error) {
 		if p.SlidingLayers[li] {
 			theta = p.RopeThetaSWA
 		}
+		xq, xk, xv := width(in1, p.NEmbd), in2, in3
 		for t := 0; t < n; t++ {
-			embRMSNorm(h, x[t], l.attnNorm, p.RMSEps)
-			xin := in[:p.NEmbd]
-			embRMSNorm(xin, h, l.qIn, p.RMSEps)
-			l.wq.MatVec(q[t], xin, &act, th)
-			embRMSNorm(xin, h, l.kIn, p.RMSEps)
-			l.wk.MatVec(k[t], xin, &act, th)
-			embRMSNorm(xin, h, l.vIn, p.RMSEps)
-			l.wv.MatVec(v[t], xin, &act, th)
+			embRMSNorm(h[t], x[t], l.attnNorm, p.RMSEps)
+			embRMSNorm(xq[t], h[t], l.qIn, p.RMSEps)
+			embRMSNorm(xk[t], h[t], l.kIn, p.RMSEps)
+			embRMSNorm(xv[t], h[t], l.vIn, p.RMSEps)
+		}
+		l.wq.matMul(q, xq, &sc, th)
+		l.wk.matMul(k, xk, &sc, th)
+		l.wv.matMul(v, xv, &sc, th)
+		for t := 0; t < n; t++ {
 			embRopeTable(cosT, sinT, t, theta, hd)
 			for hh := 0; hh < p.NHead; hh++ {
 				head := q[t][hh*hd : (hh+1)*hd]
@@ -97,33 +100,39 @@ func (m *EmbeddingModel) Hidden(ids []int32) ([][]float32, error) {
 			window = p.SlidingWindow
 		}
 		embAttention(att, q, k, v, p, window)
+		oin := width(in1, qDim)
 		for t := 0; t < n; t++ {
-			oin := in[:qDim]
-			embRMSNorm(oin, att[t], l.oIn, p.RMSEps)
-			l.wo.MatVec(o, oin, &act, th)
+			embRMSNorm(oin[t], att[t], l.oIn, p.RMSEps)
+		}
+		l.wo.matMul(o, oin, &sc, th)
+		xg, xu := width(in1, p.NEmbd), in2
+		for t := 0; t < n; t++ {
 			if m.spec.postNorms {
-				embRMSNorm(o, o, l.postAttnNorm, p.RMSEps)
+				embRMSNorm(o[t], o[t], l.postAttnNorm, p.RMSEps)
 			}
-			for i := range o {
-				x[t][i] += o[i]
+			for i := range o[t] {
+				x[t][i] += o[t][i]
 			}
-			embRMSNorm(h, x[t], l.ffnNorm, p.RMSEps)
-			xin := in[:p.NEmbd]
-			embRMSNorm(xin, h, l.gateIn, p.RMSEps)
-			l.wGate.MatVec(gate[t], xin, &act, th)
-			embRMSNorm(xin, h, l.upIn, p.RMSEps)
-			l.wUp.MatVec(up[t], xin, &act, th)
+			embRMSNorm(h[t], x[t], l.ffnNorm, p.RMSEps)
+			embRMSNorm(xg[t], h[t], l.gateIn, p.RMSEps)
+			embRMSNorm(xu[t], h[t], l.upIn, p.RMSEps)
+		}
+		l.wGate.matMul(gate, xg, &sc, th)
+		l.wUp.matMul(up, xu, &sc, th)
+		din := width(in1, p.NFF)
+		for t := 0; t < n; t++ {
 			for i, g := range gate[t] {
 				gate[t][i] = m.spec.act(g) * up[t][i]
 			}
-			din := in[:p.NFF]
-			embRMSNorm(din, gate[t], l.downIn, p.RMSEps)
-			l.wDown.MatVec(o, din, &act, th)
+			embRMSNorm(din[t], gate[t], l.downIn, p.RMSEps)
+		}
+		l.wDown.matMul(o, din, &sc, th)
+		for t := 0; t < n; t++ {
 			if m.spec.postNorms {
-				embRMSNorm(o, o, l.postFFNNorm, p.RMSEps)
+				embRMSNorm(o[t], o[t], l.postFFNNorm, p.RMSEps)
 			}
-			for i := range o {
-				x[t][i] += o[i]
+			for i := range o[t] {
+				x[t][i] += o[t][i]
 			}
 		}
 	}
@@ -163,6 +172,16 @@ func Normalize(v []float32) []float32 {
 	return out
 }
 
+// width returns the first w floats of every row of r.
+func width(r [][]float32, w int) [][]float32 {
+	out := make([][]float32, len(r))
+	for i := range r {
+		out[i] = r[i][:w]
+	}
+	return out
+}
+
+// rows returns n rows of width floats, carved from one allocation.
 func rows(n, width int) [][]float32 {
 	buf := make([]float32, n*width)
 	out := make([][]float32, n)

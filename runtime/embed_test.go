@@ -83,19 +83,22 @@ func cos32(a, b []float32) float64 {
 }
 
 // The loader reads the converter's KVs: head_dim ≠ hidden/heads, the pooling
-// type, Gemma3's attention scale 1/√query_pre_attn_scalar.
+// type, Gemma3's attention scale 1/√query_pre_attn_scalar, and Gemma3's
+// sliding window (the fixture declares none, so the converter writes
+// transformers' default of 4096; Qwen3 has none).
 func TestLoadEmbeddingParams(t *testing.T) {
 	for _, c := range []struct {
-		s     embedfixture.Shape
-		scale float32
-	}{{embedfixture.Qwen3, float32(1 / math.Sqrt(64))}, {embedfixture.Gemma3, float32(1 / math.Sqrt(64))}} {
+		s      embedfixture.Shape
+		scale  float32
+		window int
+	}{{embedfixture.Qwen3, float32(1 / math.Sqrt(64)), 0}, {embedfixture.Gemma3, float32(1 / math.Sqrt(64)), 4096}} {
 		f := embedGGUF(t, c.s, convert.OutI2S)
 		m := loadEmbed(t, File{KVs: f.KVs, Tensors: f.Tensors, Data: f.TensorData}, 1)
 		p := m.Params
 		if p.HeadDim != c.s.HeadDim || p.NHead != c.s.Heads || p.NHeadKV != c.s.HeadsKV || p.NFF != c.s.FF || p.NVocab != 300 {
 			t.Errorf("%s: params %+v", c.s.Arch, p)
 		}
-		if p.Pooling != PoolCLS || p.AttnScale != c.scale || !p.Causal || p.NCtx != 32768 || p.SlidingWindow != 0 {
+		if p.Pooling != PoolCLS || p.AttnScale != c.scale || !p.Causal || p.NCtx != 32768 || p.SlidingWindow != c.window {
 			t.Errorf("%s: pooling %v scale %v causal %v ctx %d window %d", c.s.Arch, p.Pooling, p.AttnScale, p.Causal, p.NCtx, p.SlidingWindow)
 		}
 	}

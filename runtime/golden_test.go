@@ -22,12 +22,18 @@ const (
 // openModel loads a golden GGUF; the file is closed when the test ends.
 func openModel(t testing.TB, path string, threads int) *Model {
 	t.Helper()
+	return openModelOpts(t, path, Options{Threads: threads})
+}
+
+// openModelOpts is openModel with every option given.
+func openModelOpts(t testing.TB, path string, opts Options) *Model {
+	t.Helper()
 	f, err := reader.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := LoadFile(f, Options{Threads: threads})
+	m, err := LoadFile(f, opts)
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
@@ -141,7 +147,8 @@ func TestGoldenLogits(t *testing.T) {
 	// generated row). bitExact: the runtime reproduces bitnet.cpp's
 	// arithmetic exactly, so any differing float is a regression even below
 	// tol. The b158 set comes from ik_llama.cpp (flash attention, other
-	// kernels), which is matched only within tol.
+	// kernels), which is matched only within tol, with F32Attention (its
+	// flash attention keeps q and the probabilities in f32).
 	cases := []struct {
 		gguf, prefix, dir string
 		tol               float64
@@ -158,7 +165,7 @@ func TestGoldenLogits(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.prefix, func(t *testing.T) {
 			t.Parallel()
-			m := openModel(t, filepath.Join(c.dir, c.gguf), 1)
+			m := openModelOpts(t, filepath.Join(c.dir, c.gguf), Options{Threads: 1, F32Attention: c.dir == b158Dir})
 			out := filepath.Join(c.dir, "outputs", c.prefix)
 			prompt, wantGen := goldenIDs(t, out+".txt")
 			wantP := readRows(t, out+".prompt_logits.f32", m.Params.NVocab)

@@ -6,9 +6,10 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
-// LoadFile is Load on an opened GGUF file. The Model keeps slices of f's
-// mmapped data (I2_S and Q8_0 tensors), so f must stay open while the
-// Model is used.
+// LoadFile is Load on an opened GGUF file. The Model uses the weight
+// tensors in place in f's mapped data (no copy; on a big-endian host or at
+// an unaligned offset F32/F16 weights are decoded into memory instead), so
+// f must stay open while the Model is used.
 func LoadFile(f *reader.File, opts Options) (*Model, error) {
 	return Load(File{KVs: f.KVs, Tensors: f.Tensors, Data: f.TensorData}, opts)
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestNewSessionClamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := m.NewSession(1 << 40)
+	s := m.NewSession(math.MaxInt)
 	if s.nCtx != m.Params.NCtx || len(s.kCache[0]) != m.Params.NCtx*m.Params.NHeadKV*m.Params.HeadDim {
 		t.Fatalf("nCtx %d, K cache %d values; want %d positions", s.nCtx, len(s.kCache[0]), m.Params.NCtx)
 	}
@@ -88,9 +89,9 @@ func TestNewSessionClamps(t *testing.T) {
 	// A GGUF claiming a huge context still gets a session within the KV
 	// cache bound (sessionPositions is what NewSession allocates from).
 	p := m.Params
-	p.NCtx = 1 << 31
+	p.NCtx = math.MaxInt
 	n := sessionPositions(p, 0)
-	if bytes := 4 * n * p.NHeadKV * p.HeadDim * p.NLayer; bytes > MaxKVCacheBytes || n < 1 {
+	if bytes := 4 * int64(n) * int64(p.NHeadKV) * int64(p.HeadDim) * int64(p.NLayer); bytes > MaxKVCacheBytes || n < 1 {
 		t.Fatalf("%d positions: K+V cache %d bytes > MaxKVCacheBytes", n, bytes)
 	}
 	if n := sessionPositions(p, 10); n != 10 {

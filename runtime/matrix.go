@@ -7,11 +7,14 @@ import (
 	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
 // Matrix is one 2-D weight tensor of a GGUF file, ne = [K, M] (GGUF order:
 // M rows of K inputs). It keeps the stored form (packed I2_S bytes, F16 bits,
-// Q8_0 blocks) and multiplies with ggml's per-type arithmetic.
+// Q8_0 blocks) and multiplies with ggml's per-type arithmetic. The data is
+// used in place, not copied (viewF32, viewU16): a Matrix built from a
+// mapped file reads the file's pages.
 type Matrix struct {
 	Type gguf.Type // F32, F16, BF16, Q8_0 or I2_S
 	K, M int       // ne[0] (inputs per row), ne[1] (rows)
@@ -23,14 +26,21 @@ type Matrix struct {
 	u16  []uint16  // F16, BF16 bits
 	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0 blocks
 	rowB int       // bytes per row of raw
+
+	// I2_S: per-row pair code sums and code-3 flags for the batched
+	// kernel (i2sPairCodes), computed on the first MatMul.
+	pairOnce  sync.Once
+	pairCodes []uint16
+	code3     []bool
 }
 
 // NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0) and I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
 // conversion spec). data must hold at least gguf.NBytes(typ, ne) bytes; the
-// I2_S scale is read from byte k·m/4. Errors name the problem; the caller adds
-// the tensor name.
+// I2_S scale is read from byte k·m/4. The Matrix keeps (views) data: it must
+// not change while the Matrix is used. Errors name the problem; the caller
+// adds the tensor name.
 func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	if k <= 0 || m <= 0 {
 		return nil, fmt.Errorf("bad shape [%d, %d]", k, m)
@@ -49,15 +59,9 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	n := k * m
 	switch typ {
 	case gguf.TypeF32:
-		w.f32 = make([]float32, n)
-		for i := range w.f32 {
-			w.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
+		w.f32 = viewF32(data, n)
 	case gguf.TypeF16, gguf.TypeBF16:
-		w.u16 = make([]uint16, n)
-		for i := range w.u16 {
-			w.u16[i] = binary.LittleEndian.Uint16(data[2*i:])
-		}
+		w.u16 = viewU16(data, n)
 	case gguf.TypeQ8_0:
 		w.raw = data[:need]
 		w.rowB = k / q8Block * 34
@@ -88,6 +92,8 @@ type Activation struct {
 	d   []float32 // Q8_0 block scales
 	s   float32   // I2_S activation scale
 	sum int32     // I2_S Σq
+	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
+	lut1 []int16
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -157,10 +163,7 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 	case gguf.TypeQ8_0:
 		return dotQ8_0(w.raw[r*w.rowB:(r+1)*w.rowB], a.q, a.d)
 	case gguf.TypeI2S:
-		sumi := dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q)
-		v := float32(sumi) - float32(a.sum)
-		v = v / a.s
-		return v * w.Scale
+		return i2sOut(dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
 	}
 	panic("runtime: unsupported matrix type")
 }
@@ -222,6 +225,14 @@ func dotI2S(row []byte, q []int8) int32 {
 	return total
 }
 
+// i2sOut is bitnet.cpp's epilogue of the I2_S dot product:
+// float32(float32(sumi − Σq)/s)·scale, each step rounded to float32.
+func i2sOut(sumi int32, a *Activation, scale float32) float32 {
+	v := float32(sumi) - float32(a.sum)
+	v = v / a.s
+	return v * scale
+}
+
 // MatVec computes dst[r] = Row(r) for every row of w on the token row x,
 // splitting the rows over threads goroutines (threads ≤ 1 runs inline). The
 // result does not depend on threads. a is scratch (may be nil). It panics if
@@ -234,55 +245,183 @@ func (w *Matrix) MatVec(dst, x []float32, a *Activation, threads int) {
 		a = new(Activation)
 	}
 	w.Prepare(a, x)
-	parallelRows(w.M, threads, func(lo, hi int) {
+	w.matVecPrepared(dst, a, threads)
+}
+
+// lut1MinRows is the smallest I2_S matrix (in rows) for which MatVec builds
+// the one-token table: below it the table costs more than it saves.
+const lut1MinRows = 256
+
+// matVecPrepared is MatVec after Prepare.
+func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
+	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
+		w.matVecI2S(dst, a, threads)
+		return
+	}
+	parallel.For(w.M, threads, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			dst[r] = w.Row(r, a)
 		}
 	})
 }
 
-// MatMul multiplies w with a batch of token rows: dst[t] = W·xs[t]. Each
-// token row is quantized on its own (one activation scale per token, as in
-// bitnet.cpp), so every dst[t] equals MatVec on xs[t] alone, whatever the
-// batch size or thread count.
-func (w *Matrix) MatMul(dst, xs [][]float32, threads int) {
-	if len(dst) != len(xs) {
-		panic("runtime: MatMul batch length mismatch")
+// matVecI2S runs one prepared token through the one-token table kernel
+// (dotI2SLUT1Rows: dotI2S's sums, one table read per packed byte).
+func (w *Matrix) matVecI2S(dst []float32, a *Activation, threads int) {
+	nb := w.K / 128
+	if cap(a.lut1) < nb*i2sLUT1PerBlock {
+		a.lut1 = make([]int16, nb*i2sLUT1PerBlock)
 	}
-	acts := make([]Activation, len(xs))
-	for t, x := range xs {
-		if len(dst[t]) != w.M {
-			panic("runtime: MatMul dst row length mismatch")
-		}
-		w.Prepare(&acts[t], x)
-	}
-	parallelRows(w.M, threads, func(lo, hi int) {
-		for t := range xs {
-			for r := lo; r < hi; r++ {
-				dst[t][r] = w.Row(r, &acts[t])
+	lut := a.lut1[:nb*i2sLUT1PerBlock]
+	parallel.For(nb, threads, func(lo, hi int) {
+		buildI2SLUT1(lut[lo*i2sLUT1PerBlock:hi*i2sLUT1PerBlock], a.q[lo*128:hi*128])
+	})
+	parallel.For(w.M, threads, func(lo, hi int) {
+		var sums [i2sRowTile]int32
+		for r0 := lo; r0 < hi; r0 += i2sRowTile {
+			r1 := min(r0+i2sRowTile, hi)
+			dotI2SLUT1Rows(w.raw[r0*w.rowB:r1*w.rowB], w.rowB, lut, sums[:r1-r0])
+			for r := r0; r < r1; r++ {
+				dst[r] = i2sOut(sums[r-r0], a, w.Scale)
 			}
 		}
 	})
 }
 
-// parallelRows runs f over [0, n) split into contiguous chunks, one per
-// goroutine.
-func parallelRows(n, threads int, f func(lo, hi int)) {
-	if threads <= 1 || n < 2*threads {
-		f(0, n)
+// MatMul multiplies w with a batch of token rows: dst[t] = W·xs[t]. Each
+// token row is quantized on its own (one activation scale per token, as in
+// bitnet.cpp) and every dot product keeps its summation order, so every
+// dst[t] equals MatVec on xs[t] alone, bit for bit, whatever the batch size
+// or thread count. Each weight row is read once for the whole batch: I2_S
+// rows go through the four-token lookup kernel (dotI2SLUT), F16 rows are
+// widened once for all tokens.
+func (w *Matrix) MatMul(dst, xs [][]float32, threads int) {
+	w.matMul(dst, xs, new(batchScratch), threads)
+}
+
+// batchScratch is MatMul's reusable memory: one Activation per token, the
+// I2_S lookup tables, per-worker widened F16 rows.
+type batchScratch struct {
+	acts []Activation
+	lut  []uint64
+	qs   [][]int8
+	rowf [][]float32
+}
+
+func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
+	n := len(xs)
+	if len(dst) != n {
+		panic("runtime: MatMul batch length mismatch")
+	}
+	for t := range xs {
+		if len(dst[t]) != w.M || len(xs[t]) != w.K {
+			panic(fmt.Sprintf("runtime: MatMul row %d: dst length %d, x length %d, matrix [%d, %d]", t, len(dst[t]), len(xs[t]), w.K, w.M))
+		}
+	}
+	if n == 0 {
 		return
 	}
-	var wg sync.WaitGroup
-	chunk := (n + threads - 1) / threads
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
+	if cap(sc.acts) < n {
+		sc.acts = append(sc.acts[:cap(sc.acts)], make([]Activation, n-cap(sc.acts))...)
 	}
-	wg.Wait()
+	acts := sc.acts[:n]
+	parallel.For(n, threads, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			w.Prepare(&acts[t], xs[t])
+		}
+	})
+	switch {
+	case n == 1:
+		w.matVecPrepared(dst[0], &acts[0], threads)
+	case w.Type == gguf.TypeI2S:
+		w.matMulI2S(dst, acts, sc, threads)
+	case w.Type == gguf.TypeF16:
+		if len(sc.rowf) < max(threads, 1) {
+			sc.rowf = make([][]float32, max(threads, 1))
+		}
+		parallel.Range(w.M, threads, func(worker, lo, hi int) {
+			rf := resizeF32(sc.rowf[worker], w.K)
+			sc.rowf[worker] = rf
+			for r := lo; r < hi; r++ {
+				for i, h := range w.u16[r*w.K : (r+1)*w.K] {
+					rf[i] = f16Table[h]
+				}
+				for t := range acts {
+					dst[t][r] = dotF16Wide(rf, acts[t].f)
+				}
+			}
+		})
+	default:
+		parallel.For(w.M, threads, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				for t := range acts {
+					dst[t][r] = w.Row(r, &acts[t])
+				}
+			}
+		})
+	}
+}
+
+// matMulI2S runs the prepared token activations in groups of i2sLanes
+// through dotI2SLUT; a row the kernel refuses (code 3) takes dotI2S.
+func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
+	n := len(acts)
+	groups := (n + i2sLanes - 1) / i2sLanes
+	per := w.K / 128 * i2sLUTPerBlock
+	if cap(sc.lut) < groups*per {
+		sc.lut = make([]uint64, groups*per)
+	}
+	lut := sc.lut[:groups*per]
+	if cap(sc.qs) < n {
+		sc.qs = make([][]int8, n)
+	}
+	qs := sc.qs[:n]
+	for t := range acts {
+		qs[t] = acts[t].q
+	}
+	parallel.For(groups, threads, func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.K)
+		}
+	})
+	groupsK := i2sPairGroups(w.rowB)
+	w.pairOnce.Do(func() {
+		w.pairCodes = make([]uint16, w.M*groupsK*16)
+		w.code3 = make([]bool, w.M)
+		parallel.For(w.M, threads, func(lo, hi int) {
+			i2sPairCodes(w.raw[lo*w.rowB:hi*w.rowB], w.rowB, w.pairCodes[lo*groupsK*16:hi*groupsK*16], w.code3[lo:hi])
+		})
+	})
+	parallel.For(w.M, threads, func(lo, hi int) {
+		var sums [i2sRowTile][i2sLanes]int32
+		for r0 := lo; r0 < hi; {
+			if w.code3[r0] {
+				// A row holding code 3 could overflow the table's lanes.
+				row := w.raw[r0*w.rowB : (r0+1)*w.rowB]
+				for t := range acts {
+					dst[t][r0] = i2sOut(dotI2S(row, acts[t].q), &acts[t], w.Scale)
+				}
+				r0++
+				continue
+			}
+			r1 := r0 + 1
+			for r1 < hi && r1 < r0+i2sRowTile && !w.code3[r1] {
+				r1++
+			}
+			tile := w.raw[r0*w.rowB : r1*w.rowB]
+			codes := w.pairCodes[r0*groupsK*16 : r1*groupsK*16]
+			for g := 0; g < groups; g++ {
+				t0, t1 := g*i2sLanes, min(n, (g+1)*i2sLanes)
+				dotI2SLUTRows(tile, w.rowB, lut[g*per:(g+1)*per], codes, sums[:r1-r0])
+				for r := r0; r < r1; r++ {
+					for t := t0; t < t1; t++ {
+						dst[t][r] = i2sOut(sums[r-r0][t-t0], &acts[t], w.Scale)
+					}
+				}
+			}
+			r0 = r1
+		}
+	})
 }
 
 // notMainline refuses the mainline ggml types bitnet.cpp does not have

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"math"
 	"strings"
 
@@ -32,12 +32,6 @@ func (a FFNActivation) String() string {
 // archSpec is what differs between the supported GGUF architectures.
 type archSpec struct {
 	ffn FFNActivation
-	// attnF16Operands: K·q and V·softmax round q and the probabilities to
-	// F16 (ggml's non-flash attention, vec_dot_type of F16, as bitnet.cpp
-	// runs arch bitnet). The bitnet-b1.58 reference (ik_llama.cpp, flash
-	// attention) keeps them in f32: rounding them moves the golden logits
-	// by up to 1e-2, not rounding matches within 1.4e-3.
-	attnF16Operands bool
 	// ropeNorm: llama's rope pairs adjacent dimensions (2i, 2i+1), on q/k
 	// rows the converter interleaved (ggml LLAMA_ROPE_TYPE_NORM); the
 	// BitNet archs pair i with i + d/2 (NEOX).
@@ -51,14 +45,26 @@ type archSpec struct {
 // graph is the same except for the FFN activation (conversion spec §4.6);
 // bitnet-25 is the name bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for
 // the 2B-4T model.
+//
+// The reference each arch is bit-exact with (x86 AVX2 builds, one token
+// per llama_decode; testdata/golden/fullsize/README.md names the builds):
+//   - bitnet: bitnet.cpp c82b5e66 with llama.cpp fork 406a5036 ("build A";
+//     testdata/golden/tiny-bitnet and the full-size bitnet_b1_58-large
+//     shape);
+//   - bitnet-b1.58, bitnet-25: bitnet.cpp eb60fc3 with the fork's 1f86f05
+//     tree ("build B"; the full-size 2B-4T shape). Both builds run the
+//     same attention: q and the softmax probabilities rounded to F16 for
+//     the products with the F16 KV cache. ik_llama.cpp (flash attention,
+//     f32 operands, testdata/golden/b158-h512) is matched within a
+//     tolerance with Options.F32Attention.
 var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU, attnF16Operands: true, subNorms: true},
+	"bitnet":       {ffn: SiLU, subNorms: true},
 	"bitnet-b1.58": {ffn: ReLU2, subNorms: true},
 	"bitnet-25":    {ffn: ReLU2, subNorms: true},
-	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp loads them
-	// (llm_build_llama: SiLU FFN, normal rope, non-flash attention with an
-	// F16 KV cache, untied output head).
-	"llama": {ffn: SiLU, attnF16Operands: true, ropeNorm: true},
+	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
+	// them (llm_build_llama: SiLU FFN, normal rope, the same attention,
+	// untied output head); testdata/llama holds its reference.
+	"llama": {ffn: SiLU, ropeNorm: true},
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -109,11 +115,19 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// TLKernels is the tiling (kernel_config.ini, codegen.ParseKernelConfig)
+	// F32Attention keeps q and the softmax probabilities in float32 for the
+	// products with the F16 KV cache (exact products summed in float64), as
+	// ik_llama.cpp's flash attention does, instead of rounding both to F16
+	// as bitnet.cpp does (ggml's mul_mat converts the f32 operand of an F16
+	// weight to F16, its vec_dot_type). For comparisons with ik_llama.cpp
+	// (testdata/golden/b158-h512: within 1.4e-3 with it, 1e-2 without).
+	// Default false: bitnet.cpp's arithmetic, bit-exact.
+	F32Attention bool
+	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
 	// stores in the file (StoredKernelConfig); other files need it given.
-	TLKernels []codegen.Kernel
+	TLKernels []format.Kernel
 }
 
 type layer struct {
@@ -170,9 +184,10 @@ type Model struct {
 }
 
 // maxHyperParam bounds every integer hyper-parameter key Load reads
-// (block_count, embedding_length, context_length, …): 2^31, far above any
-// real model, so products of them stay inside int on 64-bit hosts.
-const maxHyperParam = 1 << 31
+// (block_count, embedding_length, context_length, …): 2^31 (2^31−1 on 32-bit
+// builds, the largest int there), far above any real model, so products of
+// them stay inside int on 64-bit hosts.
+const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
@@ -251,6 +266,17 @@ func Load(f File, opts Options) (*Model, error) {
 		}
 		opts.TLKernels = ks
 	}
+	// I2_S in the ARM or 1×4 layout (recorded by our converter under
+	// format.LayoutKey) is repacked to the x86 layout the kernel reads.
+	layout := format.LayoutX86
+	if v, ok := gguf.Lookup(f.KVs, format.LayoutKey); ok {
+		s, _ := v.V.(string)
+		l, err := format.ParseLayout(s)
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", format.LayoutKey, err)
+		}
+		layout = l
+	}
 	matrix := func(name string, k, rows int) (*Matrix, error) {
 		ti, ok := infos[name]
 		if !ok {
@@ -270,6 +296,8 @@ func Load(f File, opts Options) (*Model, error) {
 				return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
 			}
 			w, err = NewTLMatrix(ti.Type, k, int(ti.Ne[1]), data, kern)
+		} else if ti.Type == gguf.TypeI2S && layout != format.LayoutX86 {
+			w, err = newRepackedMatrix(format.I2S{Layout: layout}, k, int(ti.Ne[1]), data)
 		} else {
 			w, err = NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
 		}

@@ -11,17 +11,42 @@ type PerplexityResult struct {
 	NLL    float64 // mean negative log-likelihood (nats per token)
 	Tokens int     // number of scored tokens
 	Chunks int     // number of chunks evaluated
+	// PPLErr is the uncertainty llama-perplexity prints after "+/-":
+	// PPL·√(var(NLL)/(Tokens−1)) with var = mean(NLL²) − mean(NLL)²
+	// (llama.cpp tools/perplexity/perplexity.cpp, function perplexity). It
+	// is 0 when fewer than two tokens were scored or the variance is not
+	// positive.
+	PPLErr float64
+	// NLL2 is the mean of the squared per-token NLL.
+	NLL2 float64
+}
+
+// ChunkProgress is reported after each chunk by PerplexityProgress: the
+// running perplexity over every token scored so far, as llama-perplexity
+// prints it ("[Chunk]PPL,").
+type ChunkProgress struct {
+	Chunk  int     // 1-based number of the chunk just finished
+	Chunks int     // chunks to evaluate in all
+	PPL    float64 // exp(mean NLL) over all chunks so far
+	Tokens int     // tokens scored so far
 }
 
 // Perplexity scores ids (already tokenized, with BOS) the way
-// llama-perplexity does, but one token per Eval call: ids is cut into
+// llama-perplexity does: ids is cut into
 // consecutive chunks of nCtx tokens (at most chunks of them; chunks ≤ 0
 // means all whole chunks), each chunk's first token is replaced by bos when
-// bos ≥ 0, the chunk runs on an empty KV cache, and positions nCtx/2 …
+// bos ≥ 0, the chunk runs on an empty KV cache as one EvalBatch (the same
+// logits as one token per Eval call), and positions nCtx/2 …
 // nCtx−2 are scored with the log-probability of the next token (log-softmax
 // in float64). Errors: nCtx < 4, fewer than nCtx ids, a token id outside the
 // vocabulary.
 func Perplexity(m *Model, ids []int32, nCtx, chunks int, bos int32) (PerplexityResult, error) {
+	return PerplexityProgress(m, ids, nCtx, chunks, bos, nil)
+}
+
+// PerplexityProgress is Perplexity calling progress (when not nil) after
+// every chunk with the running perplexity.
+func PerplexityProgress(m *Model, ids []int32, nCtx, chunks int, bos int32, progress func(ChunkProgress)) (PerplexityResult, error) {
 	var res PerplexityResult
 	if nCtx < 4 {
 		return res, fmt.Errorf("context %d is too small (need ≥ 4)", nCtx)
@@ -35,7 +60,7 @@ func Perplexity(m *Model, ids []int32, nCtx, chunks int, bos int32) (PerplexityR
 	}
 	s := m.NewSession(nCtx)
 	first := nCtx / 2
-	var nll float64
+	var nll, nll2 float64
 	chunk := make([]int32, nCtx)
 	for c := 0; c < n; c++ {
 		copy(chunk, ids[c*nCtx:(c+1)*nCtx])
@@ -43,28 +68,32 @@ func Perplexity(m *Model, ids []int32, nCtx, chunks int, bos int32) (PerplexityR
 			chunk[0] = bos
 		}
 		s.Reset()
-		for j, id := range chunk[:nCtx-1] {
-			if j < first {
-				if err := s.EvalHidden(id); err != nil {
-					return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
-				}
-				continue
-			}
-			logits, err := s.Eval(id)
-			if err != nil {
-				return res, fmt.Errorf("chunk %d position %d: %w", c, j, err)
-			}
+		rows, err := s.EvalBatch(chunk[:nCtx-1], first)
+		if err != nil {
+			return res, fmt.Errorf("chunk %d: %w", c, err)
+		}
+		for i, logits := range rows {
+			j := first + i
 			next := chunk[j+1]
 			if next < 0 || int(next) >= len(logits) {
 				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, j+1, next)
 			}
-			nll -= LogSoftmax(logits, int(next))
+			v := -LogSoftmax(logits, int(next))
+			nll += v
+			nll2 += v * v
 			res.Tokens++
+		}
+		if progress != nil {
+			progress(ChunkProgress{Chunk: c + 1, Chunks: n, PPL: math.Exp(nll / float64(res.Tokens)), Tokens: res.Tokens})
 		}
 	}
 	res.Chunks = n
 	res.NLL = nll / float64(res.Tokens)
+	res.NLL2 = nll2 / float64(res.Tokens)
 	res.PPL = math.Exp(res.NLL)
+	if v := res.NLL2 - res.NLL*res.NLL; v > 0 && res.Tokens > 1 {
+		res.PPLErr = res.PPL * math.Sqrt(v/float64(res.Tokens-1))
+	}
 	return res, nil
 }
 

@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
 // Session is one decoding stream over a Model: the F16 KV cache of every
@@ -16,19 +18,32 @@ type Session struct {
 	kCache [][]uint16 // per layer, [nCtx][NHeadKV·HeadDim] F16 bits
 	vCache [][]uint16
 
-	// scratch, reused across calls
-	x, xn, q, k, v, attn, o []float32
-	gate, up, down          []float32
-	hidden, logits          []float32
-	scores, probs           []float32
-	vcol                    []uint16
-	ropeCos, ropeSin        []float32
-	act                     Activation
+	// Row scratch for up to rowsCap tokens, reused across calls: one row
+	// per token of the batch being evaluated.
+	rowsCap                 int
+	lastRows                int // rows of the last forward (Hidden's row)
+	x, xn, q, k, v, attn, o [][]float32
+	gate, up, down, hidden  [][]float32
+	ropeCos, ropeSin        [][]float32
+	logits                  [][]float32 // rows of the last call's logits
+	mm                      batchScratch
+	work                    []attnScratch // per worker
 
 	// trace, when set (tests), receives named intermediate tensors of
-	// each layer, as ggml's eval callback names them.
+	// each layer and token row, as ggml's eval callback names them.
 	trace func(name string, layer int, v []float32)
 }
+
+// attnScratch is one attention worker's memory.
+type attnScratch struct {
+	qh, scores, probs []float32
+	vcol              []uint16
+}
+
+// maxBatch is the number of tokens EvalBatch sends through the layers at
+// once; longer inputs run in consecutive batches (llama.cpp's n_ubatch).
+// It bounds the row scratch (a few MB per 256 tokens for the presets).
+const maxBatch = 256
 
 // sessionPositions is the room NewSession gives a request of nCtx
 // positions (see NewSession).
@@ -36,8 +51,9 @@ func sessionPositions(p Params, nCtx int) int {
 	if nCtx <= 0 || (p.NCtx > 0 && nCtx > p.NCtx) {
 		nCtx = p.NCtx
 	}
-	if perPos := 2 * 2 * p.NHeadKV * p.HeadDim * max(p.NLayer, 1); perPos > 0 && nCtx > MaxKVCacheBytes/perPos {
-		nCtx = MaxKVCacheBytes / perPos
+	// In int64: on a 32-bit build the byte counts exceed int.
+	if perPos := 2 * 2 * int64(p.NHeadKV) * int64(p.HeadDim) * int64(max(p.NLayer, 1)); perPos > 0 && int64(nCtx) > maxKVCacheBytes()/perPos {
+		nCtx = int(maxKVCacheBytes() / perPos)
 	}
 	return max(nCtx, 1)
 }
@@ -45,7 +61,12 @@ func sessionPositions(p Params, nCtx int) int {
 // MaxKVCacheBytes bounds the K and V cache one Session allocates (F16, all
 // layers): 4 GiB, room for 4096 positions of a 30-layer, 5-KV-head × 128
 // model many times over, yet well below what would take a host down.
-const MaxKVCacheBytes = 4 << 30
+// On a 32-bit build the cache is bounded by half the address space instead
+// (maxKVCacheBytes).
+const MaxKVCacheBytes int64 = 4 << 30
+
+// maxKVCacheBytes is MaxKVCacheBytes, or math.MaxInt/2 on a 32-bit build.
+func maxKVCacheBytes() int64 { return min(MaxKVCacheBytes, math.MaxInt/2) }
 
 // NewSession returns a Session with room for nCtx positions (nCtx ≤ 0 means
 // Params.NCtx). As a guard against absurd sizes (a huge -n, a GGUF claiming
@@ -57,7 +78,6 @@ func (m *Model) NewSession(nCtx int) *Session {
 	p := m.Params
 	nCtx = sessionPositions(p, nCtx)
 	kvDim := p.NHeadKV * p.HeadDim
-	qDim := p.NHead * p.HeadDim
 	s := &Session{m: m, nCtx: nCtx}
 	s.kCache = make([][]uint16, p.NLayer)
 	s.vCache = make([][]uint16, p.NLayer)
@@ -65,24 +85,24 @@ func (m *Model) NewSession(nCtx int) *Session {
 		s.kCache[i] = make([]uint16, nCtx*kvDim)
 		s.vCache[i] = make([]uint16, nCtx*kvDim)
 	}
-	s.x = make([]float32, p.NEmbd)
-	s.xn = make([]float32, max(p.NEmbd, qDim, p.NFF))
-	s.q = make([]float32, qDim)
-	s.k = make([]float32, kvDim)
-	s.v = make([]float32, kvDim)
-	s.attn = make([]float32, qDim)
-	s.o = make([]float32, p.NEmbd)
-	s.gate = make([]float32, p.NFF)
-	s.up = make([]float32, p.NFF)
-	s.down = make([]float32, p.NEmbd)
-	s.hidden = make([]float32, p.NEmbd)
-	s.logits = make([]float32, p.NVocab)
-	s.scores = make([]float32, nCtx)
-	s.probs = make([]float32, nCtx+32)
-	s.vcol = make([]uint16, nCtx+32)
-	s.ropeCos = make([]float32, p.HeadDim/2)
-	s.ropeSin = make([]float32, p.HeadDim/2)
+	s.grow(1)
 	return s
+}
+
+// grow makes the row scratch hold n tokens.
+func (s *Session) grow(n int) {
+	if n <= s.rowsCap {
+		return
+	}
+	p := s.m.Params
+	kvDim, qDim := p.NHeadKV*p.HeadDim, p.NHead*p.HeadDim
+	s.rowsCap = n
+	s.x, s.xn = rows(n, p.NEmbd), rows(n, max(p.NEmbd, qDim, p.NFF))
+	s.q, s.k, s.v = rows(n, qDim), rows(n, kvDim), rows(n, kvDim)
+	s.attn, s.o = rows(n, qDim), rows(n, p.NEmbd)
+	s.gate, s.up, s.down = rows(n, p.NFF), rows(n, p.NFF), rows(n, p.NEmbd)
+	s.hidden = rows(n, p.NEmbd)
+	s.ropeCos, s.ropeSin = rows(n, p.HeadDim/2), rows(n, p.HeadDim/2)
 }
 
 // Pos returns the number of tokens evaluated so far (the position of the
@@ -96,116 +116,195 @@ func (s *Session) Reset() { s.pos = 0 }
 // NVocab). The slice is owned by the Session and overwritten by the next
 // call. Errors: a token id outside [0, NVocab) or a full context.
 func (s *Session) Eval(token int32) ([]float32, error) {
-	if err := s.forward(token); err != nil {
+	rows, err := s.EvalBatch([]int32{token}, 0)
+	if err != nil {
 		return nil, err
 	}
-	out := s.m.output
-	if s.m.opts.Batched && out.Type == gguf.TypeF16 {
-		// The batched reference multiplies the F16 head with f32 rows.
-		parallelRows(out.M, s.m.opts.Threads, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				s.logits[r] = dotF16F32(out.u16[r*out.K:(r+1)*out.K], s.hidden)
-			}
-		})
-		return s.logits, nil
-	}
-	out.MatVec(s.logits, s.hidden, &s.act, s.m.opts.Threads)
-	return s.logits, nil
+	return rows[0], nil
 }
 
 // EvalHidden runs one token like Eval but skips the LM head; Hidden then
 // returns its final hidden state.
-func (s *Session) EvalHidden(token int32) error { return s.forward(token) }
+func (s *Session) EvalHidden(token int32) error {
+	_, err := s.EvalBatch([]int32{token}, 1)
+	return err
+}
+
+// EvalBatch runs tokens at the next len(tokens) positions, all of them
+// through each layer at once: every matrix product takes the whole batch
+// (each token's activations quantized on their own), the KV cache is filled
+// for every position and each token attends to the positions up to its own.
+// The numbers are those of calling Eval on each token in turn, bit for bit.
+// It returns the logits of tokens[from:], row i−from for token i (NVocab
+// floats each); from = len(tokens) skips the LM head (Hidden still gives
+// the last token's state). The rows are owned by the Session and
+// overwritten by the next call. Errors (nothing is evaluated then): a token
+// id outside [0, NVocab), more tokens than the context has room for, from
+// outside [0, len(tokens)].
+func (s *Session) EvalBatch(tokens []int32, from int) ([][]float32, error) {
+	p := s.m.Params
+	if from < 0 || from > len(tokens) {
+		return nil, fmt.Errorf("logits from token %d of a batch of %d", from, len(tokens))
+	}
+	for i, id := range tokens {
+		if id < 0 || int(id) >= p.NVocab {
+			return nil, fmt.Errorf("token id %d (batch position %d) is outside the vocabulary [0, %d)", id, i, p.NVocab)
+		}
+	}
+	if s.pos+len(tokens) > s.nCtx {
+		return nil, fmt.Errorf("context full: %d positions, %d used, %d more requested", s.nCtx, s.pos, len(tokens))
+	}
+	nOut := len(tokens) - from
+	if cap(s.logits) < nOut || (nOut > 0 && len(s.logits[:cap(s.logits)][nOut-1]) != p.NVocab) {
+		s.logits = rows(nOut, p.NVocab)
+	}
+	out := s.logits[:nOut]
+	for lo := 0; lo < len(tokens); lo += maxBatch {
+		hi := min(lo+maxBatch, len(tokens))
+		s.forward(tokens[lo:hi])
+		if hi > from {
+			first := max(lo, from)
+			s.head(out[first-from:hi-from], s.hidden[first-lo:hi-lo])
+		}
+	}
+	return out, nil
+}
 
 // Hidden returns RMSNorm(x)·output_norm of the last evaluated token (len
 // NEmbd): the row llama-embedding pools. The slice is overwritten by the
 // next call.
-func (s *Session) Hidden() []float32 { return s.hidden }
+func (s *Session) Hidden() []float32 { return s.hidden[s.lastRows-1] }
 
-func (s *Session) forward(token int32) error {
+// head computes the LM head of the final hidden rows into dst.
+func (s *Session) head(dst, hidden [][]float32) {
+	out := s.m.output
+	th := s.m.opts.Threads
+	if s.m.opts.Batched && out.Type == gguf.TypeF16 {
+		// The batched reference multiplies the F16 head with f32 rows.
+		parallel.For(out.M, th, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				w := out.u16[r*out.K : (r+1)*out.K]
+				for t := range hidden {
+					dst[t][r] = dotF16F32(w, hidden[t])
+				}
+			}
+		})
+		return
+	}
+	out.matMul(dst, hidden, &s.mm, th)
+}
+
+// forward runs tokens (at most maxBatch, already checked) at positions
+// s.pos… through every layer, leaving the final normed states in s.hidden.
+func (s *Session) forward(tokens []int32) {
 	m, p := s.m, s.m.Params
-	if token < 0 || int(token) >= p.NVocab {
-		return fmt.Errorf("token id %d is outside the vocabulary [0, %d)", token, p.NVocab)
-	}
-	if s.pos >= s.nCtx {
-		return fmt.Errorf("context full: %d positions", s.nCtx)
-	}
+	n := len(tokens)
+	s.grow(n)
+	s.lastRows = n
 	th := m.opts.Threads
-	pos := s.pos
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd
-	m.tokEmbd.embedRow(s.x, int(token))
-	s.ropeTable(pos)
+	qDim := p.NHead * hd
+	pos0 := s.pos
+	x, xn := s.x[:n], s.xn[:n]
+	q, k, v, att, o := s.q[:n], s.k[:n], s.v[:n], s.attn[:n], s.o[:n]
+	gate, up, down := s.gate[:n], s.up[:n], s.down[:n]
+	sub := func(r [][]float32, width int) [][]float32 {
+		out := make([][]float32, len(r))
+		for i := range r {
+			out[i] = r[i][:width]
+		}
+		return out
+	}
+	xnE, xnQ, xnF := sub(xn, p.NEmbd), sub(xn, qDim), sub(xn, p.NFF)
+	for t, id := range tokens {
+		m.tokEmbd.embedRow(x[t], int(id))
+		s.ropeTable(s.ropeCos[t], s.ropeSin[t], pos0+t)
+	}
 	for li := range m.layers {
 		l := &m.layers[li]
-		xn := s.xn[:p.NEmbd]
-		rmsNorm(xn, s.x, l.attnNorm, p.RMSEps)
-		s.emit("attn_norm", li, xn)
-		l.wq.MatVec(s.q, xn, &s.act, th)
-		l.wk.MatVec(s.k, xn, &s.act, th)
-		l.wv.MatVec(s.v, xn, &s.act, th)
-		rope := s.ropeNeox
-		if m.spec.ropeNorm {
-			rope = s.ropeAdjacent
+		for t := range x {
+			rmsNorm(xnE[t], x[t], l.attnNorm, p.RMSEps)
+			s.emit("attn_norm", li, xnE[t])
 		}
-		for h := 0; h < p.NHead; h++ {
-			rope(s.q[h*hd : (h+1)*hd])
-		}
-		for h := 0; h < p.NHeadKV; h++ {
-			rope(s.k[h*hd : (h+1)*hd])
-		}
+		l.wq.matMul(q, xnE, &s.mm, th)
+		l.wk.matMul(k, xnE, &s.mm, th)
+		l.wv.matMul(v, xnE, &s.mm, th)
 		kc, vc := s.kCache[li], s.vCache[li]
-		for i := range kvDim {
-			kc[pos*kvDim+i] = f32ToF16(s.k[i])
-			vc[pos*kvDim+i] = f32ToF16(s.v[i])
+		rope := ropeNeox
+		if m.spec.ropeNorm {
+			rope = ropeAdjacent
 		}
-		s.emit("Qcur", li, s.q)
-		s.emit("Kcur", li, s.k)
-		s.emit("Vcur", li, s.v)
-		s.attention(kc, vc, pos)
-		s.emit("kqv_out", li, s.attn)
-		on := s.attn
-		if l.attnSubNorm != nil {
-			on = s.xn[:len(s.attn)]
-			rmsNorm(on, s.attn, l.attnSubNorm, p.RMSEps)
-			s.emit("attn_sub_norm", li, on)
-		}
-		l.wo.MatVec(s.o, on, &s.act, th)
-		s.emit("attn_o_out", li, s.o)
-		for i := range s.x {
-			s.x[i] += s.o[i]
-		}
-		rmsNorm(xn, s.x, l.ffnNorm, p.RMSEps)
-		l.wGate.MatVec(s.gate, xn, &s.act, th)
-		l.wUp.MatVec(s.up, xn, &s.act, th)
-		switch p.FFN {
-		case SiLU:
-			siluVec(s.gate)
-			for i, g := range s.gate {
-				s.gate[i] = g * s.up[i]
+		for t := range x {
+			for h := 0; h < p.NHead; h++ {
+				rope(q[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
 			}
-		case ReLU2:
-			for i, g := range s.gate {
-				r := max(g, 0)
-				r = r * r
-				s.gate[i] = r * s.up[i]
+			for h := 0; h < p.NHeadKV; h++ {
+				rope(k[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
 			}
+			at := (pos0 + t) * kvDim
+			for i := range kvDim {
+				kc[at+i] = f32ToF16(k[t][i])
+				vc[at+i] = f32ToF16(v[t][i])
+			}
+			s.emit("Qcur", li, q[t])
+			s.emit("Kcur", li, k[t])
+			s.emit("Vcur", li, v[t])
 		}
-		s.emit("ffn_sub_out", li, s.gate)
-		fn := s.gate
-		if l.ffnSubNorm != nil {
-			fn = s.xn[:p.NFF]
-			rmsNorm(fn, s.gate, l.ffnSubNorm, p.RMSEps)
+		s.attention(kc, vc, pos0, q, att)
+		for t := range x {
+			s.emit("kqv_out", li, att[t])
+			if l.attnSubNorm == nil { // arch llama: no SubLN
+				copy(xnQ[t], att[t])
+				continue
+			}
+			rmsNorm(xnQ[t], att[t], l.attnSubNorm, p.RMSEps)
+			s.emit("attn_sub_norm", li, xnQ[t])
 		}
-		l.wDown.MatVec(s.down, fn, &s.act, th)
-		s.emit("ffn_down", li, s.down)
-		for i := range s.x {
-			s.x[i] += s.down[i]
+		l.wo.matMul(o, xnQ, &s.mm, th)
+		for t := range x {
+			s.emit("attn_o_out", li, o[t])
+			for i := range x[t] {
+				x[t][i] += o[t][i]
+			}
+			rmsNorm(xnE[t], x[t], l.ffnNorm, p.RMSEps)
+		}
+		l.wGate.matMul(gate, xnE, &s.mm, th)
+		l.wUp.matMul(up, xnE, &s.mm, th)
+		for t := range x {
+			g, u := gate[t], up[t]
+			switch p.FFN {
+			case SiLU:
+				siluVec(g)
+				for i, gv := range g {
+					g[i] = gv * u[i]
+				}
+			case ReLU2:
+				for i, gv := range g {
+					r := max(gv, 0)
+					r = r * r
+					g[i] = r * u[i]
+				}
+			}
+			s.emit("ffn_sub_out", li, g)
+			if l.ffnSubNorm == nil {
+				copy(xnF[t], g)
+				continue
+			}
+			rmsNorm(xnF[t], g, l.ffnSubNorm, p.RMSEps)
+		}
+		l.wDown.matMul(down, xnF, &s.mm, th)
+		for t := range x {
+			s.emit("ffn_down", li, down[t])
+			for i := range x[t] {
+				x[t][i] += down[t][i]
+			}
 		}
 	}
-	rmsNorm(s.hidden, s.x, m.outputNorm, p.RMSEps)
-	s.pos++
-	return nil
+	for t := range x {
+		rmsNorm(s.hidden[t], x[t], m.outputNorm, p.RMSEps)
+	}
+	s.pos += n
 }
 
 // emit passes an intermediate tensor to the trace hook, if any.
@@ -249,24 +348,32 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 
 // ropeTable fills the cos/sin of every pair at position pos as ggml's
 // rope_cache_init does: theta starts at pos and is multiplied (in float32) by
-// theta_scale = powf(freq_base, −2/n_dims) once per pair.
-func (s *Session) ropeTable(pos int) {
+// theta_scale = powf(freq_base, −2/n_dims) once per pair; cos and sin are
+// glibc's cosf and sinf (libmf.go).
+func (s *Session) ropeTable(cos, sin []float32, pos int) {
 	p := s.m.Params
-	thetaScale := float32(math.Pow(float64(p.RopeTheta), float64(float32(-2)/float32(p.HeadDim))))
+	thetaScale := ropeThetaScale(p.RopeTheta, p.HeadDim)
 	theta := float32(pos)
-	for i := range s.ropeCos {
-		s.ropeCos[i] = float32(math.Cos(float64(theta)))
-		s.ropeSin[i] = float32(math.Sin(float64(theta)))
+	for i := range cos {
+		cos[i] = glibcCosf(theta)
+		sin[i] = glibcSinf(theta)
 		theta *= thetaScale
 	}
 }
 
+// ropeThetaScale is ggml's theta_scale = powf(freq_base, −2.0f/n_dims): the
+// exponent divided in float32, the power correctly rounded (glibc's powf
+// agrees on every preset's base and head dimension, TestGlibcSinCosf).
+func ropeThetaScale(base float32, headDim int) float32 {
+	return float32(math.Pow(float64(base), float64(float32(-2)/float32(headDim))))
+}
+
 // ropeNeox rotates one head in place with the NEOX pairing: dimension i with
-// i + d/2.
-func (s *Session) ropeNeox(x []float32) {
+// i + d/2, by the angles of the table row cos/sin.
+func ropeNeox(x, cos, sin []float32) {
 	half := len(x) / 2
 	for i := 0; i < half; i++ {
-		c, sn := s.ropeCos[i], s.ropeSin[i]
+		c, sn := cos[i], sin[i]
 		x0, x1 := x[i], x[i+half]
 		x[i] = fma32(-float32(x1*sn), x0, c)
 		x[i+half] = fma32(float32(x1*c), x0, sn)
@@ -274,91 +381,113 @@ func (s *Session) ropeNeox(x []float32) {
 }
 
 // ropeAdjacent rotates one head in place with llama's normal pairing:
-// dimension 2i with 2i + 1 (ggml rope, mode 0), the same arithmetic as
-// ropeNeox.
-func (s *Session) ropeAdjacent(x []float32) {
+// dimension 2i with 2i + 1 (ggml rope, mode 0), the arithmetic of ropeNeox.
+func ropeAdjacent(x, cos, sin []float32) {
 	for i := 0; i < len(x)/2; i++ {
-		c, sn := s.ropeCos[i], s.ropeSin[i]
+		c, sn := cos[i], sin[i]
 		x0, x1 := x[2*i], x[2*i+1]
 		x[2*i] = fma32(-float32(x1*sn), x0, c)
 		x[2*i+1] = fma32(float32(x1*c), x0, sn)
 	}
 }
 
-// attention computes every query head's softmax(K·q/sqrt(d))·V over
-// positions 0..pos of the F16 cache. With archSpec.attnF16Operands (bitnet.cpp,
-// ggml's mul_mat against F16 tensors) q and the probabilities are rounded to
-// F16 first; products are summed in float64; the softmax sums exp in float64
-// and scales by float32(1/sum).
-func (s *Session) attention(kc, vc []uint16, pos int) {
+// attention computes, for every token row t (at position pos0+t) and query
+// head, softmax(K·q/sqrt(d))·V over cache positions 0…pos0+t, into att[t].
+// The (row, head) pairs are independent and split over the threads; each
+// is computed exactly as for a single token (attendHead).
+func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
+	p := s.m.Params
+	th := max(s.m.opts.Threads, 1)
+	if len(s.work) < th {
+		s.work = make([]attnScratch, th)
+	}
+	units := len(q) * p.NHead
+	parallel.Range(units, th, func(worker, lo, hi int) {
+		sc := &s.work[worker]
+		for u := lo; u < hi; u++ {
+			t, h := u/p.NHead, u%p.NHead
+			hd := p.HeadDim
+			s.attendHead(sc, kc, vc, pos0+t+1, h, q[t][h*hd:(h+1)*hd], att[t][h*hd:(h+1)*hd])
+		}
+	})
+}
+
+// attendHead computes query head h's softmax(K·q/sqrt(d))·V over the first
+// n positions of the F16 cache into out. Unless Options.F32Attention
+// (bitnet.cpp, ggml's mul_mat against F16 tensors) q and the probabilities
+// are rounded to F16 first and the products follow ggml's F16 dot;
+// otherwise products are summed in float64. The softmax sums exp in float64
+// and scales by float32(1/sum). GQA: head h reads KV head h/(NHead/NHeadKV).
+func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
 	p := s.m.Params
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd
-	group := p.NHead / p.NHeadKV
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	n := pos + 1
-	f16Ops := s.m.spec.attnF16Operands
+	kvh := h / (p.NHead / p.NHeadKV)
+	// llama.cpp's kq_scale = 1.0f/sqrtf(float(n_embd_head)): the square
+	// root rounded to float32 first (1 ulp from float32(1/√d) for d = 96).
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	f16Ops := !s.m.opts.F32Attention
 	roundQ, roundP := f16Ops, f16Ops && !s.m.opts.Batched
-	padded := s.probs[:(n+31)&^31]
-	qh := s.xn[:hd] // scratch: xn is free during attention
-	scores := s.scores[:n]
-	for h := 0; h < p.NHead; h++ {
-		kvh := h / group
-		copy(qh, s.q[h*hd:(h+1)*hd])
+	np := (n + 31) &^ 31
+	sc.qh = resizeF32(sc.qh, hd)
+	sc.scores = resizeF32(sc.scores, n)
+	sc.probs = resizeF32(sc.probs, np)
+	if cap(sc.vcol) < np {
+		sc.vcol = make([]uint16, np)
+	}
+	qh, scores, padded, vcol := sc.qh, sc.scores, sc.probs, sc.vcol[:np]
+	copy(qh, q)
+	if roundQ {
+		for i, v := range qh {
+			qh[i] = roundF16(v)
+		}
+	}
+	mx := float32(math.Inf(-1))
+	for j := 0; j < n; j++ {
+		krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
+		var v float32
 		if roundQ {
-			for i, v := range qh {
-				qh[i] = roundF16(v)
-			}
+			v = dotF16ggml(krow, qh)
+		} else {
+			v = dotF16F32(krow, qh)
 		}
-		mx := float32(math.Inf(-1))
-		for j := 0; j < n; j++ {
-			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
-			var sc float32
-			if roundQ {
-				sc = dotF16ggml(krow, qh)
-			} else {
-				sc = dotF16F32(krow, qh)
-			}
-			sc *= scale
-			scores[j] = sc
-			mx = max(mx, sc)
+		v *= scale
+		scores[j] = v
+		mx = max(mx, v)
+	}
+	// ggml_vec_soft_max_f32: exponentials in groups of eight, each group
+	// summed in float32 and added to a float64 total; the padding of the
+	// last group is exp(−inf) = 0, as for ggml's masked cache cells.
+	var sum float64
+	for j := range padded {
+		e := float32(0)
+		if j < n {
+			e = expVec(scores[j] - mx)
 		}
-		// ggml_vec_soft_max_f32: exponentials in groups of eight, each group
-		// summed in float32 and added to a float64 total; the padding of the
-		// last group is exp(−inf) = 0, as for ggml's masked cache cells.
-		var sum float64
-		for j := range padded {
-			e := float32(0)
+		padded[j] = e
+	}
+	for g := 0; g < len(padded); g += 8 {
+		sum += float64(sumExp8(padded[g : g+8]))
+	}
+	inv := float32(1 / sum)
+	for j := range padded {
+		pj := padded[j] * inv
+		if roundP {
+			pj = roundF16(pj)
+		}
+		padded[j] = pj
+	}
+	for i := range out {
+		for j := range vcol {
+			vcol[j] = 0
 			if j < n {
-				e = expVec(scores[j] - mx)
+				vcol[j] = vc[j*kvDim+kvh*hd+i]
 			}
-			padded[j] = e
 		}
-		for g := 0; g < len(padded); g += 8 {
-			sum += float64(sumExp8(padded[g : g+8]))
-		}
-		inv := float32(1 / sum)
-		for j := range padded {
-			p := padded[j] * inv
-			if roundP {
-				p = roundF16(p)
-			}
-			padded[j] = p
-		}
-		out := s.attn[h*hd : (h+1)*hd]
-		vcol := s.vcol[:len(padded)]
-		for i := range out {
-			for j := range vcol {
-				vcol[j] = 0
-				if j < n {
-					vcol[j] = vc[j*kvDim+kvh*hd+i]
-				}
-			}
-			if roundP {
-				out[i] = dotF16ggml(vcol, padded)
-			} else {
-				out[i] = dotF16F32(vcol, padded)
-			}
+		if roundP {
+			out[i] = dotF16ggml(vcol, padded)
+		} else {
+			out[i] = dotF16F32(vcol, padded)
 		}
 	}
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // TestThreadsIdentical: the logits of the hello prompt and 4 greedy tokens
-// are bit-identical for 1, 2, 3 and 4 threads, for every golden file.
+// are bit-identical for 1, 2, 3 and 4 threads, with the prompt fed token by
+// token and as one batch (EvalBatch), for every golden file.
 func TestThreadsIdentical(t *testing.T) {
 	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
 	for _, file := range []string{
@@ -20,9 +21,13 @@ func TestThreadsIdentical(t *testing.T) {
 		filepath.Join(b158Dir, "gguf/tiny-b158-h512-f32.gguf"),
 	} {
 		var ref [][]float32
-		for _, th := range []int{1, 2, 3, 4} {
+		for _, th := range []int{1, 2, 3, 4, -1, -2, -3, -4} {
+			run := runSeq
+			if th < 0 {
+				th, run = -th, runBatched
+			}
 			m := openModel(t, file, th)
-			p, g, _ := runSeq(t, m, prompt[:12], 4)
+			p, g, _ := run(t, m, prompt[:12], 4)
 			rows := append(p, g...)
 			if ref == nil {
 				ref = rows

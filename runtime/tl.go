@@ -4,73 +4,74 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
-	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
 // NewTLMatrix decodes a TL1 (type 38) or TL2 (type 39) tensor with ne = [k, m]
-// into an I2_S matrix: the LUT layout is undone with quantize.UntransformTL1
-// or UntransformTL2 using the tiling kern (the kernel_config.ini entry for
-// M = m, K = k that the file was converted with), and the ternary values are
-// repacked in the x86 I2_S layout with the same per-tensor scale. The
-// arithmetic is then the I2_S kernel's: bitnet.cpp's TL2 build gives logits
-// bitwise equal to its I2_S build on the golden model, and so does this.
-// Errors name the shape; a kern for another shape is an error.
-func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern codegen.Kernel) (*Matrix, error) {
+// into an I2_S matrix: the LUT layout is undone by the format layer
+// (format.TL1 / format.TL2) with the tiling kern (the kernel_config.ini entry
+// for M = m, K = k that the file was converted with), and the ternary values
+// are repacked in the x86 I2_S layout (format.I2S) with the same per-tensor
+// scale. The arithmetic is then the I2_S kernel's: bitnet.cpp's TL2 build
+// gives logits bitwise equal to its I2_S build on the golden model, and so
+// does this. Errors name the shape; a kern for another shape is an error.
+func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern format.Kernel) (*Matrix, error) {
 	if kern.M != m || kern.K != k {
 		return nil, fmt.Errorf("kernel config is for M=%d K=%d, tensor is M=%d K=%d", kern.M, kern.K, m, k)
 	}
 	if k%128 != 0 {
 		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
 	}
-	t := make([]int8, m*k)
-	var scale float32
-	var err error
-	switch typ {
-	case gguf.TypeTL1:
-		scale, err = quantize.UntransformTL1(t, data, m, k, kern.BM, kern.BK, kern.Bm)
-	case gguf.TypeTL2:
-		scale, err = quantize.UntransformTL2(t, data, m, k, kern.BM, kern.BK)
-	default:
+	if typ != gguf.TypeTL1 && typ != gguf.TypeTL2 {
 		return nil, fmt.Errorf("type %s is not TL1 or TL2", typ)
 	}
+	f, _ := format.ForType(typ, format.LayoutX86, []format.Kernel{kern})
+	return newRepackedMatrix(f, k, m, data)
+}
+
+// newRepackedMatrix decodes a ternary tensor in format f (TL1, TL2, or I2_S
+// in the ARM or 1×4 layout) and repacks it as an x86 I2_S matrix with the
+// same per-tensor scale.
+func newRepackedMatrix(f format.Format, k, m int, data []byte) (*Matrix, error) {
+	typ := f.Name()
+	if err := f.Check(k, m); err != nil {
+		return nil, err
+	}
+	if k%128 != 0 {
+		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
+	}
+	t := make([]int8, m*k)
+	scales, err := f.Decode(t, data, k, m)
 	if err != nil {
 		return nil, err
 	}
+	scale := scales[0]
 	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
 		return nil, fmt.Errorf("%s scale is %v", typ, scale)
 	}
-	packed := make([]byte, m*k/4)
-	for e, v := range t {
-		if v < -1 || v > 1 {
-			return nil, fmt.Errorf("%s value %d at element %d is not ternary", typ, v, e)
-		}
-		g, j := e/128, e%128
-		packed[g*32+j%32] |= byte(v+1) << (6 - 2*uint(j/32))
+	i2s := format.I2S{Layout: format.LayoutX86}
+	packed := make([]byte, m*k/4+format.I2STailBytes)
+	if err := i2s.Encode(packed, t, scales, k, m); err != nil {
+		return nil, err
 	}
-	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed, rowB: k / 4}, nil
+	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed[:m*k/4], rowB: k / 4}, nil
 }
 
 // findKernel returns the kernel of kerns for an M×K weight.
-func findKernel(kerns []codegen.Kernel, m, k int) (codegen.Kernel, bool) {
-	for _, kn := range kerns {
-		if kn.M == m && kn.K == k {
-			return kn, true
-		}
-	}
-	return codegen.Kernel{}, false
+func findKernel(kerns []format.Kernel, m, k int) (format.Kernel, bool) {
+	return format.LookupKernel(kerns, m, k)
 }
 
 // ReadKernelConfig reads a kernel_config.ini for Options.TLKernels. Errors
 // name path.
-func ReadKernelConfig(path string) ([]codegen.Kernel, error) {
+func ReadKernelConfig(path string) ([]format.Kernel, error) {
 	b, err := fsutil.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("kernel config: %w", err)
 	}
-	ks, err := codegen.ParseKernelConfig(b)
+	ks, err := format.ParseKernelConfig(b)
 	if err != nil {
 		return nil, fmt.Errorf("kernel config %s: %w", path, err)
 	}
@@ -78,20 +79,20 @@ func ReadKernelConfig(path string) ([]codegen.Kernel, error) {
 }
 
 // StoredKernelConfig returns the tiling hf2gguf stored in a TL1/TL2 file
-// under codegen.KernelConfigKey, and false when the file has none (files from
+// under format.KernelConfigKey, and false when the file has none (files from
 // other tools: their kernel_config.ini must be given).
-func StoredKernelConfig(kvs []gguf.KV) ([]codegen.Kernel, bool, error) {
-	v, ok := gguf.Lookup(kvs, codegen.KernelConfigKey)
+func StoredKernelConfig(kvs []gguf.KV) ([]format.Kernel, bool, error) {
+	v, ok := gguf.Lookup(kvs, format.KernelConfigKey)
 	if !ok {
 		return nil, false, nil
 	}
 	ini, isString := v.V.(string)
 	if !isString {
-		return nil, false, fmt.Errorf("key %s is %s, want a string", codegen.KernelConfigKey, v.Type)
+		return nil, false, fmt.Errorf("key %s is %s, want a string", format.KernelConfigKey, v.Type)
 	}
-	ks, err := codegen.ParseKernelConfig([]byte(ini))
+	ks, err := format.ParseKernelConfig([]byte(ini))
 	if err != nil {
-		return nil, false, fmt.Errorf("key %s: %w", codegen.KernelConfigKey, err)
+		return nil, false, fmt.Errorf("key %s: %w", format.KernelConfigKey, err)
 	}
 	return ks, true, nil
 }
@@ -102,7 +103,7 @@ func StoredKernelConfig(kvs []gguf.KV) ([]codegen.Kernel, bool, error) {
 // tiling that differs from the one the file stores (StoredKernelConfig) for
 // a shape the file uses decodes its weights to other values — the given one
 // is used, as asked, but the user is told (defect D19).
-func KernelConfigNotice(kvs []gguf.KV, tensors []gguf.TensorInfo, given []codegen.Kernel) string {
+func KernelConfigNotice(kvs []gguf.KV, tensors []gguf.TensorInfo, given []format.Kernel) string {
 	stored, hasStored, _ := StoredKernelConfig(kvs)
 	anyTL := false
 	for _, ti := range tensors {
@@ -118,7 +119,7 @@ func KernelConfigNotice(kvs []gguf.KV, tensors []gguf.TensorInfo, given []codege
 		s, sok := findKernel(stored, m, k)
 		if gok && sok && (g.BM != s.BM || g.BK != s.BK || g.Bm != s.Bm) {
 			return fmt.Sprintf("--kernel-config differs from the tiling stored in the file (%s) for tensor %s (M=%d K=%d: BM=%d BK=%d bm=%d given, BM=%d BK=%d bm=%d stored); the given one is used and will decode the weights wrongly unless the file was converted with it; omit --kernel-config to use the stored one",
-				codegen.KernelConfigKey, ti.Name, m, k, g.BM, g.BK, g.Bm, s.BM, s.BK, s.Bm)
+				format.KernelConfigKey, ti.Name, m, k, g.BM, g.BK, g.Bm, s.BM, s.BK, s.Bm)
 		}
 	}
 	if !anyTL {

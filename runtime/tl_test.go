@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -17,13 +17,13 @@ func loadTL(t *testing.T, file, ini string) (*Model, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	var kerns []codegen.Kernel
+	var kerns []format.Kernel
 	if ini != "" {
 		b, err := os.ReadFile(filepath.Join(tinyDir, "gguf", ini))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kerns, err = codegen.ParseKernelConfig(b); err != nil {
+		if kerns, err = format.ParseKernelConfig(b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -93,7 +94,7 @@ func TestChunkedEncodeExact(t *testing.T) {
 		cuts := 0
 		for _, text := range chunkTexts(t, m.vectors) {
 			for _, parse := range []bool{false, true} {
-				spmChunkBytes, bpeChunkBytes = 1<<62, 1<<62
+				spmChunkBytes, bpeChunkBytes = math.MaxInt, math.MaxInt
 				whole, err1 := m.tok.Encode(text, true, parse)
 				spmChunkBytes, bpeChunkBytes = 1, 1
 				pieces, err2 := m.tok.Encode(text, true, parse)

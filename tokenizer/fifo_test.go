@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // TestSideFileFIFO: a FIFO in place of any file the tokenizer loaders read is
@@ -49,7 +49,7 @@ func TestSideFileFIFO(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := syscall.Mkfifo(filepath.Join(dir, tc.fifo), 0o644); err != nil {
+			if err := osx.Mkfifo(filepath.Join(dir, tc.fifo)); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}
 			done := make(chan error, 1)

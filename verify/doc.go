@@ -8,9 +8,32 @@
 //
 // The float reference (reference.go) is written from the Hugging Face model
 // definitions (BitNet: LlamaModel with the attention and FFN sub-norms, SiLU or
-// squared-ReLU gate) and shares no code with package runtime: it keeps f32
-// weights (ternary × scale, as the F32 conversion writes them), computes in
-// float64, has no int8 activations and no F16 KV cache.
+// squared-ReLU gate; Llama-class checkpoints without sub-norms and with an
+// untied head fit the same code) and shares no code with package runtime: it
+// uses the weights an F32 conversion writes (ternary × scale for the
+// projections), computes in float64 with gonum's blas64 products over all
+// prompt positions, has no int8 activations and no F16 KV cache. It also
+// reads the model geometry from config.json itself (refGeometry) instead of
+// using convert.Geometry, on purpose: a mistake in the shared geometry rule
+// would otherwise be made on both sides of the comparison.
+//
+// Memory is bounded by the largest matrix, not the model. The structure
+// check goes one tensor at a time, the token embedding and output head in
+// row blocks, and the file's and checkpoint's mapped pages are released after
+// each. The reference runs the whole prompt through one layer, then the
+// next, fetching one weight matrix at a time (its ternary codes, one byte per
+// weight) and multiplying it in float64 row blocks; the output head is read
+// in row blocks and the token embedding only at the prompt's rows. The
+// runtime's model and the file's pages are dropped before the reference
+// starts, so peak RSS is the larger of what the runtime holds for the file
+// and about one matrix plus the activations (docs/performance.md).
+//
+// Run's stages are, in order: load the runtime model; check the structure
+// and the metadata against the checkpoint (checkStructure, checkMetadata);
+// run the prompt in the runtime (runRuntime, checkSanity); run the float
+// reference (referenceLogits); compare (compareNumbers). When the structure
+// differs the numeric comparison is skipped, with a note. Without a
+// checkpoint only the runtime sanity check runs, and the report says so.
 //
 // Default thresholds depend on the stored weight type of the projections,
 // because I2_S/TL1/TL2 run with per-token int8 activations (bitnet.cpp's

@@ -97,21 +97,31 @@ func buildEmbedRef(src *convert.Source, dir string) (*embedRef, error) {
 			r.attnScale = 1 / math.Sqrt(v)
 		}
 		r.embedScale = math.Sqrt(float64(r.hidden))
+		// transformers' Gemma3TextConfig: sliding_window defaults to
+		// 4096 (null: none); layer_types, else every
+		// sliding_window_pattern-th layer (default 6) is global.
 		r.sliding = make([]bool, layers)
-		if w, ok, _ := cfg.Int("sliding_window"); ok {
+		if v, present := cfg.Raw["sliding_window"]; !present || v != nil {
+			w, ok, _ := cfg.Int("sliding_window")
+			if !ok {
+				w = 4096
+			}
 			if types, ok, _ := cfg.Strings("layer_types"); ok {
 				for i, t := range types {
 					if i < layers {
 						r.sliding[i] = t == "sliding_attention"
 					}
 				}
-				r.window = w
-			} else if n, ok, _ := cfg.Int("sliding_window_pattern"); ok && n > 0 {
+			} else {
+				n, ok, _ := cfg.Int("sliding_window_pattern")
+				if !ok || n <= 0 {
+					n = 6
+				}
 				for i := range r.sliding {
 					r.sliding[i] = (i+1)%n != 0
 				}
-				r.window = w
 			}
+			r.window = w
 		}
 	} else {
 		r.sliding = make([]bool, layers)

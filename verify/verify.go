@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	rtdebug "runtime/debug"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -75,7 +76,21 @@ type Options struct {
 	KernelConfig []byte
 	// WeightScale overrides the packed checkpoint rule, as in hf2gguf.
 	WeightScale convert.WeightScaleRule
-	Threads     int
+	// AllowTieFallback accepts a checkpoint whose config says untied but
+	// that has no lm_head.weight, as hf2gguf --allow-tie-fallback does
+	// (token_embd is then the head). A GGUF without output.weight implies it.
+	AllowTieFallback bool
+	Threads          int
+	// Stage, when set, is called as each stage starts ("load the model",
+	// "check the structure against the checkpoint", "run the prompt",
+	// "build the float reference", "embed the prompts"), for a progress view.
+	Stage func(name string)
+}
+
+func (o Options) stage(name string) {
+	if o.Stage != nil {
+		o.Stage(name)
+	}
 }
 
 // DefaultPrompt is used when neither Prompt nor IDs is given.
@@ -103,18 +118,23 @@ type Numbers struct {
 // Report is the outcome of Run; Pass is false when any check failed, and
 // Failures lists them, the first one first.
 type Report struct {
-	GGUF       string        `json:"gguf"`
-	HF         string        `json:"hf,omitempty"`
-	Arch       string        `json:"arch"`
-	Ternary    bool          `json:"ternary"`
-	Tensors    []TensorCheck `json:"tensors,omitempty"`
-	Metadata   []string      `json:"metadata_mismatches,omitempty"`
-	IDs        []int32       `json:"ids"`
-	Numbers    *Numbers      `json:"numbers,omitempty"`
-	Embeddings []EmbedCheck  `json:"embeddings,omitempty"`
-	Thresholds Thresholds    `json:"thresholds"`
-	Failures   []string      `json:"failures,omitempty"`
-	Pass       bool          `json:"pass"`
+	GGUF     string        `json:"gguf"`
+	HF       string        `json:"hf,omitempty"`
+	Arch     string        `json:"arch"`
+	Ternary  bool          `json:"ternary"`
+	Tensors  []TensorCheck `json:"tensors,omitempty"`
+	Metadata []string      `json:"metadata_mismatches,omitempty"`
+	IDs      []int32       `json:"ids"`
+	Numbers  *Numbers      `json:"numbers,omitempty"`
+	// Sanity is the runtime-only check (always run for causal LMs); without
+	// HF it is the only numeric check.
+	Sanity *Sanity `json:"runtime_sanity,omitempty"`
+	// Notes say what was assumed or skipped (not failures).
+	Notes      []string     `json:"notes,omitempty"`
+	Embeddings []EmbedCheck `json:"embeddings,omitempty"`
+	Thresholds Thresholds   `json:"thresholds"`
+	Failures   []string     `json:"failures,omitempty"`
+	Pass       bool         `json:"pass"`
 }
 
 func (r *Report) fail(format string, args ...any) {
@@ -126,13 +146,29 @@ func (r *Report) fail(format string, args ...any) {
 // (runtime Params.NCtx); nothing is evaluated.
 var ErrContextLength = errors.New("does not fit the model")
 
+// verifyGCPercent is the GOGC Run sets while it runs: garbage stays
+// within 10 % of the live heap.
+const verifyGCPercent = 10
+
 // ternaryTypes run with int8 activations.
-var ternaryTypes = map[gguf.Type]bool{gguf.TypeI2S: true, gguf.TypeTL1: true, gguf.TypeTL2: true}
 
 // Run verifies opts.GGUF. It returns an error only when the check cannot run
 // at all (unreadable file, unsupported architecture); a file that runs but
 // disagrees gives a Report with Pass false.
+//
+// The stages run one after the other and each gives back its memory before
+// the next: load the runtime model, check the structure and metadata against
+// the checkpoint (tensor by tensor, pages released after each), run the
+// runtime over the prompt, drop the runtime model and the file's pages, run
+// the float reference (layer by layer, one matrix at a time), compare. When
+// the structure differs (a tensor missing or of another shape) the numeric
+// comparison is skipped: it could only compare two different models.
 func Run(opts Options) (*Report, error) {
+	// The checks allocate one tensor's worth at a time beside a runtime
+	// model that may hold gigabytes; with the default GOGC the garbage
+	// could grow as large as that model before a collection. Collect early
+	// instead (the large buffers hold no pointers, so this is cheap).
+	defer rtdebug.SetGCPercent(rtdebug.SetGCPercent(verifyGCPercent))
 	f, err := reader.Open(opts.GGUF)
 	if err != nil {
 		return nil, err
@@ -140,7 +176,7 @@ func Run(opts Options) (*Report, error) {
 	defer f.Close()
 	rep := &Report{GGUF: opts.GGUF, HF: opts.HF, Arch: f.Arch()}
 	for _, t := range f.Tensors {
-		if ternaryTypes[t.Type] {
+		if format.IsTernary(t.Type) {
 			rep.Ternary = true
 		}
 	}
@@ -152,17 +188,19 @@ func Run(opts Options) (*Report, error) {
 		opts.Adjust(&rep.Thresholds)
 	}
 	if runtime.IsEmbeddingArch(rep.Arch) {
+		opts.stage("embed the prompts")
 		return runEmbedding(f, rep, opts)
 	}
+	opts.stage("load the model")
 	ropts := runtime.Options{Threads: opts.Threads}
 	if opts.KernelConfig != nil {
-		ks, err := codegen.ParseKernelConfig(opts.KernelConfig)
+		ks, err := format.ParseKernelConfig(opts.KernelConfig)
 		if err != nil {
 			return nil, fmt.Errorf("kernel configuration: %w", err)
 		}
 		ropts.TLKernels = ks
 	}
-	model, err := runtime.LoadFile(f, ropts)
+	model, err := loadModel(f, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", opts.GGUF, err)
 	}
@@ -174,53 +212,149 @@ func Run(opts Options) (*Report, error) {
 		return nil, fmt.Errorf("the prompt (%d tokens) plus %d generated tokens exceeds the context length %d of %s (%w)", len(ids), opts.Tokens, model.Params.NCtx, opts.GGUF, ErrContextLength)
 	}
 	var src *convert.Source
+	structureOK := true
 	if opts.HF != "" {
-		src, err = convert.OpenSource(opts.HF, convert.Options{WeightScale: opts.WeightScale, Threads: opts.Threads})
+		src, err = openSource(f, rep, opts)
 		if err != nil {
 			return nil, err
 		}
 		defer src.Close()
-		checkStructure(rep, f, src, opts)
+		opts.stage("check the structure against the checkpoint")
+		structureOK = checkStructure(rep, f, src, opts)
 		checkMetadata(rep, f, src)
 	}
-	// Runtime logits over the prompt, then a greedy continuation.
-	sess := model.NewSession(len(ids) + opts.Tokens + 1)
-	var runRows [][]float32
-	seq := append([]int32(nil), ids...)
-	for i := 0; i < len(seq); i++ {
-		logits, err := sess.Eval(seq[i])
-		if err != nil {
-			return nil, fmt.Errorf("runtime at position %d: %w", i, err)
-		}
-		runRows = append(runRows, append([]float32(nil), logits...))
-		if i == len(seq)-1 && len(seq) < len(ids)+opts.Tokens {
-			seq = append(seq, int32(argmax32(logits)))
-		}
+	opts.stage("run the prompt")
+	runRows, seq, err := runRuntime(model, ids, opts.Tokens)
+	if err != nil {
+		return nil, err
 	}
 	rep.IDs = seq
-	for p, row := range runRows {
+	rep.Sanity = checkSanity(rep, runRows)
+	// The runtime is done: give its weights and the file's pages back
+	// before the reference needs memory.
+	model = nil
+	releaseFile(f, func(gguf.TensorInfo) bool { return true })
+	rtdebug.FreeOSMemory()
+	if src != nil {
+		if !structureOK {
+			rep.Notes = append(rep.Notes, "numeric comparison skipped: the GGUF and the checkpoint differ in structure (see the tensor failures)")
+		} else {
+			opts.stage("build the float reference")
+			ref, err := referenceLogits(src, opts.HF, seq)
+			if err != nil {
+				rep.fail("float reference: %v", err)
+			} else {
+				compareNumbers(rep, ref, runRows, seq)
+			}
+		}
+	}
+	rep.Pass = len(rep.Failures) == 0
+	return rep, nil
+}
+
+// openSource opens the checkpoint opts.HF as the converter plans it. A GGUF
+// without output.weight has its head tied to token_embd, so a checkpoint
+// whose config says untied but that has no lm_head.weight is verified as
+// hf2gguf --allow-tie-fallback converted it (with a note); otherwise
+// Options.AllowTieFallback decides, as in hf2gguf.
+func openSource(f *reader.File, rep *Report, opts Options) (*convert.Source, error) {
+	_, hasHead := f.Tensor("output.weight")
+	copts := convert.Options{WeightScale: opts.WeightScale, Threads: opts.Threads, AllowTieFallback: opts.AllowTieFallback || !hasHead}
+	src, err := convert.OpenSource(opts.HF, copts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range src.Plan().Warnings {
+		if strings.Contains(w, "--allow-tie-fallback") {
+			rep.Notes = append(rep.Notes, w)
+		}
+	}
+	return src, nil
+}
+
+// runRuntime evaluates the prompt as one batch in the runtime
+// (Session.EvalBatch: the same logits as one token per call) and continues
+// greedily one token per call for tokens more; it returns the logits of
+// every position (copies) and the whole sequence.
+func runRuntime(model *runtime.Model, ids []int32, tokens int) ([][]float32, []int32, error) {
+	sess := model.NewSession(len(ids) + tokens + 1)
+	var rows [][]float32
+	seq := append([]int32(nil), ids...)
+	prompt, err := sess.EvalBatch(ids, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime on the prompt: %w", err)
+	}
+	for _, logits := range prompt {
+		rows = append(rows, append([]float32(nil), logits...))
+	}
+	for len(seq) < len(ids)+tokens {
+		seq = append(seq, int32(argmax32(rows[len(rows)-1])))
+		logits, err := sess.Eval(seq[len(seq)-1])
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime at position %d: %w", len(seq)-1, err)
+		}
+		rows = append(rows, append([]float32(nil), logits...))
+	}
+	return rows, seq, nil
+}
+
+// Sanity is what the runtime-only check measured: it is all `verify`
+// proves without a checkpoint (finite logits that are not all equal), not
+// that the file is the model it should be.
+type Sanity struct {
+	Positions    int     `json:"positions"`
+	NonFinite    int     `json:"non_finite_positions"`
+	MinSpread    float64 `json:"min_spread"` // smallest max − min of a position's logits
+	MinSpreadPos int     `json:"min_spread_position"`
+	MaxAbsLogit  float64 `json:"max_abs_logit"`
+}
+
+// checkSanity checks every row of runtime logits for non-finite values and
+// for a spread under Thresholds.MinFiniteSpread, and returns the figures.
+func checkSanity(rep *Report, rows [][]float32) *Sanity {
+	s := &Sanity{Positions: len(rows), MinSpread: math.Inf(1)}
+	for p, row := range rows {
 		lo, hi := math.Inf(1), math.Inf(-1)
+		finite := true
 		for _, v := range row {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				rep.fail("runtime logits at position %d are not finite", p)
+				s.NonFinite++
+				finite = false
 				break
 			}
 			lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
+		}
+		if !finite {
+			continue
+		}
+		s.MaxAbsLogit = math.Max(s.MaxAbsLogit, math.Max(math.Abs(lo), math.Abs(hi)))
+		if hi-lo < s.MinSpread {
+			s.MinSpread, s.MinSpreadPos = hi-lo, p
 		}
 		if hi-lo < rep.Thresholds.MinFiniteSpread {
 			rep.fail("runtime logits at position %d are degenerate (spread %.3g)", p, hi-lo)
 		}
 	}
-	if src != nil {
-		ref, err := buildReference(src, f)
-		if err != nil {
-			rep.fail("float reference: %v", err)
-		} else {
-			compareNumbers(rep, ref, runRows, seq)
-		}
+	if math.IsInf(s.MinSpread, 1) {
+		s.MinSpread = 0
 	}
-	rep.Pass = len(rep.Failures) == 0
-	return rep, nil
+	return s
+}
+
+// referenceLogits runs the float reference of the checkpoint over seq.
+func referenceLogits(src *convert.Source, dir string, seq []int32) ([]float64, error) {
+	g, err := refGeometryOf(src.Config())
+	if err != nil {
+		return nil, err
+	}
+	_, g.adjacentRope = src.Plan().Converter.(convert.RopePermuter)
+	w, err := openSourceWeights(src, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return refLogits(w, g, seq, nil)
 }
 
 func promptIDs(f *reader.File, opts Options) ([]int32, error) {
@@ -259,9 +393,19 @@ func promptIDs(f *reader.File, opts Options) ([]int32, error) {
 	return ids, nil
 }
 
-// checkStructure compares every GGUF tensor with its HF source.
-func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Options) {
-	var kernels []codegen.Kernel
+// checkStructure compares every GGUF tensor with its HF source, one tensor
+// at a time (the file's and the checkpoint's pages released after each). It
+// returns false when the two differ in structure (a tensor missing on either
+// side, or of another shape), so that no numeric comparison is attempted.
+func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Options) bool {
+	same := true
+	w, err := openSourceWeights(src, opts.HF)
+	if err != nil {
+		rep.fail("checkpoint %s: %v", opts.HF, err)
+		return false
+	}
+	defer w.Close()
+	var kernels []format.Kernel
 	seen := map[string]bool{}
 	for _, ti := range f.Tensors {
 		seen[ti.Name] = true
@@ -269,16 +413,19 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 		detail := func() string {
 			pt, ok := src.Tensor(ti.Name)
 			if !ok {
+				same = false
 				return "no source tensor in the checkpoint"
 			}
 			data, err := f.TensorData(ti.Name)
 			if err != nil {
 				return err.Error()
 			}
+			defer releasePages(data)
 			if ne := reverseShape(pt.HFShape); !reflect.DeepEqual(ne, ti.Ne) && !(len(pt.HFShape) == 0 && reflect.DeepEqual(ti.Ne, []uint64{1})) {
+				same = false
 				return fmt.Sprintf("ne %v, source implies %v", ti.Ne, ne)
 			}
-			if ternaryTypes[ti.Type] {
+			if format.IsTernary(ti.Type) {
 				if pt.Class != tensormap.Projection {
 					return "ternary type on a non-projection"
 				}
@@ -289,9 +436,9 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels)
+				return compareTernary(ti, data, src, kernels, fileLayout(f))
 			}
-			return compareFloat(ti, data, src)
+			return compareFloat(ti, data, w)
 		}()
 		if detail != "" {
 			tc.OK, tc.Detail = false, detail
@@ -301,9 +448,11 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 	}
 	for _, pt := range src.Plan().Tensors {
 		if !seen[pt.GGUFName] {
+			same = false
 			rep.fail("tensor %s (from %s) is missing from the GGUF", pt.GGUFName, pt.HFName)
 		}
 	}
+	return same
 }
 
 func reverseShape(s []uint64) []uint64 {
@@ -316,9 +465,9 @@ func reverseShape(s []uint64) []uint64 {
 
 // tlKernels returns the kernel configuration of a TL file: the given
 // kernel_config.ini, or the one hf2gguf stored in the file.
-func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
+func tlKernels(f *reader.File, ini []byte) ([]format.Kernel, error) {
 	if ini != nil {
-		return codegen.ParseKernelConfig(ini)
+		return format.ParseKernelConfig(ini)
 	}
 	ks, ok, err := runtime.StoredKernelConfig(f.KVs)
 	if err == nil && !ok {
@@ -327,79 +476,123 @@ func tlKernels(f *reader.File, ini []byte) ([]codegen.Kernel, error) {
 	return ks, err
 }
 
-// compareTernary decodes codes and scale from the stored layout and compares
-// them with the source: codes exactly, the scale within one ulp.
-func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []codegen.Kernel) string {
+// compareTernary decodes codes and scales through the format layer (the
+// I2_S layout from the file's format.LayoutKey, x86 without it) and compares
+// them with the source: codes exactly, each scale within one ulp of the
+// source scale stored the way the format stores it (f16 for TQ and IQ1_BN).
+func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout) string {
 	k, m := int(ti.Ne[0]), int(ti.Ne[1])
+	f, _ := format.ForType(ti.Type, layout, kernels)
+	if err := f.Check(k, m); err != nil && (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) {
+		return err.Error() + " (pass --kernel-config)"
+	}
 	got := make([]int8, k*m)
-	var scale float32
-	var err error
-	switch ti.Type {
-	case gguf.TypeI2S:
-		quantize.UnpackI2S(got, data[:k*m/4])
-		scale = math.Float32frombits(binary.LittleEndian.Uint32(data[k*m/4:]))
-	case gguf.TypeTL1, gguf.TypeTL2:
-		kn, ok := codegen.LookupKernel(kernels, m, k)
-		if !ok {
-			return fmt.Sprintf("no kernel for [M=%d, K=%d] in the kernel configuration (pass --kernel-config)", m, k)
-		}
-		if ti.Type == gguf.TypeTL1 {
-			scale, err = quantize.UntransformTL1(got, data, m, k, kn.BM, kn.BK, kn.Bm)
-		} else {
-			scale, err = quantize.UntransformTL2(got, data, m, k, kn.BM, kn.BK)
-		}
-		if err != nil {
-			return err.Error()
-		}
+	scales, err := f.Decode(got, data, k, m)
+	if err != nil {
+		return err.Error()
 	}
 	want, wantScale, err := src.Ternary(ti.Name)
 	if err != nil {
 		return err.Error()
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			return fmt.Sprintf("ternary code %d (row %d, column %d) is %d, source %d", i, i/k, i%k, got[i], want[i])
+	if d := firstDiff(got, want); d >= 0 {
+		return codeMismatch(d, k, got[d], want[d])
+	}
+	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))
+	if err != nil {
+		return err.Error()
+	}
+	// Store the expected scales as the format does (f16 rounding).
+	buf := make([]byte, len(data))
+	if err := f.Encode(buf, want, exp, k, m); err == nil {
+		if e, err := f.Decode(make([]int8, k*m), buf, k, m); err == nil {
+			exp = e
 		}
 	}
-	if ulps(scale, wantScale) > 1 {
-		return fmt.Sprintf("scale %v, source %v", scale, wantScale)
+	for g := range scales {
+		if ulps(scales[g], exp[g]) > 1 {
+			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], exp[g])
+		}
 	}
 	return ""
 }
 
+func firstDiff(a, b []int8) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+func codeMismatch(i, k int, got, want int8) string {
+	return fmt.Sprintf("ternary code %d (row %d, column %d) is %d, source %d", i, i/k, i%k, got, want)
+}
+
 // compareFloat compares a float (or Q8_0) tensor with the source values
-// rounded to the stored type.
-func compareFloat(ti gguf.TensorInfo, data []byte, src *convert.Source) string {
-	want, err := src.Float32(ti.Name)
-	if err != nil {
+// rounded to the stored type, in row blocks (sourceWeights.floatRows), so
+// that a large embedding is never held whole.
+func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
+	switch ti.Type {
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
+	default:
+		return "type " + ti.Type.String() + " cannot be compared"
+	}
+	rowElems, rowBytes := 1, len(data)
+	if len(ti.Ne) > 0 {
+		rowElems = int(ti.Ne[0])
+	}
+	if len(ti.Ne) == 2 && ti.Ne[1] > 0 {
+		rowBytes = len(data) / int(ti.Ne[1])
+	}
+	detail := ""
+	err := w.floatRows(ti.Name, refBlockElems, func(lo, hi int, want []float32) error {
+		base := lo * rowElems
+		for j, x := range want {
+			if d := compareFloatAt(ti.Type, data, base+j, x); d != "" {
+				detail = d
+				return errStop
+			}
+		}
+		if len(ti.Ne) == 2 {
+			releasePages(data[lo*rowBytes : hi*rowBytes])
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
 		return err.Error()
 	}
-	n := len(want)
-	for i := 0; i < n; i++ {
-		var got, exp float32
-		switch ti.Type {
-		case gguf.TypeF32:
-			got, exp = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])), want[i]
-		case gguf.TypeF16:
-			got, exp = quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*i:])), quantize.F16ToF32(quantize.F32ToF16(want[i]))
-		case gguf.TypeBF16:
-			got, exp = quantize.BF16ToF32(binary.LittleEndian.Uint16(data[2*i:])), quantize.BF16ToF32(quantize.F32ToBF16(want[i]))
-		case gguf.TypeQ8_0:
-			blk := data[(i/32)*34:]
-			d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk))
-			got = d * float32(int8(blk[2+i%32]))
-			// half a step, plus what the f16 rounding of d moves the largest
-			// quant (127·|d − f16(d)| ≤ 127·d·2⁻¹¹)
-			if math.Abs(float64(got-want[i])) > float64(d)*(0.5+127.0/2048)+1e-7 {
-				return fmt.Sprintf("element %d is %v, source %v (Q8_0 step %v)", i, got, want[i], d)
-			}
-			continue
-		default:
-			return "type " + ti.Type.String() + " cannot be compared"
+	return detail
+}
+
+// errStop ends a row-block walk early.
+var errStop = errors.New("stop")
+
+// compareFloatAt compares element i of data (stored as t) with the source
+// value want rounded to t ("" when equal, else the difference in words).
+func compareFloatAt(t gguf.Type, data []byte, i int, want float32) string {
+	var got, exp float32
+	switch t {
+	case gguf.TypeF32:
+		got, exp = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])), want
+	case gguf.TypeF16:
+		got, exp = quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*i:])), quantize.F16ToF32(quantize.F32ToF16(want))
+	case gguf.TypeBF16:
+		got, exp = quantize.BF16ToF32(binary.LittleEndian.Uint16(data[2*i:])), quantize.BF16ToF32(quantize.F32ToBF16(want))
+	case gguf.TypeQ8_0:
+		blk := data[(i/32)*34:]
+		d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk))
+		got = d * float32(int8(blk[2+i%32]))
+		// half a step, plus what the f16 rounding of d moves the largest
+		// quant (127·|d − f16(d)| ≤ 127·d·2⁻¹¹)
+		if math.Abs(float64(got-want)) > float64(d)*(0.5+127.0/2048)+1e-7 {
+			return fmt.Sprintf("element %d is %v, source %v (Q8_0 step %v)", i, got, want, d)
 		}
-		if got != exp && ulps(got, exp) > 1 && !(got == 0 && exp == 0) {
-			return fmt.Sprintf("element %d is %v, source %v", i, got, exp)
-		}
+		return ""
+	}
+	if got != exp && ulps(got, exp) > 1 && !(got == 0 && exp == 0) {
+		return fmt.Sprintf("element %d is %v, source %v", i, got, exp)
 	}
 	return ""
 }
@@ -419,7 +612,9 @@ func ulps(a, b float32) uint32 {
 func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 	plan := src.Plan()
 	arch := f.Arch()
-	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") {
+	// Files for mainline llama.cpp (TQ1_0/TQ2_0) carry arch "bitnet" for
+	// every BitNet model (format.TargetArch).
+	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") && arch != format.TargetArch(plan.Arch, format.RuntimeLlamaCpp) {
 		rep.Metadata = append(rep.Metadata, fmt.Sprintf("general.architecture %q, config.json implies %q", arch, plan.Arch))
 	}
 	g := plan.Geometry
@@ -435,11 +630,15 @@ func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 				if g.HeadDim*g.Heads == g.Hidden {
 					continue
 				}
+			case strings.TrimPrefix(format.HiddenActivationSuffix, "."):
+				continue // ours; other converters do not write it
 			}
 			rep.Metadata = append(rep.Metadata, fmt.Sprintf("%s missing (config.json gives %v)", key, kv.Value.V))
 			continue
 		}
-		if !reflect.DeepEqual(v.V, kv.Value.V) {
+		if v.Type != kv.Value.Type || v.Elem != kv.Value.Elem {
+			rep.Metadata = append(rep.Metadata, fmt.Sprintf("%s is stored as %s, hf2gguf writes %s (value %v, config.json gives %v)", key, valueTypeName(v), valueTypeName(kv.Value), v.V, kv.Value.V))
+		} else if !reflect.DeepEqual(v.V, kv.Value.V) {
 			rep.Metadata = append(rep.Metadata, fmt.Sprintf("%s = %v, config.json gives %v", key, v.V, kv.Value.V))
 		}
 	}
@@ -453,71 +652,34 @@ func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 	}
 }
 
-// buildReference loads the float reference from the checkpoint.
-func buildReference(src *convert.Source, f *reader.File) (*refModel, error) {
-	plan := src.Plan()
-	cfg := src.Config()
-	g := plan.Geometry
-	m := &refModel{hidden: g.Hidden, heads: g.Heads, kvHeads: g.HeadsKV, headDim: g.HeadDim, ff: g.FF, vocab: g.Vocab, layers: g.Layers, relu2: plan.Arch == "bitnet-b1.58"}
-	eps, ok, err := cfg.Float("rms_norm_eps")
-	if err != nil || !ok {
-		return nil, fmt.Errorf("config.json: rms_norm_eps missing")
+// valueTypeName is a GGUF value's type as gguf-dump names it ("uint32",
+// "array[string]").
+func valueTypeName(v gguf.Value) string {
+	if v.Type == gguf.ValueArray {
+		return "array[" + v.Elem.String() + "]"
 	}
-	m.eps = eps
-	m.theta = 10000
-	if th, ok, _ := cfg.Float("rope_theta"); ok {
-		m.theta = th
-	}
-	get := func(name string) ([]float32, error) { return src.Float32HF(name) } // HF rows: the reference ropes as transformers does
-	if m.embed, err = get("token_embd.weight"); err != nil {
-		return nil, err
-	}
-	if m.outNorm, err = get("output_norm.weight"); err != nil {
-		return nil, err
-	}
-	m.head = m.embed
-	if _, ok := src.Tensor("output.weight"); ok {
-		if m.head, err = get("output.weight"); err != nil {
-			return nil, err
-		}
-	}
-	for b := 0; b < g.Layers; b++ {
-		var L refLayer
-		for _, p := range []struct {
-			name string
-			dst  *[]float32
-		}{{"attn_norm", &L.attnNorm}, {"attn_sub_norm", &L.attnSub}, {"ffn_norm", &L.ffnNorm}, {"ffn_sub_norm", &L.ffnSub},
-			{"attn_q", &L.q}, {"attn_k", &L.k}, {"attn_v", &L.v}, {"attn_output", &L.o}, {"ffn_gate", &L.gate}, {"ffn_up", &L.up}, {"ffn_down", &L.down}} {
-			name := fmt.Sprintf("blk.%d.%s.weight", b, p.name)
-			if _, planned := src.Tensor(name); !planned && strings.HasSuffix(p.name, "_sub_norm") && plan.Arch == "llama" {
-				continue // plain llama has no SubLN norms
-			}
-			v, err := get(name)
-			if err != nil {
-				return nil, err
-			}
-			*p.dst = v
-		}
-		m.l = append(m.l, L)
-	}
-	return m, nil
+	return v.Type.String()
 }
 
-// compareNumbers runs the reference over seq and compares it with the
-// runtime rows.
-func compareNumbers(rep *Report, ref *refModel, runRows [][]float32, seq []int32) {
-	st := newRefState(ref)
+// compareNumbers compares the reference logits ref ([len(seq), vocab]
+// row-major) with the runtime rows over seq.
+func compareNumbers(rep *Report, ref []float64, runRows [][]float32, seq []int32) {
 	num := &Numbers{Positions: len(runRows)}
+	if len(runRows) == 0 || len(ref)%len(runRows) != 0 {
+		rep.fail("float reference: %d logits for %d positions", len(ref), len(runRows))
+		return
+	}
+	vocab := len(ref) / len(runRows)
+	if len(runRows[0]) != vocab {
+		rep.fail("the runtime gives %d logits per position, the float reference %d (the vocabulary sizes differ)", len(runRows[0]), vocab)
+		return
+	}
 	agree := 0
 	var klSum, nllRun, nllRef float64
 	scored := 0
 	firstBad := -1
 	for p := range runRows {
-		r, _, err := st.step(seq[p])
-		if err != nil {
-			rep.fail("float reference at position %d: %v", p, err)
-			return
-		}
+		r := ref[p*vocab : (p+1)*vocab]
 		g := runRows[p]
 		if argmax64(r) == argmax32(g) {
 			agree++
@@ -535,7 +697,7 @@ func compareNumbers(rep *Report, ref *refModel, runRows [][]float32, seq []int32
 			kl += math.Exp(lr[i]) * (lr[i] - lg[i])
 		}
 		klSum += kl
-		if p+1 < len(seq) {
+		if p+1 < len(seq) && seq[p+1] >= 0 && int(seq[p+1]) < vocab {
 			nllRef -= lr[seq[p+1]]
 			nllRun -= lg[seq[p+1]]
 			scored++
@@ -606,4 +768,15 @@ func logSoftmax32(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return logSoftmax64(y)
+}
+
+// fileLayout is the I2_S layout a file records under format.LayoutKey, or
+// x86 (what every bitnet.cpp x86 build and Python converter writes).
+func fileLayout(f *reader.File) format.Layout {
+	if s, ok := f.String(format.LayoutKey); ok {
+		if l, err := format.ParseLayout(s); err == nil {
+			return l
+		}
+	}
+	return format.LayoutX86
 }

@@ -1,7 +1,8 @@
 // Package reader parses GGUF files (versions 2 and 3) without trusting them.
 //
-// Open maps the file read-only (mmap via golang.org/x/sys/unix) and Parse
-// reads from memory; both decode the header, every metadata value (arrays
+// Open maps the file read-only (internal/osx.Map: mmap on Unix,
+// MapViewOfFile on Windows; a file that cannot be mapped is read with ReadAt
+// when it is at most osx.ReadFallbackLimit bytes) and Parse reads from memory; both decode the header, every metadata value (arrays
 // into Go slices: []string, []int32, []float32, []uint8, …) and the
 // tensor-info table, and validate before anything is allocated:
 //

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // TestOpenNotRegular: Open refuses a FIFO, a directory and a character
@@ -16,7 +17,7 @@ import (
 func TestOpenNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "model.gguf")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	for _, path := range []string{fifo, dir, "/dev/zero"} {

@@ -12,10 +12,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // Sentinel errors, returned wrapped with the key, tensor or offset concerned.
@@ -58,8 +57,8 @@ type File struct {
 	// the tensor infos rounded up to Alignment).
 	DataOffset uint64
 
-	data    []byte // whole file
-	mapped  bool
+	data    []byte       // whole file
+	mapping *osx.Mapping // nil for a File from Parse
 	nbytes  []uint64
 	kvIdx   map[string]int
 	tensIdx map[string]int
@@ -84,34 +83,30 @@ func Open(path string) (*File, error) {
 	if size < 24 {
 		return nil, fmt.Errorf("gguf %s: file is %d bytes, shorter than a GGUF header: %w", path, size, ErrTruncated)
 	}
-	if uint64(size) > uint64(math.MaxInt) {
-		return nil, fmt.Errorf("gguf %s: file of %d bytes is too large to map", path, size)
-	}
-	data, err := unix.Mmap(int(fd.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	m, err := osx.Map(fd, size, path) // errors name path (and a size a 32-bit build cannot map)
 	if err != nil {
-		return nil, fmt.Errorf("gguf %s: mmap: %w", path, err)
+		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	f, err := Parse(data)
+	f, err := Parse(m.Bytes())
 	if err != nil {
-		unix.Munmap(data)
+		m.Close()
 		return nil, fmt.Errorf("gguf %s: %w", path, err)
 	}
-	f.mapped = true
+	f.mapping = m
 	return f, nil
 }
 
 // Close releases the mapping made by Open; TensorData slices must not be used
 // afterwards. It is a no-op for a File from Parse, and safe to call twice.
 func (f *File) Close() error {
-	if !f.mapped {
-		f.data = nil
+	f.data = nil
+	if f.mapping == nil {
 		return nil
 	}
-	f.mapped = false
-	data := f.data
-	f.data = nil
-	if err := unix.Munmap(data); err != nil {
-		return fmt.Errorf("gguf: munmap: %w", err)
+	m := f.mapping
+	f.mapping = nil
+	if err := m.Close(); err != nil {
+		return fmt.Errorf("gguf: unmap: %w", err)
 	}
 	return nil
 }
@@ -356,7 +351,7 @@ func (f *File) Tensor(name string) (gguf.TensorInfo, bool) {
 
 // TensorData returns the stored bytes of tensor name: exactly its NBytes
 // bytes, a sub-slice of the file (no copy; capacity clipped so appends cannot
-// touch the file). The bytes are read-only (mapped PROT_READ by Open) and
+// touch the file). The bytes are read-only (a read-only mapping when from Open) and
 // valid until Close. Errors: ErrNoTensor naming the tensor, or use after
 // Close.
 func (f *File) TensorData(name string) ([]byte, error) {

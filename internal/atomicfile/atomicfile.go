@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // ErrExists is returned by Create when the target exists and overwrite is
@@ -45,7 +47,7 @@ func (f *File) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
 	f.written += int64(n)
 	if f.written-f.synced >= writebackChunk {
-		startWriteback(f.File.Fd(), f.synced, f.written-f.synced)
+		osx.StartWriteback(f.File, f.synced, f.written-f.synced)
 		f.synced = f.written
 	}
 	return n, err
@@ -124,7 +126,8 @@ func (f *File) Commit() error {
 		os.Remove(name)
 		return fmt.Errorf("chmod %s: %w", f.path, err)
 	}
-	if err := os.Rename(name, f.path); err != nil {
+	// osx.Rename replaces an existing target in one step on Windows too.
+	if err := osx.Rename(name, f.path); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("rename to %s: %w", f.path, err)
 	}
@@ -209,7 +212,7 @@ func ownerAlive(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	return pid == os.Getpid() || processAlive(pid)
+	return pid == os.Getpid() || osx.ProcessAlive(pid)
 }
 
 // NameTarget rewrites err so that its message names the target path where

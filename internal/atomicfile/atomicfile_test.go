@@ -7,8 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 func TestCreateTargets(t *testing.T) {
@@ -20,7 +21,7 @@ func TestCreateTargets(t *testing.T) {
 	dangling := filepath.Join(dir, "dangling.gguf")
 	os.Symlink(filepath.Join(dir, "nowhere", "x"), dangling)
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

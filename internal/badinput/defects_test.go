@@ -15,6 +15,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
@@ -232,7 +233,7 @@ func defectCases() []badCase {
 		}, inspectArgs), 1, []string{"bad.gguf", `read kv 0 ("general.architecture\n\x00\xff`, "… (200 bytes)"}},
 		// D16: name the target and the cause, never the temp file.
 		{"D16 output directory missing", outfile("new/x.gguf"), 1, []string{"ROOT/new/x.gguf", "directory ROOT/new/ does not exist"}},
-		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "ends in a path separator"}},
+		{"D16 output with a trailing slash", outfile("new/"), 1, []string{"ROOT/new/", "does not exist"}},
 	}
 }
 
@@ -359,7 +360,7 @@ func TestD7PresetTiling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _ := f.String(codegen.KernelConfigKey)
+			stored, _ := f.String(format.KernelConfigKey)
 			f.Close()
 			for _, cg := range [][]string{
 				{"codegen", "--arch", arch, "--model", "bitnet_b1_58-large", "--outdir", filepath.Join(root, "model")},

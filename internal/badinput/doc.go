@@ -18,7 +18,7 @@
 //   - disk_test.go: a writer that fails midway (a full tmpfs when mount is
 //     allowed, RLIMIT_FSIZE always, an injected failing io.Writer) and an
 //     interrupt (context cancellation, SIGINT) during writing.
-//   - br28_test.go: BR-28a/b through the CLI (a tensor past 4 GiB in a
+//   - offsets64_test.go: BR-28a/b through the CLI (a tensor past 4 GiB in a
 //     sparse GGUF and a sparse safetensors file).
 //   - kill_test.go: SIGKILL while the converter writes; the target keeps
 //     nothing or the previous file, and the next run removes the leftover

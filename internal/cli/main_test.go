@@ -54,9 +54,9 @@ func TestMainRecoversPanic(t *testing.T) {
 	saved := commands
 	t.Cleanup(func() { commands = saved })
 	commands = append(append([]func() *cobra.Command(nil), saved...), func() *cobra.Command {
-		return &cobra.Command{Use: "boom", RunE: func(*cobra.Command, []string) error {
-			var m map[string]int
-			m["x"]++ // a nil-map write: a runtime panic, as a real bug would raise
+		return &cobra.Command{Use: "boom", RunE: func(_ *cobra.Command, args []string) error {
+			xs := make([]int, len(args))
+			xs[len(args)]++ // index out of range: a runtime panic, as a real bug would raise
 			return nil
 		}}
 	})

@@ -17,10 +17,12 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/requant"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	verifycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/verify"
+	"github.com/bitnet-convert/bitnet-convert/internal/version"
 )
 
 // UsageError marks a bad invocation; Main exits 2 for it. Command packages
@@ -39,7 +41,9 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Convert BitNet b1.58 checkpoints to GGUF, generate TL1/TL2 kernels, verify the result",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Read().String(),
 	}
+	root.SetVersionTemplate("bitnet-convert {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
@@ -52,6 +56,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 // commands lists the constructors of every subcommand, one line each.
 var commands = []func() *cobra.Command{
 	func() *cobra.Command { return hf2gguf.NewCmd(nil) },
+	func() *cobra.Command { return requant.NewCmd(nil) },
 	func() *cobra.Command { return verifycmd.NewCmd(nil) },
 	func() *cobra.Command { return inspect.NewCmdInspect(nil) },
 	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },

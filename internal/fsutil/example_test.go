@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // A FIFO named like an input file is refused before it is opened (opening
@@ -17,7 +18,7 @@ func ExampleCheckRegular() {
 	dir, _ := os.MkdirTemp("", "fsutil-example-")
 	defer os.RemoveAll(dir)
 	cfg := filepath.Join(dir, "config.json")
-	_ = syscall.Mkfifo(cfg, 0o644)
+	_ = osx.Mkfifo(cfg)
 
 	err := fsutil.CheckRegular(cfg)
 	fmt.Println(errors.Is(err, fsutil.ErrNotRegular))

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 func TestCheckRegular(t *testing.T) {
@@ -17,7 +18,7 @@ func TestCheckRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	linkFifo := filepath.Join(dir, "link-fifo")
@@ -83,5 +84,28 @@ func TestCheckRegular(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestReadText(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "t.txt")
+	if err := os.WriteFile(reg, []byte("hello world"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadText(reg, nil, 100); err != nil || string(b) != "hello world" {
+		t.Fatalf("regular: %q %v", b, err)
+	}
+	if _, err := ReadText(reg, nil, 5); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("regular over the limit: %v", err)
+	}
+	if b, err := ReadText("-", strings.NewReader("from stdin"), 100); err != nil || string(b) != "from stdin" {
+		t.Fatalf("stdin: %q %v", b, err)
+	}
+	if _, err := ReadText("-", strings.NewReader("0123456789"), 4); err == nil || !strings.Contains(err.Error(), "stdin") {
+		t.Fatalf("stdin over the limit: %v", err)
+	}
+	if _, err := ReadText(dir, nil, 100); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("directory: %v", err)
 	}
 }

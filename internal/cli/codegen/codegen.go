@@ -15,6 +15,7 @@ import (
 
 	cg "github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
@@ -43,9 +44,9 @@ type CodegenOptions struct {
 // GOARCH: tl1 on arm64, tl2 on everything else (spec codegen.md §1.3).
 func DefaultArch(goarch string) string {
 	if goarch == "arm64" {
-		return cg.TL1
+		return format.TL1Arch
 	}
-	return cg.TL2
+	return format.TL2Arch
 }
 
 // NewCmdCodegen returns the codegen command. It only parses flags; runF
@@ -58,7 +59,10 @@ func NewCmdCodegen(runF func(*CodegenOptions) error) *cobra.Command {
 		Long: `Write include/bitnet-lut-kernels.h and include/kernel_config.ini under --outdir for the TL1 (ARM)
 or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) or a config.json
 (--from-config). BM/BK/bm default to the preset's setup_env values, or to the documented rule of
-the codegen package. Every tiling rule is checked before anything is written.`,
+the codegen package. Every tiling rule is checked before anything is written. Existing files under
+--outdir/include are replaced, as bitnet.cpp's codegen_tl1.py/codegen_tl2.py replace them.
+
+Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("codegen takes no arguments (got %q); use --model or --from-config", args)
@@ -75,12 +79,15 @@ the codegen package. Every tiling rule is checked before anything is written.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Arch, "arch", "", "tl1 (ARM) or tl2 (x86); default: tl1 on arm64, tl2 elsewhere")
-	f.StringVar(&opts.Model, "model", "", "preset model name (see presets), e.g. bitnet_b1_58-large")
+	f.StringVar(&opts.Model, "model", "", "preset model name (listed above; `bitnet-convert dummy --preset` shows their shapes), e.g. bitnet_b1_58-large")
 	f.StringVar(&opts.FromConfig, "from-config", "", "config.json, or a directory holding one, to derive the shapes from")
 	f.StringVar(&opts.BM, "BM", "", "comma list, one per shape: rows per tile")
 	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")
 	f.StringVar(&opts.Bm, "bm", "", "comma list, one per shape: rows per compute block (TL1 32|64, TL2 32)")
 	f.StringVar(&opts.OutDir, "outdir", ".", "directory that receives include/")
+	_ = cmd.RegisterFlagCompletionFunc("model", cobra.FixedCompletions(presets.Names(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("arch", cobra.FixedCompletions([]string{"tl1", "tl2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.MarkFlagDirname("outdir")
 	return cmd
 }
 
@@ -102,10 +109,10 @@ func parseList(flag, s string) ([]int, error) {
 }
 
 // kernelSet resolves the shapes and tilings of opts for arch.
-func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string, err error) {
+func kernelSet(opts *CodegenOptions, arch string) (ks []format.Kernel, source string, err error) {
 	var (
 		shapes   [][2]int
-		defaults func() ([]cg.Kernel, error)
+		defaults func() ([]format.Kernel, error)
 	)
 	switch {
 	case opts.Model != "" && opts.FromConfig != "":
@@ -120,10 +127,10 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 		}
 		if k, ok := m.Codegen[arch]; ok {
 			shapes = k.Shapes
-			defaults = func() ([]cg.Kernel, error) { return cg.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
+			defaults = func() ([]format.Kernel, error) { return format.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
 			source = fmt.Sprintf("preset %s (setup_env.py %s table)", m.Name, arch)
 		} else {
-			if shapes, err = cg.ShapesFromConfig(m.Config); err != nil {
+			if shapes, err = format.ShapesFromConfig(m.Config); err != nil {
 				return nil, "", fmt.Errorf("preset %s: %w", m.Name, err)
 			}
 			source = fmt.Sprintf("preset %s (shapes derived from its config)", m.Name)
@@ -135,14 +142,14 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 		if fi, err := os.Stat(opts.FromConfig); err == nil && !fi.IsDir() {
 			cfgPath = opts.FromConfig
 		}
-		cfg, err := cg.ReadConfigFile(cfgPath)
+		cfg, err := format.ReadConfigFile(cfgPath)
 		if err != nil {
 			return nil, "", fmt.Errorf("--from-config: %w", err)
 		}
 		if err := checkConvertible(cfg, cfgPath, arch); err != nil {
 			return nil, "", err
 		}
-		if shapes, err = cg.ShapesFromConfig(cfg); err != nil {
+		if shapes, err = format.ShapesFromConfig(cfg); err != nil {
 			return nil, "", fmt.Errorf("%s: %w", cfgPath, err)
 		}
 		source = "shapes derived from " + cfgPath
@@ -150,14 +157,14 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 			// The shapes of a known model: setup_env.py's tiling, as
 			// hf2gguf uses for such a checkpoint (defect D7).
 			shapes = k.Shapes
-			defaults = func() ([]cg.Kernel, error) { return cg.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
+			defaults = func() ([]format.Kernel, error) { return format.Kernels(k.Shapes, k.BM, k.BK, k.Bm) }
 			source += fmt.Sprintf(", tiling of preset %s (setup_env.py %s table)", m.Name, arch)
 		}
 	default:
 		return nil, "", usage.Errorf("give --model NAME or --from-config DIR")
 	}
 	if defaults == nil {
-		defaults = func() ([]cg.Kernel, error) { return cg.ConfigFor(arch, shapes) }
+		defaults = func() ([]format.Kernel, error) { return format.ConfigFor(arch, shapes) }
 	}
 	given := 0
 	for _, s := range []string{opts.BM, opts.BK, opts.Bm} {
@@ -175,7 +182,7 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 				return nil, "", err
 			}
 		}
-		ks, err = cg.Kernels(shapes, lists[0], lists[1], lists[2])
+		ks, err = format.Kernels(shapes, lists[0], lists[1], lists[2])
 		if err != nil {
 			return nil, "", usage.Errorf("%v", err)
 		}
@@ -184,8 +191,8 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []cg.Kernel, source string
 		return nil, "", usage.Errorf("give all of --BM, --BK and --bm, or none of them")
 	}
 	if err != nil {
-		var se *cg.ShapeError
-		var ve *cg.ValidationError
+		var se *format.ShapeError
+		var ve *format.ValidationError
 		if errors.As(err, &se) || errors.As(err, &ve) {
 			return nil, "", &usage.Error{Err: err}
 		}
@@ -222,7 +229,7 @@ func codegenRun(opts *CodegenOptions) error {
 		}
 		arch = DefaultArch(goarch)
 	}
-	if err := cg.CheckArch(arch); err != nil {
+	if err := format.CheckArch(arch); err != nil {
 		return usage.Errorf("--arch: %v", err)
 	}
 	if opts.OutDir == "" {
@@ -232,7 +239,7 @@ func codegenRun(opts *CodegenOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := cg.Validate(arch, ks); err != nil {
+	if err := format.Validate(arch, ks); err != nil {
 		return &usage.Error{Err: err}
 	}
 	if err := cg.Generate(arch, ks, opts.OutDir); err != nil {
@@ -245,7 +252,7 @@ func codegenRun(opts *CodegenOptions) error {
 	fmt.Fprintf(w, "%s kernels, %s:\n", strings.ToUpper(arch), source)
 	for i, k := range ks {
 		fmt.Fprintf(w, "  kernel %d: M=%d K=%d BM=%d BK=%d bm=%d", i, k.M, k.K, k.BM, k.BK, k.Bm)
-		if arch == cg.TL2 {
+		if arch == format.TL2Arch {
 			fmt.Fprintf(w, " three_k=%d two_k=%d", k.ThreeK(), k.TwoK())
 		}
 		fmt.Fprintln(w)

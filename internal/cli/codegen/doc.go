@@ -10,7 +10,7 @@
 // presets with a setup_env.py kernel table use it, the others (2B-4T,
 // Falcon3, embedding models) derive their shapes from the preset's config
 // like --from-config. --from-config DIR reads DIR/config.json. Without
-// --BM/--BK/--bm the preset's values or codegen.ConfigFor's choice are used;
+// --BM/--BK/--bm the preset's values or format.ConfigFor's choice are used;
 // with them, all three must be given, one comma-separated value per shape
 // (spaces allowed). Every rule is checked before anything is written; every
 // violation is reported and the exit code is 2.

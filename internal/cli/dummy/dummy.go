@@ -17,6 +17,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
@@ -52,6 +53,9 @@ type DummyOptions struct {
 	// Stdout receives the summary or the preset list (the command's
 	// stdout).
 	Stdout io.Writer
+	// Stderr shows a per-tensor progress bar when StderrIsTerminal.
+	Stderr           io.Writer
+	StderrIsTerminal bool
 	// Context is cancelled on Ctrl-C; nil means one with signal handling.
 	Context context.Context
 }
@@ -92,6 +96,8 @@ shapes over 2^40 elements are refused; an interrupted or failed run removes what
 			}
 			opts.PackedSet = cmd.Flags().Changed("packed")
 			opts.Stdout = cmd.OutOrStdout()
+			opts.Stderr = cmd.ErrOrStderr()
+			opts.StderrIsTerminal = progress.IsTerminal(opts.Stderr)
 			if runF != nil {
 				return runF(opts)
 			}
@@ -110,6 +116,16 @@ shapes over 2^40 elements are refused; an interrupted or failed run removes what
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed; the same seed gives the same bytes")
 	f.StringVar(&opts.MaxShardSize, "max-shard-size", "5GB", "split safetensors larger than this into shards (bytes, or with KB/MB/GB, decimal as Hugging Face counts)")
 	f.BoolVar(&opts.Force, "force", false, "replace a checkpoint already in --out")
+	_ = cmd.RegisterFlagCompletionFunc("preset", cobra.FixedCompletions(presets.Names(), cobra.ShellCompDirectiveNoFileComp))
+	// "--preset NAME": the flag takes no value without "=", so NAME is the
+	// positional argument; complete it with the preset names.
+	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if opts.Preset == listPresets && len(args) == 0 {
+			return presets.Names(), cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_ = cmd.MarkFlagDirname("tokenizer")
 	return cmd
 }
 
@@ -192,7 +208,10 @@ func dummyRun(opts *DummyOptions) error {
 		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal, "writing")
+	gopts.Progress = bar.Step
 	res, err := dummy.Generate(ctx, opts.Out, gopts)
+	bar.Finish()
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; the files written to %s were removed", opts.Out)

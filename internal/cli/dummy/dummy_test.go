@@ -245,3 +245,16 @@ func TestLayersZeroFlag(t *testing.T) {
 		t.Fatalf("err = %v, want a usage error naming --layers 0", err)
 	}
 }
+
+// On a terminal dummy draws a per-tensor bar on stderr.
+func TestDummyProgressOnTerminal(t *testing.T) {
+	var errb bytes.Buffer
+	opts := &DummyOptions{Preset: "bitnet_b1_58-large", Layers: 1, Out: filepath.Join(t.TempDir(), "d"), Seed: 1, MaxShardSize: "5GB",
+		Stdout: &bytes.Buffer{}, Stderr: &errb, StderrIsTerminal: true}
+	if err := dummyRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "(1/13)") || !strings.Contains(errb.String(), "model.embed_tokens.weight") {
+		t.Errorf("no bar: %q", errb.String())
+	}
+}

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -78,7 +80,8 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.StringVar(&ids, "ids", "", "token ids to embed, comma-separated (e.g. 2,651,9456)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
-	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	return cmd
 }
 
@@ -99,9 +102,9 @@ func embedRun(opts *EmbedOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
-	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: opts.Threads})
+	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: flagx.Threads(opts.Threads)})
 	if err != nil {
-		return err
+		return modelfile.Explain("embed", opts.Model, err)
 	}
 	defer f.Close()
 	ids := opts.IDs

@@ -27,7 +27,7 @@ func TestNewCmdEmbed(t *testing.T) {
 	}{
 		{"prompt", []string{"-m", "x.gguf", "-p", "hello", "--json", "--pooling", "last", "--threads", "3"},
 			&EmbedOptions{Model: "x.gguf", Prompt: "hello", HasPrompt: true, JSON: true, Pooling: "last", Threads: 3}, ""},
-		{"ids", []string{"-m", "x.gguf", "--ids", "1, 2,3"}, &EmbedOptions{Model: "x.gguf", IDs: []int32{1, 2, 3}, Threads: 1}, ""},
+		{"ids", []string{"-m", "x.gguf", "--ids", "1, 2,3"}, &EmbedOptions{Model: "x.gguf", IDs: []int32{1, 2, 3}}, ""},
 		{"no model", []string{"-p", "a"}, nil, "-m/--model"},
 		{"no input", []string{"-m", "x"}, nil, "exactly one"},
 		{"both inputs", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},

@@ -12,15 +12,17 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/outname"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
@@ -42,6 +44,14 @@ type Options struct {
 	Pre              string
 	KernelConfig     string
 	Threads          int
+	// JSON prints the summary (or the --dry-run plan) as one JSON object.
+	JSON bool
+	// ListArchs prints the supported architectures and output types and
+	// converts nothing.
+	ListArchs     bool
+	I2SLayout     string
+	TokenEmbdType string
+	OutputType    string
 
 	Stdout, Stderr io.Writer
 	// StderrIsTerminal enables the progress bar.
@@ -56,24 +66,37 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "hf2gguf DIR",
-		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, F32, F16, BF16)",
+		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
-to a GGUF file that bitnet.cpp runs. Master weights are ternarized with abs-mean; packed checkpoints
+to a GGUF file for bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0) or
+ik_llama.cpp (iq1_bn, iq2_bn). Master weights are ternarized with abs-mean; packed checkpoints
 (U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
 output is written atomically.`,
+		Example: `  bitnet-convert hf2gguf ./bitnet_b1_58-large
+  bitnet-convert hf2gguf ./bitnet_b1_58-large --outtype tl2 --outfile out/
+  bitnet-convert hf2gguf ./bitnet_b1_58-large --outfile 'large-{ftype}.gguf' --dry-run --json
+  bitnet-convert hf2gguf ~/.cache/huggingface/hub/models--org--name/snapshots/REV --vocab-only
+  bitnet-convert hf2gguf --list-archs`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.ListArchs {
+				if len(args) != 0 {
+					return usage.Errorf("--list-archs takes no checkpoint directory (got %q)", args)
+				}
+				return nil
+			}
 			if len(args) != 1 {
 				return usage.Errorf("hf2gguf takes exactly one argument, the checkpoint directory (got %d)", len(args))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
 			opts.Stdout = cmd.OutOrStdout()
-			opts.Stderr = cmd.ErrOrStderr()
-			if f, ok := opts.Stderr.(*os.File); ok {
-				opts.StderrIsTerminal = term.IsTerminal(int(f.Fd()))
+			if opts.ListArchs {
+				return ListArchs(opts.Stdout, opts.JSON)
 			}
+			opts.Dir = args[0]
+			opts.Stderr = cmd.ErrOrStderr()
+			opts.StderrIsTerminal = progress.IsTerminal(opts.Stderr)
 			if _, err := convert.ParseOutType(opts.OutType); err != nil {
 				return usage.Errorf("--outtype: %v", err)
 			}
@@ -88,6 +111,20 @@ output is written atomically.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
 			}
+			if _, err := format.ParseLayout(opts.I2SLayout); err != nil {
+				return usage.Errorf("--i2s-layout: %v", err)
+			}
+			if opts.I2SLayout != "x86" && !strings.EqualFold(opts.OutType, "i2_s") {
+				return usage.Errorf("--i2s-layout applies to --outtype i2_s, not %s", opts.OutType)
+			}
+			for _, fl := range []struct{ name, v string }{{"--token-embedding-type", opts.TokenEmbdType}, {"--output-tensor-type", opts.OutputType}} {
+				if fl.v == "" {
+					continue
+				}
+				if _, err := convert.ParseFloatType(fl.v); err != nil {
+					return usage.Errorf("%s: %v", fl.name, err)
+				}
+			}
 			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
 				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
 			}
@@ -101,11 +138,16 @@ output is written atomically.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: i2_s, tl1, tl2, f32, f16, bf16")
-	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./<model-name>-<outtype>.gguf)")
-	f.StringVar(&opts.ModelName, "model-name", "", "general.name (default: the input directory's name)")
-	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (tensor names, shapes, types, bytes) and write nothing")
-	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors")
+	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: "+strings.Join(outTypeNames(), ", ")+" (--list-archs says which each architecture takes)")
+	f.StringVar(&opts.OutFile, "outfile", "", "output file, or a directory to put the default name in; {ftype}/{outtype} in the name become the output type (default ./<model-name>-<outtype>.gguf, ./<model-name>-vocab.gguf with --vocab-only)")
+	f.StringVar(&opts.ModelName, "model-name", "", "general.name, kept verbatim (a repo id such as org/name works; the file name is sanitised) (default: the input directory's name, or a Hugging Face cache snapshot's repository name)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (output path, tensor names, shapes, types, bytes) and write nothing; fails as the real run would (existing output without --force, missing directory)")
+	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors (needs only config.json and the tokenizer files)")
+	f.BoolVar(&opts.JSON, "json", false, "print the summary, or the --dry-run plan, as JSON")
+	f.BoolVar(&opts.ListArchs, "list-archs", false, "list the supported architectures and output types, and exit")
+	f.StringVar(&opts.I2SLayout, "i2s-layout", "x86", "I2_S bit layout: x86 (QK 128), arm (QK 64, bitnet.cpp ARM builds), x86-1x4 (x86 builds without ACT_PARALLEL)")
+	f.StringVar(&opts.TokenEmbdType, "token-embedding-type", "", "type of token_embd: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
+	f.StringVar(&opts.OutputType, "output-tensor-type", "", "type of an untied output head: F32, F16, BF16, Q8_0, Q6_K (default: the outtype's)")
 	f.BoolVar(&opts.NoVocab, "no-vocab", false, "convert without a tokenizer")
 	f.StringVar(&opts.MetadataFile, "metadata", "", "TOML file of general.* keys to set or override")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
@@ -115,7 +157,8 @@ output is written atomically.`,
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: derived from the shapes)")
-	f.IntVar(&opts.Threads, "threads", 0, "goroutines per tensor (0 = all cores); the output does not depend on it")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	_ = cmd.RegisterFlagCompletionFunc("outtype", cobra.FixedCompletions(outTypeNames(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -130,17 +173,20 @@ func Run(opts *Options) error {
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	copts := convert.Options{
-		OutType:          outType,
-		ModelName:        opts.ModelName,
-		WeightScale:      convert.WeightScaleRule(opts.WeightScale),
-		AllowFallback:    opts.AllowFallback,
-		AllowTieFallback: opts.AllowTieFallback,
-		NoVocab:          opts.NoVocab,
-		VocabOnly:        opts.VocabOnly,
-		Pre:              opts.Pre,
-		Threads:          opts.Threads,
-		Verbose:          opts.Verbose,
-		Log:              prefixWriter{w: opts.Stderr},
+		OutType:            outType,
+		ModelName:          opts.ModelName,
+		WeightScale:        convert.WeightScaleRule(opts.WeightScale),
+		AllowFallback:      opts.AllowFallback,
+		AllowTieFallback:   opts.AllowTieFallback,
+		NoVocab:            opts.NoVocab,
+		VocabOnly:          opts.VocabOnly,
+		Pre:                opts.Pre,
+		Threads:            opts.Threads,
+		Verbose:            opts.Verbose,
+		I2SLayout:          format.Layout(strings.ToLower(opts.I2SLayout)),
+		TokenEmbeddingType: opts.TokenEmbdType,
+		OutputTensorType:   opts.OutputType,
+		Log:                prefixWriter{w: opts.Stderr},
 	}
 	if opts.MetadataFile != "" {
 		md, err := ReadMetadata(opts.MetadataFile)
@@ -160,25 +206,27 @@ func Run(opts *Options) error {
 	if name == "" {
 		name = convert.DefaultModelName(opts.Dir)
 	}
-	out := opts.OutFile
-	if out == "" {
-		out = "./" + name + "-" + string(outType) + ".gguf"
+	req := outname.Request{OutFile: opts.OutFile, ModelName: name, OutType: string(outType)}
+	if opts.VocabOnly {
+		req.Suffix = "vocab"
 	}
-	var bar *progressbar.ProgressBar
-	if opts.StderrIsTerminal && !opts.DryRun {
-		copts.Progress = func(done, total int, tensor string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Stderr), progressbar.OptionSetDescription("converting"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(tensor)
-			_ = bar.Add(1)
+	out, err := outname.Resolve(req)
+	if err != nil {
+		return err
+	}
+	if di, err := os.Stat(opts.OutFile); err == nil && di.IsDir() {
+		if in, err := os.Stat(opts.Dir); err == nil && os.SameFile(di, in) {
+			// convert_hf_to_gguf.py writes into the model directory; ours
+			// is only read.
+			return fmt.Errorf("--outfile %s is the input directory; the input directory is only read, give another directory or file", opts.OutFile)
 		}
 	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "converting")
+	copts.Progress = bar.Step
 	start := time.Now()
-	plan, err := convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	var plan *convert.Plan
+	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
+	bar.Finish()
 	if plan != nil && err == nil {
 		// On failure only the error line is printed: the notices are
 		// about a file that was not written (friction item 13).
@@ -191,10 +239,24 @@ func Run(opts *Options) error {
 		return err
 	}
 	if opts.DryRun {
-		printPlan(opts.Stdout, plan)
+		// The real run would fail here too: say so after the plan (exit 1).
+		check := outname.Check(out, opts.Force)
+		if opts.JSON {
+			if err := printJSON(opts.Stdout, planJSON(plan, out, check, opts.VocabOnly)); err != nil {
+				return err
+			}
+		} else {
+			printPlan(opts.Stdout, plan, out, opts.VocabOnly)
+		}
+		if check != nil {
+			return fmt.Errorf("the real run would fail: %w", check)
+		}
 		return nil
 	}
-	printSummary(opts.Stdout, plan, out, time.Since(start))
+	if opts.JSON {
+		return printJSON(opts.Stdout, summaryJSON(plan, out, time.Since(start), opts.VocabOnly))
+	}
+	printSummary(opts.Stdout, plan, out, time.Since(start), opts.VocabOnly)
 	return nil
 }
 
@@ -204,7 +266,12 @@ func printWarnings(w io.Writer, p *convert.Plan) {
 	}
 }
 
-func printPlan(w io.Writer, p *convert.Plan) {
+func printPlan(w io.Writer, p *convert.Plan, out string, vocabOnly bool) {
+	fmt.Fprintf(w, "output %s\n", out)
+	if vocabOnly {
+		fmt.Fprintf(w, "arch %s, vocab only: %s, %d KVs, no tensors\n", p.Arch, vocabSummary(p), len(p.KVs))
+		return
+	}
 	fmt.Fprintf(w, "arch %s, outtype %s, %d tensors, %d KVs\n", p.Arch, p.OutType, len(p.Tensors), len(p.KVs))
 	fmt.Fprintf(w, "%-48s   %-32s %-16s %s\n", "HF tensor", "GGUF tensor", "HF shape", "dtype → type, bytes")
 	for _, t := range p.Tensors {
@@ -222,7 +289,11 @@ func printTotals(w io.Writer, p *convert.Plan) {
 	fmt.Fprintf(w, "tensors: %s; data %s\n", strings.Join(parts, ", "), human(p.TotalBytes()))
 }
 
-func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration) {
+func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration, vocabOnly bool) {
+	if vocabOnly {
+		fmt.Fprintf(w, "wrote %s: arch %s, vocab only: %s, %d KVs, no tensors, in %.2fs\n", out, p.Arch, vocabSummary(p), len(p.KVs), took.Seconds())
+		return
+	}
 	fmt.Fprintf(w, "wrote %s: arch %s, outtype %s, %d tensors, %d KVs in %.2fs\n", out, p.Arch, p.OutType, len(p.Tensors), len(p.KVs), took.Seconds())
 	printTotals(w, p)
 }

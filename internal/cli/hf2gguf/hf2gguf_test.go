@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 const golden = "../../../testdata/golden/tiny-bitnet/hf"
@@ -35,6 +36,10 @@ func TestNewCmdRejectsBadUsage(t *testing.T) {
 		{"dir", "--outtype", "q4_0"},
 		{"dir", "--weight-scale", "sometimes"},
 		{"dir", "--vocab-only", "--no-vocab"},
+		{"dir", "--i2s-layout", "mips"},
+		{"dir", "--outtype", "tq2_0", "--i2s-layout", "arm"},
+		{"dir", "--token-embedding-type", "q4_k"},
+		{"dir", "--output-tensor-type", "i2_s"},
 	} {
 		cmd := NewCmd(func(*Options) error { t.Fatalf("%v: run called", args); return nil })
 		cmd.SetArgs(args)
@@ -178,8 +183,9 @@ func TestCancelledLeavesNothing(t *testing.T) {
 	}
 }
 
-// The output may not be a directory or one of the input files, even with
-// --force, and --metadata may not set a key twice; nothing is written.
+// The output may not be one of the input files, even with --force, and
+// --metadata may not set a key twice; nothing is written. (A directory as
+// --outfile receives the default name: outfile_test.go.)
 func TestRefusedOutputsAndDuplicateMetadata(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
@@ -190,7 +196,6 @@ func TestRefusedOutputsAndDuplicateMetadata(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(in, "model.safetensors"))
 	for _, tc := range []struct{ out, want string }{
-		{dir, "is a directory"},
 		{filepath.Join(in, "model.safetensors"), "is the input file"},
 	} {
 		_, _, err := run(t, Options{Dir: in, OutFile: tc.out, Force: true})
@@ -234,10 +239,35 @@ func TestMetadataTypesAndKernelConfigFlag(t *testing.T) {
 // A FIFO given as --metadata is refused at once instead of blocking.
 func TestMetadataFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "m.toml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadMetadata(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestNewCmdNewFlags(t *testing.T) {
+	var got *Options
+	cmd := NewCmd(func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"d", "--outtype", "i2_s", "--i2s-layout", "arm", "--token-embedding-type", "Q6_K", "--output-tensor-type", "q8_0"})
+	cmd.SetOut(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.I2SLayout != "arm" || got.TokenEmbdType != "Q6_K" || got.OutputType != "q8_0" {
+		t.Errorf("options %+v", got)
+	}
+}
+
+// A relu² model written for mainline llama.cpp prints the notice.
+func TestRunTQNotice(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.gguf")
+	_, stderr, err := run(t, Options{Dir: "../../../testdata/golden/b158-h512/hf", OutType: "tq2_0", OutFile: out, I2SLayout: "x86"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "relu²") || !strings.Contains(stderr, "hidden_activation") {
+		t.Errorf("stderr %q lacks the relu² notice", stderr)
 	}
 }

@@ -1,8 +1,8 @@
 package inspect
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -32,6 +33,14 @@ type InspectOptions struct {
 	Path string
 	// JSON selects one JSON object instead of text.
 	JSON bool
+	// Full prints whole arrays and strings (gguf-dump's --json-array; the
+	// chat template uncut) instead of previews.
+	Full bool
+	// Keys, when set, print only these metadata keys, whole: in text one
+	// value per line (arrays one item per line, strings raw, so
+	// `--key tokenizer.chat_template > t.jinja` gives the template), in JSON
+	// one object key → value. A missing key is an error.
+	Keys []string
 	// Out receives the report (the command's stdout).
 	Out io.Writer
 }
@@ -46,7 +55,13 @@ func NewCmdInspect(runF func(*InspectOptions) error) *cobra.Command {
 		Long: `Print a GGUF file's version, alignment, data offset, every metadata key (arrays shortened to
 their count and first 8 items) and every tensor: name, type by name and ggml id (I2_S(36), TL1(38),
 TL2(39)), ne in GGUF order, offset within the data section, size in bytes, and for I2_S/TL1/TL2
-the per-tensor float32 scale. --json prints the same as one JSON object.`,
+the per-tensor float32 scale. --json prints the same as one JSON object. --full prints whole arrays
+and strings (gguf-dump's --json-array; --json-array is --json --full); --key K prints only key K,
+whole (repeat or comma-separate for several).`,
+		Example: `  bitnet-convert inspect model.gguf
+  bitnet-convert inspect model.gguf --key tokenizer.chat_template > template.jinja
+  bitnet-convert inspect model.gguf --key general.name,bitnet.block_count --json
+  bitnet-convert inspect model.gguf --json-array > dump.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usage.Errorf("inspect takes exactly one argument, the GGUF file (got %d)", len(args))
@@ -62,7 +77,16 @@ the per-tensor float32 scale. --json prints the same as one JSON object.`,
 			return inspectRun(opts)
 		},
 	}
+	var jsonArray bool
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object instead of text")
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "print whole arrays and strings instead of previews")
+	cmd.Flags().BoolVar(&jsonArray, "json-array", false, "--json with whole arrays (as gguf-dump --json --json-array)")
+	cmd.Flags().StringSliceVar(&opts.Keys, "key", nil, "print only this metadata key, whole (repeatable, or comma-separated)")
+	cmd.PreRun = func(*cobra.Command, []string) {
+		if jsonArray {
+			opts.JSON, opts.Full = true, true
+		}
+	}
 	return cmd
 }
 
@@ -85,6 +109,8 @@ type kvReport struct {
 	Elem  string `json:"elem_type,omitempty"`
 	Count *int   `json:"count,omitempty"`
 	First []any  `json:"first,omitempty"`
+	// Items holds every element with --full (First is then empty).
+	Items []any `json:"items,omitempty"`
 	// Note names an ambiguous value (general.file_type 40, see
 	// gguf.FileTypeName).
 	Note string `json:"note,omitempty"`
@@ -102,7 +128,10 @@ type tensorReport struct {
 	// finite (JSON has no such numbers; one type per field, defect D23).
 	Scale     json.RawMessage `json:"scale,omitempty"`
 	ScaleNote string          `json:"scale_note,omitempty"`
-	scale     *float32        // for the text report
+	// ScaleRange summarises the per-row (IQ*_BN) or per-block (TQ*_0)
+	// scales: "min..max (N scales)".
+	ScaleRange string   `json:"scale_range,omitempty"`
+	scale      *float32 // for the text report
 }
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
@@ -115,7 +144,10 @@ func inspectRun(opts *InspectOptions) error {
 		return fmt.Errorf("inspect: %w", err)
 	}
 	defer f.Close()
-	r, err := buildReport(opts.Path, f)
+	if len(opts.Keys) > 0 {
+		return printKeys(opts, f)
+	}
+	r, err := buildReport(opts.Path, f, opts.Full)
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", opts.Path, err)
 	}
@@ -124,10 +156,76 @@ func inspectRun(opts *InspectOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	return writeText(opts.Out, r)
+	return writeText(opts.Out, r, opts.Full)
 }
 
-func buildReport(path string, f *reader.File) (*report, error) {
+// printKeys prints the values of opts.Keys whole (see InspectOptions.Keys).
+func printKeys(opts *InspectOptions, f *reader.File) error {
+	vals := make([]gguf.Value, len(opts.Keys))
+	for i, k := range opts.Keys {
+		v, ok := f.Get(k)
+		if !ok {
+			return fmt.Errorf("inspect %s: no metadata key %q (inspect without --key lists them)", opts.Path, k)
+		}
+		vals[i] = v
+	}
+	if opts.JSON {
+		var buf bytes.Buffer
+		buf.WriteString("{")
+		for i, k := range opts.Keys {
+			var x any
+			if vals[i].Type == gguf.ValueArray {
+				x = arrayItems(vals[i])
+			} else {
+				x = jsonable(vals[i].V)
+			}
+			kb, _ := json.Marshal(k)
+			vb, err := marshalNoEscape(x)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				buf.WriteString(",")
+			}
+			fmt.Fprintf(&buf, "\n  %s: %s", kb, vb)
+		}
+		buf.WriteString("\n}\n")
+		_, err := opts.Out.Write(buf.Bytes())
+		return err
+	}
+	w := bufio.NewWriter(opts.Out)
+	for i := range opts.Keys {
+		if vals[i].Type == gguf.ValueArray {
+			for _, x := range arrayItems(vals[i]) {
+				fmt.Fprintln(w, rawValue(x))
+			}
+			continue
+		}
+		fmt.Fprintln(w, rawValue(vals[i].V))
+	}
+	return w.Flush()
+}
+
+// rawValue formats a value for --key text output: strings as they are,
+// numbers as textValue does.
+func rawValue(x any) string {
+	if s, ok := x.(string); ok {
+		return s
+	}
+	return textValue(x, true)
+}
+
+func marshalNoEscape(x any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func buildReport(path string, f *reader.File, full bool) (*report, error) {
 	r := &report{Path: path, Version: f.Version, Alignment: f.Alignment, DataOffset: f.DataOffset,
 		KVs: make([]kvReport, 0, len(f.KVs)), Tensors: make([]tensorReport, 0, len(f.Tensors))}
 	hasI2S := false
@@ -140,7 +238,11 @@ func buildReport(path string, f *reader.File) (*report, error) {
 			items := arrayItems(kv.Value)
 			n := len(items)
 			k.Elem, k.Count = kv.Value.Elem.String(), &n
-			k.First = items[:min(n, ArrayPreview)]
+			if full {
+				k.Items = items
+			} else {
+				k.First = items[:min(n, ArrayPreview)]
+			}
 		} else {
 			k.Value = jsonable(kv.Value.V)
 		}
@@ -155,14 +257,21 @@ func buildReport(path string, f *reader.File) (*report, error) {
 			return nil, err
 		}
 		t := tensorReport{Name: ti.Name, Type: ti.Type.String(), TypeID: ti.Type.ID(), Ne: ti.Ne, Offset: ti.Offset, Bytes: uint64(len(data))}
-		if off, ok := gguf.ScaleOffset(ti.Type, ti.Ne); ok && off+4 <= uint64(len(data)) {
-			sc := math.Float32frombits(binary.LittleEndian.Uint32(data[off:]))
+		switch scales := ternaryScales(ti, data); {
+		case len(scales) == 1:
+			sc := scales[0]
 			t.scale = &sc
 			if f := float64(sc); math.IsNaN(f) || math.IsInf(f, 0) {
 				t.Scale, t.ScaleNote = json.RawMessage("null"), strconv.FormatFloat(f, 'g', -1, 32)
 			} else {
 				t.Scale = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 32))
 			}
+		case len(scales) > 1:
+			lo, hi := scales[0], scales[0]
+			for _, v := range scales {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			t.ScaleRange = fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(scales))
 		}
 		r.Tensors = append(r.Tensors, t)
 	}
@@ -247,10 +356,10 @@ func jsonable(x any) any {
 // textValue formats one scalar or array item for the text report: strings
 // quoted (Go syntax, so empty and odd tokens stay visible), floats in the
 // shortest form that round-trips their width.
-func textValue(x any) string {
+func textValue(x any, full bool) string {
 	switch v := x.(type) {
 	case string:
-		if len(v) > maxTextString {
+		if len(v) > maxTextString && !full {
 			return strconv.Quote(v[:maxTextString]) + fmt.Sprintf("… (%d bytes)", len(v))
 		}
 		return strconv.Quote(v)
@@ -270,7 +379,7 @@ func neString(ne []uint64) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-func writeText(out io.Writer, r *report) error {
+func writeText(out io.Writer, r *report, full bool) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "file:\t%s\n", r.Path)
@@ -282,12 +391,16 @@ func writeText(out io.Writer, r *report) error {
 	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	for _, k := range r.KVs {
 		if k.Count != nil {
-			items := make([]string, len(k.First))
-			for i, x := range k.First {
-				items[i] = textValue(x)
+			shown := k.First
+			if full {
+				shown = k.Items
+			}
+			items := make([]string, len(shown))
+			for i, x := range shown {
+				items[i] = textValue(x, full)
 			}
 			more := ""
-			if *k.Count > len(k.First) {
+			if *k.Count > len(shown) {
 				more = " …"
 			}
 			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", k.Key, k.Elem, *k.Count, strings.Join(items, " "), more)
@@ -297,7 +410,7 @@ func writeText(out io.Writer, r *report) error {
 		if k.Note != "" {
 			note = " (" + k.Note + ")"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", k.Key, k.Type, textValue(k.Value), note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", k.Key, k.Type, textValue(k.Value, full), note)
 	}
 	tw.Flush()
 	fmt.Fprintf(&buf, "\ntensors (%d):\n", len(r.Tensors))
@@ -306,7 +419,9 @@ func writeText(out io.Writer, r *report) error {
 	for _, t := range r.Tensors {
 		scale := ""
 		if t.scale != nil {
-			scale = textValue(*t.scale)
+			scale = textValue(*t.scale, false)
+		} else if t.ScaleRange != "" {
+			scale = t.ScaleRange
 		}
 		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
@@ -320,4 +435,19 @@ func writeText(out io.Writer, r *report) error {
 	}
 	_, err := io.WriteString(out, strings.Join(lines, ""))
 	return err
+}
+
+// ternaryScales reads the scales of a ternary tensor through the format
+// layer (per tensor for I2_S/TL1/TL2, per row for IQ*_BN, per 256-block for
+// TQ*_0); nil for other types or a tensor the layout cannot hold.
+func ternaryScales(ti gguf.TensorInfo, data []byte) []float32 {
+	f, ok := format.ForType(ti.Type, format.LayoutX86, nil)
+	if !ok || len(ti.Ne) != 2 {
+		return nil
+	}
+	sc, err := f.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
+	if err != nil {
+		return nil
+	}
+	return sc
 }

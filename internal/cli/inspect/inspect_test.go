@@ -321,3 +321,28 @@ func TestInspectOwnI2S(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
+
+// The other runtimes' ternary types show their scales through the format
+// layer: TQ2_0 one f16 per 256-block, IQ2_BN one f32 per row, with the
+// range of the golden values (llama-quantize / ik_llama.cpp files).
+func TestInspectEcosystemScales(t *testing.T) {
+	for _, c := range []struct{ file, line string }{
+		{"tiny-bitnet-tq2_0.gguf", "blk.0.attn_k.weight         TQ2_0(35)  [256, 128]"},
+		{"tiny-b158-h512-iq2_bn.gguf", "blk.0.attn_k.weight         IQ2_BN(135)  [512, 256]"},
+	} {
+		var out bytes.Buffer
+		if err := inspectRun(&InspectOptions{Path: "../../../testdata/golden/ecosystems/" + c.file, Out: &out}); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "blk.0.attn_k.weight") {
+				got = l
+			}
+		}
+		want := map[string]string{"tiny-bitnet-tq2_0.gguf": "(128 scales)", "tiny-b158-h512-iq2_bn.gguf": "(256 scales)"}[c.file]
+		if !strings.Contains(got, want) || !strings.Contains(got, "..") {
+			t.Errorf("%s: line %q lacks %q", c.file, got, want)
+		}
+	}
+}

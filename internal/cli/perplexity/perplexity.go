@@ -1,12 +1,18 @@
 package perplexity
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -16,13 +22,19 @@ import (
 // PerplexityOptions are the parsed flags of perplexity.
 type PerplexityOptions struct {
 	Model        string // -m: GGUF file
-	File         string // -f: UTF-8 text file
+	File         string // -f: UTF-8 text file, "-" for stdin, or a pipe
 	Ctx          int    // -c: tokens per chunk
-	Chunks       int    // --chunks: at most this many chunks (≤ 0: all)
+	Chunks       int    // --chunks: at most this many chunks (0: all)
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	Out          io.Writer
-	Err          io.Writer // notices (nil: discarded)
+	// Err receives notices, and the progress (a bar and the time per
+	// chunk) when ErrIsTerminal is set; nil discards them.
+	Err           io.Writer
+	ErrIsTerminal bool
+	// Stdin is read for -f -.
+	Stdin io.Reader
 }
 
 // NewCmdPerplexity returns the perplexity command. It only parses flags;
@@ -30,13 +42,15 @@ type PerplexityOptions struct {
 func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
-		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks 4]",
-		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime, one token per call)",
+		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks N] [--json]",
+		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
-run each chunk on an empty KV cache one token per call, and score positions c/2 … c−2 with the
-log-probability of the next token, as llama-perplexity does. Prints PPL = exp(mean NLL).
--c must not exceed the model's context_length (checked after loading the model; a usage error,
-exit 2).`,
+run each chunk on an empty KV cache as one batch (the same logits as one token per call), and score positions c/2 … c−2 with the
+log-probability of the next token, as llama-perplexity does. Prints the running perplexity after
+each chunk ("[1]x,[2]y,…") and then "Final estimate: PPL = X +/- E", E being llama-perplexity's
+uncertainty PPL·√(var(NLL)/(N−1)). TEXT may be "-" (stdin) or a pipe such as <(zcat wiki.gz); at
+most 512 MiB of text is read. On a terminal stderr shows a progress bar. -c must not exceed the
+model's context_length (checked after loading the model; a usage error, exit 2).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
@@ -46,6 +60,8 @@ exit 2).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
+			opts.Stdin = cmd.InOrStdin()
+			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
 			if opts.Model == "" {
 				return usage.Errorf("-m/--model FILE is required")
 			}
@@ -54,6 +70,9 @@ exit 2).`,
 			}
 			if opts.Ctx < 4 {
 				return usage.Errorf("-c %d: the chunk size must be ≥ 4", opts.Ctx)
+			}
+			if opts.Chunks < 0 {
+				return usage.Errorf("--chunks %d: must be ≥ 0 (0 scores every whole chunk)", opts.Chunks)
 			}
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
@@ -69,12 +88,28 @@ exit 2).`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
-	f.StringVarP(&opts.File, "file", "f", "", "text file to score (required)")
+	f.StringVarP(&opts.File, "file", "f", "", `text file to score, "-" for stdin (required)`)
 	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
-	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: all whole chunks)")
-	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
+	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll, per-chunk values) instead of the llama-perplexity lines")
 	return cmd
+}
+
+// Result is the --json output of perplexity.
+type Result struct {
+	Model    string    `json:"model"`
+	File     string    `json:"file"`
+	Ctx      int       `json:"ctx"`
+	Tokens   int       `json:"tokens"`
+	Chunks   int       `json:"chunks"`
+	Scored   int       `json:"scored"`
+	PPL      float64   `json:"ppl"`
+	PPLErr   float64   `json:"ppl_err"`
+	NLL      float64   `json:"nll"`
+	ChunkPPL []float64 `json:"chunk_ppl"`
+	Seconds  float64   `json:"seconds"`
 }
 
 // perplexityRun loads the model and the text and prints the perplexity.
@@ -87,11 +122,11 @@ func perplexityRun(opts *PerplexityOptions) error {
 			return fmt.Errorf("--kernel-config: %w", err)
 		}
 	}
-	text, err := fsutil.ReadFile(opts.File)
+	text, err := fsutil.ReadText(opts.File, opts.Stdin, fsutil.MaxTextBytes)
 	if err != nil {
 		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
-	rtOpts := runtime.Options{Threads: opts.Threads}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {
@@ -101,7 +136,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
-		return err
+		return modelfile.Explain("perplexity", opts.Model, err)
 	}
 	defer f.Close()
 	if opts.Ctx > m.Params.NCtx {
@@ -119,6 +154,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("tokenize %s: %w", opts.File, err)
 	}
+	text = nil
 	// llama-perplexity replaces each chunk's first token by BOS when the
 	// vocabulary adds BOS (llama's default for SPM vocabularies when the
 	// GGUF does not say).
@@ -130,21 +166,59 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if addBOS && v.BOS >= 0 {
 		bos = v.BOS
 	}
-	res, err := runtime.Perplexity(m, ids, opts.Ctx, opts.Chunks, bos)
+	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Tokens: len(ids), ChunkPPL: []float64{}}
+	var bar *progressbar.ProgressBar
+	start := time.Now()
+	progress := func(p runtime.ChunkProgress) {
+		res.ChunkPPL = append(res.ChunkPPL, p.PPL)
+		if !opts.JSON {
+			// llama-perplexity's running line, written chunk by chunk
+			// (os.File writes are unbuffered).
+			fmt.Fprintf(opts.Out, "[%d]%.4f,", p.Chunk, p.PPL)
+		}
+		if !opts.ErrIsTerminal {
+			return
+		}
+		if bar == nil {
+			per := time.Since(start).Seconds()
+			fmt.Fprintf(opts.Err, "perplexity: %.2f seconds per pass - ETA %.2f minutes\n", per, per*float64(p.Chunks)/60)
+			bar = progressbar.NewOptions(p.Chunks, progressbar.OptionSetWriter(opts.Err), progressbar.OptionSetDescription("chunks"),
+				progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+		}
+		_ = bar.Add(1)
+	}
+	r, err := runtime.PerplexityProgress(m, ids, opts.Ctx, opts.Chunks, bos, progress)
+	if bar != nil {
+		_ = bar.Finish()
+	}
 	if err != nil {
+		if len(res.ChunkPPL) > 0 && !opts.JSON {
+			fmt.Fprintln(opts.Out)
+		}
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
+	res.Chunks, res.Scored, res.PPL, res.PPLErr, res.NLL = r.Chunks, r.Tokens, r.PPL, r.PPLErr, r.NLL
+	res.Seconds = time.Since(start).Seconds()
 	if opts.KernelConfig != "" && opts.Err != nil {
 		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
 			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
 		}
 	}
-	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", len(ids), res.Chunks, opts.Ctx, res.Tokens)
-	fmt.Fprintf(opts.Out, "PPL = %.4f\n", res.PPL)
-	if math.IsNaN(res.PPL) || math.IsInf(res.PPL, 0) {
+	if math.IsNaN(r.PPL) || math.IsInf(r.PPL, 0) {
 		// A number that is no perplexity is a failure, as run's all-NaN
 		// logits are (defect D15).
-		return fmt.Errorf("model %s: the perplexity is %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, res.PPL)
+		if !opts.JSON {
+			fmt.Fprintln(opts.Out)
+		}
+		return fmt.Errorf("model %s: the perplexity is %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, r.PPL)
 	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.Out)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(res)
+	}
+	fmt.Fprintln(opts.Out)
+	fmt.Fprintf(opts.Out, "tokens %d, %d chunks of %d tokens, scored %d\n", res.Tokens, res.Chunks, opts.Ctx, res.Scored)
+	fmt.Fprintf(opts.Out, "Final estimate: PPL = %.4f +/- %.5f\n", res.PPL, res.PPLErr)
 	return nil
 }

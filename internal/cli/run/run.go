@@ -10,13 +10,18 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -34,10 +39,14 @@ type RunOptions struct {
 	Seed       uint64  // --seed for sampling
 	Threads    int     // --threads
 	DumpLogits string  // --dump-logits FILE: raw little-endian float32 rows
+	Force      bool    // --force: overwrite an existing --dump-logits file
+	IgnoreEOS  bool    // --ignore-eos: do not stop at EOS/EOT
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	Out          io.Writer
-	Err          io.Writer // notices (nil: discarded)
+	// Err receives notices and the timings (llama_perf_context_print
+	// style); nil discards them.
+	Err io.Writer
 }
 
 // NewCmdRun returns the run command. It only parses flags; runF replaces
@@ -48,12 +57,15 @@ func NewCmdRun(runF func(*RunOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run -m FILE (-p TEXT | --ids 1,2,3) [-n N]",
 		Short: "Generate tokens from a GGUF model with the pure-Go runtime (one token per call)",
-		Long: `Feed the prompt one token per call through the pure-Go runtime, then generate -n tokens,
-greedily by default (ties go to the lowest id) or sampled with --temp/--seed. Prints the generated ids
-and text. --dump-logits writes every prompt row of logits and then every generated row (generated row 0
+		Long: `Feed the prompt one token per call through the pure-Go runtime, then generate up to -n tokens,
+greedily by default (ties go to the lowest id) or sampled with --temp/--seed. Generation stops at the
+vocabulary's end-of-generation token (EOS or EOT) unless --ignore-eos. Prints the prompt ids, then the
+generated text as each token is produced (the ids when the file has no vocabulary), then the
+generated ids; stderr gets the load, prompt and generation times and speeds as llama-cli prints
+them. --dump-logits writes every prompt row of logits and then every generated row (generated row 0
 is the last prompt row) as raw little-endian float32, the layout of the golden
 PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32; it must not be the model file or an
-existing non-regular file. The prompt length plus -n must not exceed the model's context_length
+existing non-regular file, and an existing file needs --force. The prompt length plus -n must not exceed the model's context_length
 (checked after loading the model; a usage error, exit 2). All-NaN logits are an error (exit 1).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
@@ -90,15 +102,20 @@ existing non-regular file. The prompt length plus -n must not exceed the model's
 	f.IntVarP(&opts.N, "n-predict", "n", 16, "number of tokens to generate")
 	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
 	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
-	f.IntVar(&opts.Threads, "threads", 1, "goroutines per matrix product (results do not depend on it)")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
+	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --dump-logits file")
+	f.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-generation token (EOS/EOT)")
 	return cmd
 }
 
 // runRun loads the model, runs the prompt one token per call and generates
 // opts.N tokens.
 func runRun(opts *RunOptions) error {
+	if opts.Err == nil {
+		opts.Err = io.Discard
+	}
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
@@ -108,11 +125,11 @@ func runRun(opts *RunOptions) error {
 		}
 	}
 	if opts.DumpLogits != "" {
-		if err := checkDumpPath(opts.DumpLogits, opts.Model); err != nil {
+		if err := checkDumpPath(opts.DumpLogits, opts.Model, opts.Force); err != nil {
 			return err
 		}
 	}
-	rtOpts := runtime.Options{Threads: opts.Threads}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {
@@ -120,10 +137,12 @@ func runRun(opts *RunOptions) error {
 		}
 		rtOpts.TLKernels = ks
 	}
+	loadStart := time.Now()
 	m, f, err := runtime.Open(opts.Model, rtOpts)
 	if err != nil {
-		return err
+		return modelfile.Explain("run", opts.Model, err)
 	}
+	loadTime := time.Since(loadStart)
 	defer f.Close()
 	var tok tokenizer.Tokenizer
 	v, tokErr := tokenizer.FromGGUF(f.KVs)
@@ -150,7 +169,18 @@ func runRun(opts *RunOptions) error {
 	if len(prompt)+opts.N > m.Params.NCtx {
 		return usage.Errorf("-n %d: the prompt (%d tokens) plus -n exceeds the context length %d of %s; lower -n or shorten the prompt", opts.N, len(prompt), m.Params.NCtx, opts.Model)
 	}
-	gen, rows, err := Generate(m, prompt, opts.N, opts.Temp, opts.Seed)
+	var eog []int32
+	if !opts.IgnoreEOS && tok != nil {
+		for _, id := range []int32{v.EOS, v.EOT} {
+			if id >= 0 {
+				eog = append(eog, id)
+			}
+		}
+	}
+	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))
+	stream := newStreamer(opts.Out, tok)
+	gen, rows, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token})
+	stream.end()
 	if err != nil {
 		return fmt.Errorf("model %s: %w", opts.Model, err)
 	}
@@ -167,64 +197,188 @@ func runRun(opts *RunOptions) error {
 			return fmt.Errorf("--dump-logits %s: %w", opts.DumpLogits, err)
 		}
 	}
-	if opts.KernelConfig != "" && opts.Err != nil {
+	if opts.KernelConfig != "" {
 		if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
 			fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
 		}
 	}
-	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))
-	fmt.Fprintf(opts.Out, "generated ids: %s\n", joinIDs(gen))
 	if tok != nil {
-		if text, err := tok.Decode(gen); err == nil {
-			fmt.Fprintf(opts.Out, "generated text: %s\n", text)
-		}
+		fmt.Fprintf(opts.Out, "generated ids: %s\n", joinIDs(gen))
 	}
+	if st.Stopped {
+		fmt.Fprintf(opts.Err, "bitnet-convert: generation stopped at the end-of-generation token %d after %d token(s) (--ignore-eos to continue)\n", gen[len(gen)-1], len(gen))
+	}
+	printPerf(opts.Err, loadTime, st)
 	return nil
 }
 
-// Generate feeds prompt one token per call and then produces n tokens
-// (greedy for temp 0). It returns the generated ids and every row of logits
-// in the golden layout: one row per prompt position, then n generated rows,
-// generated row 0 being the last prompt row (the logits that chose the first
-// new token) and row i the logits after feeding generated token i−1.
-func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64) ([]int32, [][]float32, error) {
-	s := m.NewSession(len(prompt) + n)
-	rng := rand.New(rand.NewPCG(seed, 0x6269746e6574))
-	var rows [][]float32
-	var last []float32
-	for i, id := range prompt {
-		l, err := s.Eval(id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("prompt position %d: %w", i, err)
+// printPerf prints the timings in the shape of llama.cpp's
+// llama_perf_context_print (src/llama-context.cpp): load time, prompt eval
+// time over the prompt tokens, eval time over the generation runs, total.
+func printPerf(w io.Writer, load time.Duration, st GenStats) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	per := func(d time.Duration, n int) (float64, float64) {
+		if n == 0 || d <= 0 {
+			return 0, 0
 		}
+		return ms(d) / float64(n), 1e3 / ms(d) * float64(n)
+	}
+	fmt.Fprintf(w, "run:        load time = %10.2f ms\n", ms(load))
+	a, b := per(st.PromptTime, st.PromptTokens)
+	fmt.Fprintf(w, "run: prompt eval time = %10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)\n", ms(st.PromptTime), st.PromptTokens, a, b)
+	a, b = per(st.EvalTime, st.EvalRuns)
+	fmt.Fprintf(w, "run:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n", ms(st.EvalTime), st.EvalRuns, a, b)
+	fmt.Fprintf(w, "run:       total time = %10.2f ms / %5d tokens\n", ms(load+st.PromptTime+st.EvalTime), st.PromptTokens+st.EvalRuns)
+}
+
+// streamer writes the generation to out as it happens: the decoded text
+// (only the part that is complete UTF-8, so a multi-byte character split
+// over tokens prints once whole) or, without a tokenizer, the ids.
+type streamer struct {
+	out     io.Writer
+	tok     tokenizer.Tokenizer
+	ids     []int32
+	printed string
+	started bool
+}
+
+func newStreamer(out io.Writer, tok tokenizer.Tokenizer) *streamer {
+	return &streamer{out: out, tok: tok}
+}
+
+func (s *streamer) token(id int32) {
+	if !s.started {
+		s.started = true
+		if s.tok != nil {
+			fmt.Fprint(s.out, "generated text: ")
+		} else {
+			fmt.Fprint(s.out, "generated ids:")
+		}
+	}
+	if s.tok == nil {
+		fmt.Fprintf(s.out, " %d", id)
+		return
+	}
+	s.ids = append(s.ids, id)
+	text, err := s.tok.Decode(s.ids)
+	if err != nil || !strings.HasPrefix(text, s.printed) {
+		return
+	}
+	// Hold back an incomplete trailing UTF-8 sequence.
+	end := len(text)
+	for end > len(s.printed) && !utf8.ValidString(text[len(s.printed):end]) {
+		end--
+	}
+	fmt.Fprint(s.out, text[len(s.printed):end])
+	s.printed = text[:end]
+}
+
+// end finishes the streamed line (printing any held-back bytes).
+func (s *streamer) end() {
+	if !s.started {
+		if s.tok == nil {
+			fmt.Fprint(s.out, "generated ids:")
+		} else {
+			fmt.Fprint(s.out, "generated text: ")
+		}
+	} else if s.tok != nil {
+		if text, err := s.tok.Decode(s.ids); err == nil && strings.HasPrefix(text, s.printed) {
+			fmt.Fprint(s.out, text[len(s.printed):])
+		}
+	}
+	fmt.Fprintln(s.out)
+}
+
+// GenOptions configure GenerateStream.
+type GenOptions struct {
+	N    int     // tokens to generate at most
+	Temp float64 // 0 = greedy, ties to the lowest id
+	Seed uint64  // sampling seed
+	// Stop lists end-of-generation ids: generation ends after producing one
+	// (it is returned in the ids but not fed back).
+	Stop []int32
+	// OnToken, when set, is called with each generated id as soon as it is
+	// chosen.
+	OnToken func(id int32)
+}
+
+// GenStats are the counts and times of a GenerateStream call, for the
+// llama_perf_context_print-style summary.
+type GenStats struct {
+	PromptTokens int           // prompt positions evaluated
+	PromptTime   time.Duration // time to evaluate them
+	EvalRuns     int           // generated tokens fed back through the model
+	EvalTime     time.Duration // time of those runs (sampling included)
+	Stopped      bool          // generation ended at a Stop token
+}
+
+// Generate evaluates prompt as one batch (Session.EvalBatch, the same
+// logits as one token per call) and then produces n tokens (greedy for
+// temp 0); it is GenerateStream without stop tokens.
+func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64) ([]int32, [][]float32, error) {
+	gen, rows, _, err := GenerateStream(m, prompt, GenOptions{N: n, Temp: temp, Seed: seed})
+	return gen, rows, err
+}
+
+// GenerateStream feeds prompt one token per call and then produces up to
+// o.N tokens. It returns the generated ids and every row of logits in the
+// golden layout: one row per prompt position, then one row per generated
+// token, generated row 0 being the last prompt row (the logits that chose the
+// first new token) and row i the logits after feeding generated token i−1.
+func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, [][]float32, GenStats, error) {
+	var st GenStats
+	n := o.N
+	s := m.NewSession(len(prompt) + n)
+	rng := rand.New(rand.NewPCG(o.Seed, 0x6269746e6574))
+	var rows [][]float32
+	t0 := time.Now()
+	prows, err := s.EvalBatch(prompt, 0)
+	if err != nil {
+		return nil, nil, st, fmt.Errorf("prompt: %w", err)
+	}
+	var last []float32
+	for _, l := range prows {
 		last = append([]float32(nil), l...)
 		rows = append(rows, last)
 	}
+	st.PromptTokens, st.PromptTime = len(prompt), time.Since(t0)
+	t0 = time.Now()
 	var gen []int32
 	for i := 0; i < n; i++ {
 		rows = append(rows, last)
-		next := runtime.Sample(last, temp, rng.Float64())
+		next := runtime.Sample(last, o.Temp, rng.Float64())
 		if next < 0 {
-			return nil, nil, fmt.Errorf("generation step %d: the logits are not finite (all NaN); the model's weights are broken, reconvert it", i)
+			st.EvalTime = time.Since(t0)
+			return nil, nil, st, fmt.Errorf("generation step %d: the logits are not finite (all NaN); the model's weights are broken, reconvert it", i)
 		}
 		gen = append(gen, next)
+		if o.OnToken != nil {
+			o.OnToken(next)
+		}
+		if slices.Contains(o.Stop, next) {
+			st.Stopped = true
+			break
+		}
 		if i == n-1 {
 			break
 		}
 		l, err := s.Eval(next)
 		if err != nil {
-			return nil, nil, fmt.Errorf("generation step %d: %w", i+1, err)
+			st.EvalTime = time.Since(t0)
+			return nil, nil, st, fmt.Errorf("generation step %d: %w", i+1, err)
 		}
+		st.EvalRuns++
 		last = append([]float32(nil), l...)
 	}
-	return gen, rows, nil
+	st.EvalTime = time.Since(t0)
+	return gen, rows, st, nil
 }
 
 // checkDumpPath refuses a --dump-logits path that would destroy an input:
 // the model file itself (os.SameFile, so links count) or an existing file
 // that is not a regular file (a FIFO would block, /dev/null would be
 // replaced by the rename of the temp file).
-func checkDumpPath(dump, model string) error {
+func checkDumpPath(dump, model string, force bool) error {
 	di, err := os.Stat(dump)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -237,6 +391,9 @@ func checkDumpPath(dump, model string) error {
 	}
 	if mi, err := os.Stat(model); err == nil && os.SameFile(di, mi) {
 		return fmt.Errorf("--dump-logits %s is the model file -m %s; give another path", dump, model)
+	}
+	if !force {
+		return fmt.Errorf("--dump-logits %s exists; pass --force to overwrite it", dump)
 	}
 	return nil
 }

@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 const golden = "../../../testdata/golden/tiny-bitnet"
@@ -27,11 +28,13 @@ func TestNewCmdRun(t *testing.T) {
 		wantErr string // substring; usage errors are checked with errors.As
 	}{
 		{"ids", []string{"-m", "x.gguf", "--ids", "1, 100,200", "-n", "4"},
-			&RunOptions{Model: "x.gguf", IDs: []int32{1, 100, 200}, N: 4, Threads: 1}, ""},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1, 100, 200}, N: 4}, ""},
+		{"ignore-eos and force", []string{"-m", "x.gguf", "--ids", "1", "--ignore-eos", "--dump-logits", "d.f32", "--force"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, IgnoreEOS: true, DumpLogits: "d.f32", Force: true}, ""},
 		{"prompt", []string{"-m", "x.gguf", "-p", "Hello", "--temp", "0.7", "--seed", "3", "--threads", "4", "--dump-logits", "o.f32"},
 			&RunOptions{Model: "x.gguf", Prompt: "Hello", HasPrompt: true, N: 16, Temp: 0.7, Seed: 3, Threads: 4, DumpLogits: "o.f32"}, ""},
 		{"tl", []string{"-m", "x.gguf", "--ids", "1", "--kernel-config", "k.ini"},
-			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Threads: 1, KernelConfig: "k.ini"}, ""},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, KernelConfig: "k.ini"}, ""},
 		{"no model", []string{"--ids", "1"}, nil, "-m/--model"},
 		{"both prompts", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},
 		{"no prompt", []string{"-m", "x"}, nil, "exactly one"},
@@ -209,7 +212,7 @@ func Test_runRun_errors(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	nan := nanModel(t, dir)

@@ -22,8 +22,12 @@ type TokenizeOptions struct {
 	// an empty prompt is allowed.
 	Prompt    string
 	HasPrompt bool
-	// File is a file whose whole content is the text (-f).
+	// File is a file whose whole content is the text (-f); "-" (or --stdin)
+	// reads stdin, and a pipe is read as a stream (at most
+	// fsutil.MaxTextBytes).
 	File string
+	// Stdin is read for -f - / --stdin.
+	Stdin io.Reader
 	// NoBOS turns off the special tokens the vocabulary adds (BOS, and EOS
 	// where add_eos is set), like llama-tokenize --no-bos.
 	NoBOS bool
@@ -40,15 +44,17 @@ type TokenizeOptions struct {
 // -f is required (usage error otherwise).
 func NewCmdTokenize(runF func(*TokenizeOptions) error) *cobra.Command {
 	opts := &TokenizeOptions{}
+	var stdin bool
 	cmd := &cobra.Command{
-		Use:   "tokenize -m FILE (-p TEXT | -f FILE) [--no-bos] [--parse-special] [--json]",
+		Use:   "tokenize -m FILE (-p TEXT | -f FILE | --stdin) [--no-bos] [--parse-special] [--json]",
 		Short: "Tokenize text with the vocabulary of a GGUF file, as llama-tokenize does",
 		Long: `Load the tokenizer.* metadata of a GGUF file and tokenize the prompt (-p) or a file's content (-f)
 with llama.cpp's algorithm for that vocabulary ("llama" SentencePiece or "gpt2" byte-level BPE).
 Prints one line per token, "    id -> 'piece'" (pieces rendered with control tokens shown, as
 llama-tokenize prints them), or with --json one object {"ids":[…],"pieces":[…]}. BOS (and EOS
 where the vocabulary says add_eos) are added unless --no-bos; --parse-special maps the text of
-control tokens such as <s> to their ids.`,
+control tokens such as <s> to their ids. -f - or --stdin (as llama-tokenize --stdin) reads the text
+from stdin; -f also reads a pipe such as <(zcat x.gz); at most 512 MiB of text.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("tokenize takes no arguments (got %q); give the text with -p TEXT or -f FILE", args)
@@ -57,13 +63,20 @@ control tokens such as <s> to their ids.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.HasPrompt = cmd.Flags().Changed("prompt")
+			if stdin {
+				if opts.File != "" && opts.File != "-" {
+					return usage.Errorf("--stdin and -f %s exclude each other", opts.File)
+				}
+				opts.File = "-"
+			}
 			if opts.Model == "" {
 				return usage.Errorf("tokenize needs -m FILE, the GGUF file whose vocabulary to use")
 			}
 			if opts.HasPrompt == (opts.File != "") {
-				return usage.Errorf("tokenize needs exactly one of -p TEXT and -f FILE")
+				return usage.Errorf("tokenize needs exactly one of -p TEXT, -f FILE and --stdin")
 			}
 			opts.Out = cmd.OutOrStdout()
+			opts.Stdin = cmd.InOrStdin()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,7 +86,8 @@ control tokens such as <s> to their ids.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Model, "model", "m", "", "GGUF file with tokenizer.* metadata")
 	f.StringVarP(&opts.Prompt, "prompt", "p", "", "text to tokenize")
-	f.StringVarP(&opts.File, "file", "f", "", "file whose content is the text to tokenize")
+	f.StringVarP(&opts.File, "file", "f", "", `file whose content is the text to tokenize ("-" for stdin)`)
+	f.BoolVar(&stdin, "stdin", false, "read the text from stdin (same as -f -)")
 	f.BoolVar(&opts.NoBOS, "no-bos", false, "do not add BOS (nor EOS) even if the vocabulary asks for it")
 	f.BoolVar(&opts.ParseSpecial, "parse-special", false, "map the text of control tokens (e.g. <s>) to their ids")
 	f.BoolVar(&opts.JSON, "json", false, `print {"ids":[…],"pieces":[…]} instead of one line per token`)
@@ -97,7 +111,7 @@ type result struct {
 func tokenizeRun(opts *TokenizeOptions) error {
 	text := opts.Prompt
 	if opts.File != "" {
-		b, err := fsutil.ReadFile(opts.File)
+		b, err := fsutil.ReadText(opts.File, opts.Stdin, fsutil.MaxTextBytes)
 		if err != nil {
 			return fmt.Errorf("tokenize: -f/--file: read the text: %w", err)
 		}

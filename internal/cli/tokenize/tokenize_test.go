@@ -28,9 +28,13 @@ func TestNewCmdTokenize(t *testing.T) {
 		{"empty prompt", []string{"-m", "a.gguf", "-p", ""}, &TokenizeOptions{Model: "a.gguf", HasPrompt: true}, ""},
 		{"file and flags", []string{"--model", "a.gguf", "-f", "in.txt", "--no-bos", "--json", "--parse-special"},
 			&TokenizeOptions{Model: "a.gguf", File: "in.txt", NoBOS: true, JSON: true, ParseSpecial: true}, ""},
-		{"no text", []string{"-m", "a.gguf"}, nil, "exactly one of -p TEXT and -f FILE"},
-		{"both texts", []string{"-m", "a.gguf", "-p", "x", "-f", "y"}, nil, "exactly one of -p TEXT and -f FILE"},
+		{"no text", []string{"-m", "a.gguf"}, nil, "exactly one of -p TEXT, -f FILE and --stdin"},
+		{"both texts", []string{"-m", "a.gguf", "-p", "x", "-f", "y"}, nil, "exactly one of -p TEXT, -f FILE and --stdin"},
 		{"no model", []string{"-p", "x"}, nil, "needs -m FILE"},
+		{"stdin", []string{"-m", "a.gguf", "--stdin"}, &TokenizeOptions{Model: "a.gguf", File: "-"}, ""},
+		{"stdin dash", []string{"-m", "a.gguf", "-f", "-"}, &TokenizeOptions{Model: "a.gguf", File: "-"}, ""},
+		{"stdin and prompt", []string{"-m", "a.gguf", "--stdin", "-p", "x"}, nil, "exactly one of"},
+		{"stdin and file", []string{"-m", "a.gguf", "--stdin", "-f", "y"}, nil, "--stdin and -f y"},
 		{"argument", []string{"-m", "a.gguf", "-p", "x", "extra"}, nil, "no arguments"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,7 +55,7 @@ func TestNewCmdTokenize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.Out = nil
+			got.Out, got.Stdin = nil, nil
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("options %+v, want %+v", got, c.want)
 			}
@@ -181,5 +185,26 @@ func Test_tokenizeRunErrors(t *testing.T) {
 				t.Errorf("wrote %q before failing", out.String())
 			}
 		})
+	}
+}
+
+// --stdin reads the text from stdin and gives the ids -p gives.
+func TestTokenizeStdin(t *testing.T) {
+	var a, b bytes.Buffer
+	for _, tc := range []struct {
+		args []string
+		out  *bytes.Buffer
+	}{{[]string{"-m", goldenI2S, "-p", "Hello world, this is a tiny BitNet test.", "--json"}, &a}, {[]string{"-m", goldenI2S, "--stdin", "--json"}, &b}} {
+		cmd := NewCmdTokenize(nil)
+		cmd.SetArgs(tc.args)
+		cmd.SetIn(strings.NewReader("Hello world, this is a tiny BitNet test."))
+		cmd.SetOut(tc.out)
+		cmd.SetErr(&bytes.Buffer{})
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.String() != b.String() || !strings.HasPrefix(a.String(), `{"ids":[1,413,480,414`) {
+		t.Fatalf("-p %s\n--stdin %s", a.String(), b.String())
 	}
 }

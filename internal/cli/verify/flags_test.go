@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // TestBadThresholdFlags: NaN, negative (other than the unset -1) thresholds are usage errors naming the flag.
@@ -60,7 +61,7 @@ func TestBadThresholdFlags(t *testing.T) {
 func TestRunBadInputs(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	f32 := golden + "/gguf/ggml-model-f32.gguf"

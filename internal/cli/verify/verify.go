@@ -9,13 +9,17 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bitnet-convert/bitnet-convert/codegen"
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -28,12 +32,18 @@ type Options struct {
 	Pooling                                          string // embedding models: mean, cls or last (default: the file's)
 	Tokens, Threads                                  int
 	JSON                                             bool
+	// AllowTieFallback: tie_word_embeddings false but no lm_head.weight:
+	// token_embd is the head, as hf2gguf --allow-tie-fallback converts it.
+	AllowTieFallback bool
 	// Threshold overrides; negative means the default.
 	MinTop1, MaxDelta, MaxKL, MaxPPLRel float64
 	// MinCosine overrides the embedding models' per-prompt cosine bound.
 	MinCosine float64
 	Out       io.Writer
-	Err       io.Writer // notices (nil: discarded)
+	// Err receives notices, and one line per stage when ErrIsTerminal is
+	// set (nil: discarded).
+	Err           io.Writer
+	ErrIsTerminal bool
 }
 
 // ErrFailed is returned (wrapped with the first failure) when the file does
@@ -50,7 +60,12 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 checkpoint (ternary codes exactly, scales within 1 ulp, float tensors exactly after rounding), the
 metadata against config.json, and compares the runtime's logits on the prompt with a float
 reference built from the HF weights (top-1 agreement, max |Δlogit|, mean KL, perplexity). Without
---hf only the runtime checks run (finite, non-degenerate logits).
+--hf only the runtime sanity checks run (finite, non-degenerate logits): that does not show the
+file is the model it claims to be, and the report says so. When the GGUF and the checkpoint differ
+in structure (a tensor missing or of another shape) the numeric comparison is skipped.
+
+Memory: the checks stream, one tensor at a time, and the float reference runs the whole prompt
+through one layer at a time with one weight matrix in memory (docs/performance.md has figures).
 
 Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float files do not):
   ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
@@ -60,13 +75,14 @@ Embedding models (arch qwen3, gemma3) are checked on 5 default prompts (or --pro
 similarity of the runtime's pooled, L2-normalised embedding and the float reference's, per prompt,
 at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files).
 
-A threshold flag left out (or -1) keeps the default; NaN and other negative values are usage
-errors (exit 2). The prompt plus --tokens must fit in the model's
+A threshold flag left out keeps the default; NaN and negative values are usage errors (exit 2).
+On a terminal, stderr shows each stage as it starts and how long it took. The prompt plus --tokens must fit in the model's
 context_length; that is checked after loading the model and is also a usage error (exit 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
+			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
 			if opts.GGUF == "" {
 				return usage.Errorf("--gguf FILE is required")
 			}
@@ -109,13 +125,18 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: derived from the shapes)")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
-	f.IntVar(&opts.Threads, "threads", 0, "goroutines for the runtime (results do not depend on it)")
-	f.Float64Var(&opts.MinTop1, "min-top1", -1, "minimum top-1 agreement (fraction of positions)")
-	f.Float64Var(&opts.MaxDelta, "max-delta", -1, "maximum |Δlogit|")
-	f.Float64Var(&opts.MaxKL, "max-kl", -1, "maximum mean KL divergence (nats)")
-	f.Float64Var(&opts.MaxPPLRel, "max-ppl-rel", -1, "maximum relative perplexity difference")
-	f.Float64Var(&opts.MinCosine, "min-cosine", -1, "embedding models: minimum cosine similarity per prompt")
+	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
+	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	// Unset thresholds keep the file type's default (listed above); the
+	// help shows no sentinel.
+	opts.MinTop1, opts.MaxDelta, opts.MaxKL, opts.MaxPPLRel, opts.MinCosine = unsetThreshold, unsetThreshold, unsetThreshold, unsetThreshold, unsetThreshold
+	flagx.NewOptFloat(f, &opts.MinTop1, "min-top1", "minimum top-1 agreement (fraction of positions; default: the file type's)")
+	flagx.NewOptFloat(f, &opts.MaxDelta, "max-delta", "maximum |Δlogit| (default: the file type's)")
+	flagx.NewOptFloat(f, &opts.MaxKL, "max-kl", "maximum mean KL divergence in nats (default: the file type's)")
+	flagx.NewOptFloat(f, &opts.MaxPPLRel, "max-ppl-rel", "maximum relative perplexity difference (default: the file type's)")
+	flagx.NewOptFloat(f, &opts.MinCosine, "min-cosine", "embedding models: minimum cosine similarity per prompt (default: the file type's)")
 	f.StringVar(&opts.Pooling, "pooling", "", "embedding models: mean, cls or last (default: the file's pooling_type)")
+	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -158,7 +179,7 @@ func Run(opts *Options) error {
 	if opts.IDs != "" {
 		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
 	}
-	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: opts.Threads, Pooling: opts.Pooling}
+	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
 	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
 		return fmt.Errorf("--gguf: %w", err)
 	}
@@ -174,7 +195,7 @@ func Run(opts *Options) error {
 		// As run does: a tiling that differs from the stored one, or one
 		// for a file without TL tensors (defects D18, D19).
 		if f, err := reader.Open(opts.GGUF); err == nil {
-			if ks, err := codegen.ParseKernelConfig(vo.KernelConfig); err == nil {
+			if ks, err := format.ParseKernelConfig(vo.KernelConfig); err == nil {
 				kcNotice = runtime.KernelConfigNotice(f.KVs, f.Tensors, ks)
 			}
 			f.Close()
@@ -191,12 +212,18 @@ func Run(opts *Options) error {
 			}
 		}
 	}
+	if opts.ErrIsTerminal {
+		vo.Stage = stageReporter(opts.Err)
+	}
 	rep, err := verify.Run(vo)
+	if vo.Stage != nil {
+		vo.Stage("")
+	}
 	if errors.Is(err, verify.ErrContextLength) {
 		return usage.Errorf("--tokens %d: %v; lower --tokens or shorten the prompt", opts.Tokens, err)
 	}
 	if err != nil {
-		return err
+		return modelfile.Explain("verify", opts.GGUF, err)
 	}
 	if opts.Err != nil && kcNotice != "" && rep.Pass {
 		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
@@ -228,6 +255,22 @@ func Run(opts *Options) error {
 	return nil
 }
 
+// stageReporter prints one line per verification stage to w with the time
+// the previous stage took; "" ends the last stage.
+func stageReporter(w io.Writer) func(string) {
+	var cur string
+	var start time.Time
+	return func(name string) {
+		if cur != "" {
+			fmt.Fprintf(w, " %.1fs\n", time.Since(start).Seconds())
+		}
+		cur, start = name, time.Now()
+		if name != "" {
+			fmt.Fprintf(w, "verify: %s …", name)
+		}
+	}
+}
+
 func printReport(w io.Writer, r *verify.Report) {
 	fmt.Fprintf(w, "verify %s (arch %s)\n", r.GGUF, r.Arch)
 	if r.HF != "" {
@@ -241,6 +284,13 @@ func printReport(w io.Writer, r *verify.Report) {
 		fmt.Fprintf(w, "  metadata:  %d mismatches\n", len(r.Metadata))
 	}
 	fmt.Fprintf(w, "  prompt:    %d positions\n", len(r.IDs))
+	if s := r.Sanity; s != nil {
+		if r.HF == "" {
+			fmt.Fprintln(w, "  runtime sanity only (no --hf): the file is not compared with its checkpoint or a reference")
+		}
+		fmt.Fprintf(w, "  logits:    %d of %d positions finite, smallest spread %.4g at position %d (min %.3g), largest |logit| %.4g\n",
+			s.Positions-s.NonFinite, s.Positions, s.MinSpread, s.MinSpreadPos, r.Thresholds.MinFiniteSpread, s.MaxAbsLogit)
+	}
 	if n := r.Numbers; n != nil {
 		th := r.Thresholds
 		fmt.Fprintf(w, "  top-1 agreement %.3f (min %.3f), max |Δlogit| %.4g (max %.4g), mean KL %.3g (max %.3g)\n", n.Top1Agreement, th.MinTop1, n.MaxAbsDelta, th.MaxDelta, n.MeanKL, th.MaxKL)
@@ -254,10 +304,15 @@ func printReport(w io.Writer, r *verify.Report) {
 		}
 		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.7g (min %.7g) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  FAIL %s\n", f)
 	}
-	if r.Pass {
+	if r.Pass && r.HF == "" && r.Sanity != nil {
+		fmt.Fprintln(w, "PASS (runtime sanity only)")
+	} else if r.Pass {
 		fmt.Fprintln(w, "PASS")
 	} else {
 		fmt.Fprintln(w, "FAIL")

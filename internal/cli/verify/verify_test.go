@@ -50,3 +50,18 @@ func TestRunJSONAndFailure(t *testing.T) {
 		t.Errorf("err %v, output %s", err, out.String())
 	}
 }
+
+// On a terminal verify names each stage on stderr with its duration.
+func TestVerifyStagesOnTerminal(t *testing.T) {
+	var errb bytes.Buffer
+	opts := &Options{GGUF: "../../../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf", HF: "../../../testdata/golden/tiny-bitnet/hf", Tokens: 2,
+		MinTop1: -1, MaxDelta: -1, MaxKL: -1, MaxPPLRel: -1, MinCosine: -1, Out: &bytes.Buffer{}, Err: &errb, ErrIsTerminal: true}
+	if err := Run(opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"verify: load the model …", "verify: check the structure against the checkpoint …", "verify: run the prompt …", "verify: build the float reference …", "s\n"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}

@@ -1,0 +1,261 @@
+package convert
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/quantize"
+)
+
+func requant(t *testing.T, in string, opts RequantOptions) (string, *RequantPlan) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.gguf")
+	p, err := RequantFile(t.Context(), in, out, false, false, opts)
+	if err != nil {
+		t.Fatalf("requant %s → %s: %v", in, opts.OutType, err)
+	}
+	return out, p
+}
+
+// TestRequantGoldenI2SToTQ is acceptance c (TQ): requant of bitnet.cpp's own
+// golden I2_S file gives the projection tensors llama-quantize writes from the
+// F32 file, token_embd keeps its F16 (which here is also llama-quantize's
+// choice), the norms are copied: every tensor equal.
+func TestRequantGoldenI2SToTQ(t *testing.T) {
+	in := goldenDir + "/gguf/ggml-model-i2_s.gguf"
+	for _, c := range []struct {
+		out  OutType
+		file string
+	}{{OutTQ2_0, "tiny-bitnet-tq2_0.gguf"}, {OutTQ1_0, "tiny-bitnet-tq1_0.gguf"}} {
+		out, p := requant(t, in, RequantOptions{OutType: c.out})
+		ours, gold := openGGUF(t, out), openGGUF(t, filepath.Join(ecoDir, c.file))
+		sameTensors(t, "requant "+string(c.out), gold, ours)
+		if ours.Arch() != "bitnet" || p.Runtime != format.RuntimeLlamaCpp {
+			t.Errorf("%s: arch %q runtime %q", c.out, ours.Arch(), p.Runtime)
+		}
+		if a, _ := ours.String("bitnet.hidden_activation"); a != "silu" {
+			t.Errorf("%s: hidden_activation %q", c.out, a)
+		}
+		if _, ok := ours.Get(format.LayoutKey); ok {
+			t.Errorf("%s: TQ file carries %s", c.out, format.LayoutKey)
+		}
+	}
+	// --token-embedding-type retypes it.
+	out, _ := requant(t, in, RequantOptions{OutType: OutTQ2_0, TokenEmbeddingType: "Q8_0"})
+	if ti, _ := openGGUF(t, out).Tensor("token_embd.weight"); ti.Type != gguf.TypeQ8_0 {
+		t.Errorf("token_embd %s, want Q8_0", ti.Type)
+	}
+}
+
+// TestRequantI2SToIQ is acceptance c (IQ): from our I2_S of b158-h512/hf,
+// requant to IQ2_BN / IQ1_BN gives ik_llama.cpp's tensors: codes exactly,
+// row scales within the bf16 rounding of the golden F32 file's scales (see
+// TestIQOuttypesH512), and bytes equal to hf2gguf's own IQ output.
+func TestRequantI2SToIQ(t *testing.T) {
+	i2s := filepath.Join(t.TempDir(), "h512-i2_s.gguf")
+	if _, err := ConvertDir(t.Context(), "../testdata/golden/b158-h512/hf", i2s, false, false, Options{ModelName: "tiny-b158-h512", TokenEmbeddingType: "F32"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out  OutType
+		file string
+	}{{OutIQ2BN, "tiny-b158-h512-iq2_bn.gguf"}, {OutIQ1BN, "tiny-b158-h512-iq1_bn.gguf"}} {
+		out, _ := requant(t, i2s, RequantOptions{OutType: c.out})
+		ours, gold := openGGUF(t, out), openGGUF(t, filepath.Join(ecoDir, c.file))
+		direct := filepath.Join(t.TempDir(), "direct.gguf")
+		if _, err := ConvertDir(t.Context(), "../testdata/golden/b158-h512/hf", direct, false, false, Options{OutType: c.out, ModelName: "tiny-b158-h512", TokenEmbeddingType: "F32"}); err != nil {
+			t.Fatal(err)
+		}
+		sameTensors(t, "requant vs hf2gguf "+string(c.out), openGGUF(t, direct), ours)
+		if ours.Arch() != "bitnet-b1.58" {
+			t.Errorf("%s: arch %q", c.out, ours.Arch())
+		}
+		n := 0
+		for _, g := range gold.Tensors {
+			if !format.IsTernary(g.Type) {
+				continue
+			}
+			o, ok := ours.Tensor(g.Name)
+			if !ok || o.Type != g.Type {
+				t.Fatalf("%s %s: %v", c.out, g.Name, o)
+			}
+			k, m := int(g.Ne[0]), int(g.Ne[1])
+			f, _ := format.ForType(g.Type, format.LayoutX86, nil)
+			gd, _ := gold.TensorData(g.Name)
+			od, _ := ours.TensorData(g.Name)
+			gc, oc := make([]int8, k*m), make([]int8, k*m)
+			gs, _ := f.Decode(gc, gd, k, m)
+			os, _ := f.Decode(oc, od, k, m)
+			if !bytes.Equal(i8bytes(gc), i8bytes(oc)) {
+				t.Errorf("%s %s: codes differ", c.out, g.Name)
+			}
+			for r := range gs {
+				if d := gs[r] - os[r]; d > gs[r]/256 || d < -gs[r]/256 {
+					t.Errorf("%s %s row %d: scale %v, golden %v", c.out, g.Name, r, os[r], gs[r])
+					break
+				}
+			}
+			n++
+		}
+		if n != 14 {
+			t.Errorf("%s: %d tensors compared", c.out, n)
+		}
+	}
+}
+
+// TestRequantLayouts: golden I2_S (x86) → arm equals quantize_i2_s 16da220
+// on aarch64; arm → x86-1x4 (--from-layout from the stored key) equals the
+// 1×4 golden; x86-1x4 read with --from-layout (bitnet.cpp's file has no key)
+// back to x86 gives the original golden codes and scale.
+func TestRequantLayouts(t *testing.T) {
+	arm, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutI2S, I2SLayout: format.LayoutARM})
+	sameProjections(t, "x86 → arm", openGGUF(t, filepath.Join(ecoDir, "tiny-bitnet-i2_s-arm.gguf")), openGGUF(t, arm), nil)
+	x14, _ := requant(t, arm, RequantOptions{OutType: OutI2S, I2SLayout: format.LayoutX86_1x4})
+	sameProjections(t, "arm → x86-1x4", openGGUF(t, filepath.Join(ecoDir, "tiny-bitnet-i2_s-x86-1x4-16da220.gguf")), openGGUF(t, x14), nil)
+	back, _ := requant(t, filepath.Join(ecoDir, "tiny-bitnet-i2_s-x86-1x4-16da220.gguf"), RequantOptions{OutType: OutI2S, FromLayout: format.LayoutX86_1x4})
+	// The golden I2_S has stale bytes after each scale; compare n/4 + 4.
+	sameProjections(t, "x86-1x4 → x86", openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf"), openGGUF(t, back), func(b []byte) []byte { return b[:len(b)-28] })
+}
+
+func sameProjections(t *testing.T, what string, gold, ours interface {
+	TensorData(string) ([]byte, error)
+}, cut func([]byte) []byte) {
+	t.Helper()
+	n := 0
+	for _, name := range goldenProjectionNames() {
+		g, err1 := gold.TensorData(name)
+		o, err2 := ours.TensorData(name)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s %s: %v %v", what, name, err1, err2)
+		}
+		if cut != nil {
+			g, o = cut(g), cut(o)
+		}
+		if !bytes.Equal(g, o) {
+			t.Errorf("%s %s: bytes differ", what, name)
+		}
+		n++
+	}
+	if n != 14 {
+		t.Errorf("%s: %d compared", what, n)
+	}
+}
+
+func goldenProjectionNames() []string {
+	var out []string
+	for b := 0; b < 2; b++ {
+		for _, p := range []string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"} {
+			out = append(out, "blk."+string(rune('0'+b))+"."+p+".weight")
+		}
+	}
+	return out
+}
+
+// TestRequantRoundTripFloat: the golden F32 file (ternary values) → I2_S
+// equals the golden I2_S codes and scale, and I2_S → F32 restores the values.
+func TestRequantRoundTripFloat(t *testing.T) {
+	i2s, _ := requant(t, goldenDir+"/gguf/ggml-model-f32.gguf", RequantOptions{OutType: OutI2S})
+	sameProjections(t, "f32 → i2_s", openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf"), openGGUF(t, i2s), func(b []byte) []byte { return b[:len(b)-28] })
+	f32, _ := requant(t, i2s, RequantOptions{OutType: OutF32})
+	g, o := openGGUF(t, goldenDir+"/gguf/ggml-model-f32.gguf"), openGGUF(t, f32)
+	for _, name := range goldenProjectionNames() {
+		gd, _ := g.TensorData(name)
+		od, _ := o.TensorData(name)
+		// The golden F32 zeros keep the master weights' sign (−0.0); ours are
+		// +0: compare values.
+		for i := 0; i < len(gd); i += 4 {
+			a, b := gd[i:i+4], od[i:i+4]
+			if !bytes.Equal(a, b) && !(isZero(a) && isZero(b)) {
+				t.Fatalf("%s element %d differs", name, i/4)
+			}
+		}
+	}
+}
+
+func isZero(b []byte) bool { return b[0] == 0 && b[1] == 0 && b[2] == 0 && b[3]&0x7f == 0 }
+
+// TestRequantRefusals is acceptance d for requant: rows that do not fit the
+// target (the tiny model's K = 256 is below ik_llama.cpp's 512 for IQ*_BN)
+// are refused naming the tensor, or written as F16 with --allow-fallback;
+// the output file is never left behind; bad inputs name the file.
+func TestRequantRefusals(t *testing.T) {
+	in := goldenDir + "/gguf/ggml-model-i2_s.gguf"
+	for _, ot := range []OutType{OutIQ2BN, OutIQ1BN} {
+		out := filepath.Join(t.TempDir(), "o.gguf")
+		_, err := RequantFile(t.Context(), in, out, false, false, RequantOptions{OutType: ot})
+		if err == nil || !strings.Contains(err.Error(), "blk.0.") || !strings.Contains(err.Error(), "--allow-fallback") {
+			t.Errorf("%s: err %v", ot, err)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: refused requant left %s", ot, out)
+		}
+		o, p := requant(t, in, RequantOptions{OutType: ot, AllowFallback: true})
+		ti, _ := openGGUF(t, o).Tensor("blk.0.attn_q.weight")
+		if ti.Type != gguf.TypeF16 || len(p.Warnings) == 0 {
+			t.Errorf("%s --allow-fallback: %s, warnings %q", ot, ti.Type, p.Warnings)
+		}
+	}
+	// An ARM-layout read of an I2_S whose K is not a multiple of 64 is not
+	// possible here; a wrong --from-layout on the x86 file gives other codes,
+	// which the x86 → arm → x86 round trip above rules out for the right one.
+	if _, err := RequantFile(t.Context(), "testdata-missing.gguf", filepath.Join(t.TempDir(), "o.gguf"), false, false, RequantOptions{OutType: OutTQ2_0}); err == nil || !strings.Contains(err.Error(), "testdata-missing.gguf") {
+		t.Errorf("missing input: %v", err)
+	}
+}
+
+// TestRequantTL: bitnet.cpp's golden TL1/TL2 files (with their
+// kernel_config.ini) requantized to TQ2_0 give llama-quantize's TQ2_0
+// projections, and I2_S → TL2 → I2_S keeps the golden codes and scale.
+func TestRequantTL(t *testing.T) {
+	gold := openGGUF(t, filepath.Join(ecoDir, "tiny-bitnet-tq2_0.gguf"))
+	for _, arch := range []string{"tl1", "tl2"} {
+		ini, err := os.ReadFile(goldenDir + "/gguf/kernel_config_" + arch + ".ini")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := requant(t, goldenDir+"/gguf/ggml-model-"+arch+".gguf", RequantOptions{OutType: OutTQ2_0, KernelConfig: ini})
+		sameProjections(t, arch+" → tq2_0", gold, openGGUF(t, out), nil)
+	}
+	tl2, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutTL2})
+	back, _ := requant(t, tl2, RequantOptions{OutType: OutI2S})
+	sameProjections(t, "i2_s → tl2 → i2_s", openGGUF(t, goldenDir+"/gguf/ggml-model-i2_s.gguf"), openGGUF(t, back), func(b []byte) []byte { return b[:len(b)-28] })
+}
+
+// bitnet.cpp's Q8_0-embedding file: token_embd keeps Q8_0 by default and is
+// dequantized (q·d) to F16 with --token-embedding-type F16; Q6_K retyping
+// round-trips through ggml's reference quantizer.
+func TestRequantQ8Embedding(t *testing.T) {
+	in := goldenDir + "/gguf/ggml-model-i2_s-q8embd.gguf"
+	keep, _ := requant(t, in, RequantOptions{OutType: OutTQ2_0})
+	if ti, _ := openGGUF(t, keep).Tensor("token_embd.weight"); ti.Type != gguf.TypeQ8_0 {
+		t.Errorf("token_embd %s, want Q8_0 kept", ti.Type)
+	}
+	f16, _ := requant(t, in, RequantOptions{OutType: OutTQ2_0, TokenEmbeddingType: "F16"})
+	src := openGGUF(t, in)
+	ti, _ := src.Tensor("token_embd.weight")
+	raw, _ := src.TensorData("token_embd.weight")
+	n := int(ti.Ne[0] * ti.Ne[1])
+	want := make([]float32, n)
+	if err := decodeFloats(want, gguf.TypeQ8_0, raw); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	gd, _ := openGGUF(t, f16).TensorData("token_embd.weight")
+	if err := decodeFloats(got, gguf.TypeF16, gd); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if w := quantize.F16ToF32(quantize.F32ToF16(want[i])); got[i] != w {
+			t.Fatalf("element %d: F16 %v, Q8_0 value %v rounds to %v", i, got[i], want[i], w)
+		}
+	}
+	q6, _ := requant(t, in, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q6_k"})
+	if ti, _ := openGGUF(t, q6).Tensor("token_embd.weight"); ti.Type != gguf.TypeQ6_K {
+		t.Errorf("token_embd %s, want Q6_K", ti.Type)
+	}
+}

@@ -1,0 +1,59 @@
+package verify
+
+import (
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
+)
+
+// releasePages tells the kernel that b, a sub-slice of a read-only file
+// mapping (reader.Open maps GGUF files read-only and shared), is not needed
+// for now: its resident pages are dropped and read from the file again if
+// touched. It uses hf's page release (hf.TensorData.Release), which applies
+// to any such mapping; only page-aligned interior pages are released.
+// b must never be heap memory: Run only uses files from reader.Open.
+func releasePages(b []byte) { (&hf.TensorData{Raw: b}).Release() }
+
+// runtimeCopies are the tensor types runtime.LoadFile decodes into its own
+// memory (runtime.NewMatrix and decodeVector); I2_S, TL1, TL2 and Q8_0 are
+// used in place.
+var runtimeCopies = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true}
+
+// releaseFile releases the mapped pages of every tensor of f for which
+// which reports true.
+func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
+	for _, t := range f.Tensors {
+		if !which(t) {
+			continue
+		}
+		if data, err := f.TensorData(t.Name); err == nil {
+			releasePages(data)
+		}
+	}
+}
+
+// loadModel is runtime.LoadFile, except that the file's pages of each
+// tensor the runtime decodes into its own memory (runtimeCopies) are
+// released once the next tensor is asked for, and the last after loading:
+// otherwise an 8B model's F16 embedding and head would be resident twice,
+// as the mapped file and as the runtime's copy, while it loads.
+func loadModel(f *reader.File, opts runtime.Options) (*runtime.Model, error) {
+	var prev []byte
+	release := func() {
+		if prev != nil {
+			releasePages(prev)
+			prev = nil
+		}
+	}
+	m, err := runtime.Load(runtime.File{KVs: f.KVs, Tensors: f.Tensors, Data: func(name string) ([]byte, error) {
+		release()
+		data, err := f.TensorData(name)
+		if t, ok := f.Tensor(name); ok && err == nil && runtimeCopies[t.Type] {
+			prev = data
+		}
+		return data, err
+	}}, opts)
+	release()
+	return m, err
+}
