@@ -59,7 +59,7 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 		}
 	}
 	if qm != "bitnet" {
-		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert)", cfg.Path)
+		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
 	}
 	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
 		return nil, err
@@ -73,25 +73,32 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	if act != "" && act != "silu" {
 		return nil, fmt.Errorf("%s: hidden_act %q is not supported for LlamaForCausalLM (supported: silu)", cfg.Path, act)
 	}
-	g, err := geometry(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if g.HeadDim%2 != 0 {
-		return nil, fmt.Errorf("%s: head_dim %d is odd; rope needs pairs of dimensions", cfg.Path, g.HeadDim)
-	}
 	_, hasCtx, err := cfg.Int("max_position_embeddings", "n_ctx")
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{heads: g.Heads, headsKV: g.HeadsKV, ctxDefault: !hasCtx}, nil
+	return &llamaModel{ctxDefault: !hasCtx}, nil
 }
 
-func (m *llamaModel) Arch() string                              { return "llama" }
-func (m *llamaModel) Table() *tensormap.Table                   { return tensormap.Llama }
-func (m *llamaModel) StripPrefix() string                       { return "" }
-func (m *llamaModel) Embedding() bool                           { return false }
-func (m *llamaModel) Geometry(cfg *hf.Config) (Geometry, error) { return geometry(cfg) }
+func (m *llamaModel) Arch() string            { return "llama" }
+func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
+func (m *llamaModel) StripPrefix() string     { return "" }
+func (m *llamaModel) Embedding() bool         { return false }
+
+// Geometry is the shared rule; it also records the head counts RopeHeads
+// needs (NewPlan calls it before any tensor is converted) and refuses an
+// odd head_dim, which rope cannot pair.
+func (m *llamaModel) Geometry(cfg *hf.Config) (Geometry, error) {
+	g, err := geometry(cfg)
+	if err != nil {
+		return g, err
+	}
+	if g.HeadDim%2 != 0 {
+		return g, fmt.Errorf("%s: head_dim %d is odd; rope needs pairs of dimensions", cfg.Path, g.HeadDim)
+	}
+	m.heads, m.headsKV = g.Heads, g.HeadsKV
+	return g, nil
+}
 
 // RopeHeads interleaves the rows of attn_q (num_attention_heads groups) and
 // attn_k (num_key_value_heads groups), as LlamaModel.permute does.
