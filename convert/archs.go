@@ -70,7 +70,12 @@ func Architectures() []ArchInfo {
 		cfg := &hf.Config{Path: "config.json", Raw: map[string]any{"architectures": []any{name}}}
 		conv, err := registry[name](cfg)
 		if err != nil {
-			continue
+			// LlamaForCausalLM converts only with a BitNet
+			// quantization_config.
+			cfg.Raw["quantization_config"] = map[string]any{"quant_method": "bitnet"}
+			if conv, err = registry[name](cfg); err != nil {
+				continue
+			}
 		}
 		info := ArchInfo{HF: name, ModelType: byArch[conv.Arch()], Embedding: conv.Embedding(), OutTypes: slices.Clone(OutTypes)}
 		if v, ok := conv.(archVariants); ok {

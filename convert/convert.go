@@ -107,10 +107,57 @@ type Converter interface {
 	Embedding() bool
 }
 
-// Geometry is what shape checks need from config.json.
-type Geometry struct {
-	Hidden, FF, Heads, HeadsKV, HeadDim, Vocab, Layers int
+// Optional hooks. An architecture implements the ones it needs beside the
+// Converter interface (ollama's convert.go declares its optional hooks the
+// same way); the planner and the streaming converter test for them by name.
+
+// OutTypeLimiter restricts the --outtype values of an architecture (the
+// embedding models refuse tl1/tl2). Without it every outtype is allowed.
+type OutTypeLimiter interface {
+	OutTypes() []OutType
 }
+
+// OptionalTensors names GGUF tensors (with ".weight") the architecture's
+// table lists but a checkpoint may lack.
+type OptionalTensors interface {
+	Optional(ggufName string) bool
+}
+
+// ExtraKVser adds KVs read from files of the checkpoint directory besides
+// config.json (pooling type, add_space_prefix), with warnings to print.
+type ExtraKVser interface {
+	ExtraKVs(dir string) ([]gguf.KV, []string, error)
+}
+
+// TokenizerJSONPreferrer reads tokenizer.json before tokenizer.model when
+// both exist (the embedding models' converter does).
+type TokenizerJSONPreferrer interface {
+	TokenizerJSONFirst() bool
+}
+
+// VocabFixer rewrites the tokenizer KVs after they are built (the Qwen3 EOS
+// override).
+type VocabFixer interface {
+	FixVocabKVs([]gguf.KV) []gguf.KV
+}
+
+// GemmaNormFixer asks for the Gemma (1 + w) fix on the norms its table flags
+// "gemma-norm".
+type GemmaNormFixer interface {
+	GemmaNormFix() bool
+}
+
+// RopePermuter interleaves the rows of a projection for GGUF llama's
+// adjacent-pair rope: it returns the number of head groups of tensor
+// ggufName (0: not permuted). HF [out, in] rows h·d + j·d/2 + i move to
+// h·d + 2i + j (bitnet.cpp convert-hf-to-gguf-bitnet.py, LlamaModel.permute).
+type RopePermuter interface {
+	RopeHeads(ggufName string) int
+}
+
+// Geometry is what shape checks need from config.json (hf.Geometry, read
+// by hf.Config.Geometry).
+type Geometry = hf.Geometry
 
 // NewFunc builds the converter for a parsed config.json.
 type NewFunc func(cfg *hf.Config) (Converter, error)
@@ -176,20 +223,18 @@ func CheckOutType(cfg *hf.Config, t OutType) error {
 	if err != nil {
 		return nil
 	}
-	if lim, ok := conv.(interface{ OutTypes() []OutType }); ok && !slices.Contains(lim.OutTypes(), t) {
+	if lim, ok := conv.(OutTypeLimiter); ok && !slices.Contains(lim.OutTypes(), t) {
 		return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, conv.Arch(), joinOutTypes(lim.OutTypes()))
 	}
 	return nil
 }
 
 // Convertible returns the error hf2gguf would give for the architecture of
-// cfg (ErrUnknownArch wrapped, naming it and the supported ones), or nil
-// when a converter handles it. dummy uses it so it does not suggest an
-// hf2gguf command that cannot work (defect D21).
+// cfg (ErrUnknownArch wrapped, naming it and the supported ones, or the
+// architecture's own refusal, e.g. a LlamaForCausalLM that is not a BitNet
+// checkpoint), or nil when a converter accepts it. dummy uses it so it does
+// not suggest an hf2gguf command that cannot work (defect D21).
 func Convertible(cfg *hf.Config) error {
 	_, err := converterFor(cfg)
-	if errors.Is(err, ErrUnknownArch) {
-		return err
-	}
-	return nil
+	return err
 }

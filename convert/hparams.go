@@ -87,55 +87,9 @@ func presentKey(cfg *hf.Config, keys []string) string {
 	return keys[0]
 }
 
-// geometry reads the shape-deciding numbers with the head_dim rule:
-// config head_dim when present and not null, else hidden/heads (spec §1.2).
-func geometry(cfg *hf.Config) (Geometry, error) {
-	var g Geometry
-	var err error
-	get := func(dst *int, required bool, keys ...string) {
-		if err != nil {
-			return
-		}
-		v, ok, e := cfg.Int(keys...)
-		switch {
-		case e != nil:
-			err = e // names config.json and the key
-		case !ok && required:
-			err = fmt.Errorf("%s: missing %q", cfg.Path, keys[0])
-		case ok && v <= 0:
-			err = fmt.Errorf("%s: %q must be positive, got %d", cfg.Path, keys[0], v)
-		case ok:
-			*dst = v
-		}
-	}
-	get(&g.Hidden, true, "hidden_size", "n_embd")
-	get(&g.Heads, true, "num_attention_heads", "n_head")
-	get(&g.Layers, true, "num_hidden_layers", "n_layers", "n_layer")
-	get(&g.Vocab, true, "vocab_size")
-	get(&g.FF, true, "intermediate_size", "n_inner")
-	get(&g.HeadsKV, false, "num_key_value_heads")
-	if err != nil {
-		return g, err
-	}
-	if g.HeadsKV == 0 {
-		g.HeadsKV = g.Heads
-	}
-	if cfg.Has("head_dim") {
-		get(&g.HeadDim, true, "head_dim")
-		if err != nil {
-			return g, err
-		}
-	} else {
-		if g.Hidden%g.Heads != 0 {
-			return g, fmt.Errorf("%s: hidden_size %d is not a multiple of num_attention_heads %d and no head_dim is given", cfg.Path, g.Hidden, g.Heads)
-		}
-		g.HeadDim = g.Hidden / g.Heads
-	}
-	if g.Heads%g.HeadsKV != 0 {
-		return g, fmt.Errorf("%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", cfg.Path, g.Heads, g.HeadsKV)
-	}
-	return g, nil
-}
+// geometry is hf.Config.Geometry, the one geometry rule (head_dim
+// precedence, KV heads, FFN width) shared with codegen and dummy.
+func geometry(cfg *hf.Config) (Geometry, error) { return cfg.Geometry() }
 
 // headDimKVs writes rope.dimension_count = head_dim, and key_length /
 // value_length when head_dim differs from hidden/heads (or always, when

@@ -342,7 +342,7 @@ func (p *Plan) checkComplete() error {
 // optionalTensor reports tensors a converter allows to be absent (via an
 // optional Optional(ggufName) bool method).
 func optionalTensor(c Converter, name string) bool {
-	o, ok := c.(interface{ Optional(string) bool })
+	o, ok := c.(OptionalTensors)
 	return ok && o.Optional(name)
 }
 
@@ -552,9 +552,7 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
 	}
 	kvs = append(kvs, hp[at:]...)
-	if ex, ok := p.Converter.(interface {
-		ExtraKVs(dir string) ([]gguf.KV, []string, error)
-	}); ok {
+	if ex, ok := p.Converter.(ExtraKVser); ok {
 		ekvs, warns, err := ex.ExtraKVs(dir)
 		if err != nil {
 			return err
@@ -563,14 +561,14 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 		kvs = append(kvs, ekvs...)
 	}
 	if !opts.NoVocab {
-		jf, ok := p.Converter.(interface{ TokenizerJSONFirst() bool })
+		jf, ok := p.Converter.(TokenizerJSONPreferrer)
 		jsonFirst := ok && jf.TokenizerJSONFirst()
 		vkvs, warns, err := loadVocab(dir, p.Geometry.Vocab, opts, jsonFirst)
 		if err != nil {
 			return err
 		}
 		p.Warnings = append(p.Warnings, warns...)
-		if fx, ok := p.Converter.(interface{ FixVocabKVs([]gguf.KV) []gguf.KV }); ok {
+		if fx, ok := p.Converter.(VocabFixer); ok {
 			vkvs = fx.FixVocabKVs(vkvs)
 		}
 		kvs = append(kvs, vkvs...)

@@ -70,6 +70,10 @@ type converter struct {
 	f32     []float32
 	codes   []int8
 	out     []byte
+	// permCodes and permF32 hold a projection with its rows interleaved
+	// for rope (RopePermuter).
+	permCodes []int8
+	permF32   []float32
 }
 
 func (c *converter) logf(format string, args ...any) {
@@ -157,6 +161,9 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
 	codes, scale, x, err := c.ternary(ctx, t, d)
 	if err != nil {
+		return nil, err
+	}
+	if codes, x, err = c.ropeOrder(t, codes, x); err != nil {
 		return nil, err
 	}
 	n := len(codes)
@@ -272,7 +279,7 @@ func (c *converter) weightScale(t *PlannedTensor) (float32, error) {
 // gemmaFix reports whether t gets the Gemma (1 + w) norm fix: its rule is
 // flagged "gemma-norm" and the converter asks for the fix.
 func gemmaFix(p *Plan, t *PlannedTensor) bool {
-	g, ok := p.Converter.(interface{ GemmaNormFix() bool })
+	g, ok := p.Converter.(GemmaNormFixer)
 	return ok && g.GemmaNormFix() && t.Match.HasFlag("gemma-norm")
 }
 
@@ -305,6 +312,55 @@ func (c *converter) parallel(ctx context.Context, n int, fn func(lo, hi int)) er
 		}
 	})
 	return ctx.Err()
+}
+
+// ropeOrder returns the codes (and master weights x, when not nil) of
+// projection t in the row order the GGUF stores: interleaved for rope when
+// the architecture is a RopePermuter that names t, else unchanged. The
+// returned slices are reused by the next call.
+func (c *converter) ropeOrder(t *PlannedTensor, codes []int8, x []float32) ([]int8, []float32, error) {
+	rp, ok := c.plan.Converter.(RopePermuter)
+	if !ok {
+		return codes, x, nil
+	}
+	heads := rp.RopeHeads(t.GGUFName)
+	if heads <= 0 {
+		return codes, x, nil
+	}
+	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
+	c.permCodes = grow(c.permCodes, len(codes))
+	if err := permuteRopeRows(c.permCodes, codes, rows, cols, heads); err != nil {
+		return nil, nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	}
+	if x != nil {
+		c.permF32 = grow(c.permF32, len(x))
+		_ = permuteRopeRows(c.permF32, x, rows, cols, heads)
+		x = c.permF32
+	}
+	return c.permCodes, x, nil
+}
+
+// permuteRopeRows writes src ([rows, cols], row-major) to dst with the rows
+// of each of the heads groups interleaved: row h·d + j·d/2 + i of src
+// becomes row h·d + 2i + j (d = rows/heads), the reshape(heads, 2, d/2,
+// cols).swapaxes(1, 2) of bitnet.cpp's LlamaModel.permute. rows must be a
+// multiple of 2·heads.
+func permuteRopeRows[T any](dst, src []T, rows, cols, heads int) error {
+	if heads <= 0 || rows%(2*heads) != 0 {
+		return fmt.Errorf("%d rows cannot be split into %d rope heads of even size", rows, heads)
+	}
+	d := rows / heads
+	half := d / 2
+	for h := 0; h < heads; h++ {
+		for i := 0; i < half; i++ {
+			for j := 0; j < 2; j++ {
+				from := h*d + j*half + i
+				to := h*d + 2*i + j
+				copy(dst[to*cols:(to+1)*cols], src[from*cols:(from+1)*cols])
+			}
+		}
+	}
+	return nil
 }
 
 func grow[T any](s []T, n int) []T {

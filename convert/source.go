@@ -64,9 +64,10 @@ func (s *Source) Tensor(ggufName string) (PlannedTensor, bool) {
 	return s.plan.Tensors[i], true
 }
 
-// Ternary returns a fresh copy of the codes (HF [out, in] row-major, values
-// −1/0/1) and the per-tensor scale of the projection ggufName. Errors name the
-// tensor; a non-projection is an error.
+// Ternary returns a fresh copy of the codes ([out, in] row-major in the row
+// order the GGUF stores, i.e. q/k rows interleaved for arch llama; values
+// −1/0/1) and the per-tensor scale of the projection ggufName. Errors name
+// the tensor; a non-projection is an error.
 func (s *Source) Ternary(ggufName string) ([]int8, float32, error) {
 	t, d, err := s.read(ggufName)
 	if err != nil {
@@ -80,13 +81,23 @@ func (s *Source) Ternary(ggufName string) ([]int8, float32, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if codes, _, err = s.conv.ropeOrder(&t, codes, nil); err != nil {
+		return nil, 0, err
+	}
 	return append([]int8(nil), codes...), scale, nil
 }
 
 // Float32 returns a fresh copy of the float32 values an F32 conversion writes
-// for ggufName (HF row-major order): ternary × scale for projections, the
-// weights (with the Gemma (1 + w) fix where it applies) for the rest.
-func (s *Source) Float32(ggufName string) ([]float32, error) {
+// for ggufName, in the GGUF's row order (q/k rows interleaved for arch
+// llama): ternary × scale for projections, the weights (with the Gemma
+// (1 + w) fix where it applies) for the rest.
+func (s *Source) Float32(ggufName string) ([]float32, error) { return s.float32(ggufName, false) }
+
+// Float32HF is Float32 in the Hugging Face row order (no rope interleaving),
+// for a reference that applies rope as transformers does (rotate_half).
+func (s *Source) Float32HF(ggufName string) ([]float32, error) { return s.float32(ggufName, true) }
+
+func (s *Source) float32(ggufName string, hfOrder bool) ([]float32, error) {
 	t, d, err := s.read(ggufName)
 	if err != nil {
 		return nil, err
@@ -96,6 +107,11 @@ func (s *Source) Float32(ggufName string) ([]float32, error) {
 		codes, scale, x, err := s.conv.ternary(context.Background(), &t, d)
 		if err != nil {
 			return nil, err
+		}
+		if !hfOrder {
+			if codes, x, err = s.conv.ropeOrder(&t, codes, x); err != nil {
+				return nil, err
+			}
 		}
 		at := ternaryValue(codes, scale, x)
 		out := make([]float32, len(codes))

@@ -3,94 +3,28 @@ package format
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+	"github.com/bitnet-convert/bitnet-convert/hf"
 	"path/filepath"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
 
-// configInt reads a non-negative integer from a decoded config.json (JSON
-// float64 or TOML int64). ok is false when the key is missing or null.
-func configInt(cfg map[string]any, key string) (n int, ok bool, err error) {
-	v, present := cfg[key]
-	if !present || v == nil {
-		return 0, false, nil
-	}
-	switch x := v.(type) {
-	case float64:
-		if x != math.Trunc(x) || x < 0 || x > 1<<40 {
-			return 0, false, fmt.Errorf("config.json: %s = %v is not a non-negative integer", key, x)
-		}
-		return int(x), true, nil
-	case int64:
-		if x < 0 || x > 1<<40 {
-			return 0, false, fmt.Errorf("config.json: %s = %d is out of range", key, x)
-		}
-		return int(x), true, nil
-	case int:
-		if x < 0 {
-			return 0, false, fmt.Errorf("config.json: %s = %d is negative", key, x)
-		}
-		return x, true, nil
-	case json.Number:
-		i, err := x.Int64()
-		if err != nil || i < 0 {
-			return 0, false, fmt.Errorf("config.json: %s = %s is not a non-negative integer", key, x)
-		}
-		return int(i), true, nil
-	}
-	return 0, false, fmt.Errorf("config.json: %s has type %T, want an integer", key, v)
-}
-
 // ShapesFromConfig derives the ternary weight shapes [M, K] (HF [out, in])
 // of a Llama-style decoder from its config.json: hidden H = hidden_size,
 // intermediate I = intermediate_size, heads n = num_attention_heads, kv heads
 // n_kv = num_key_value_heads (default n), head_dim d = head_dim when present
-// and not null, else H/n (BR-15). The list is q [n·d, H], k and v
+// and not null, else H/n (BR-15): hf.Config.HeadGeometry, the rule the
+// converter uses. The list is q [n·d, H], k and v
 // [n_kv·d, H], o [H, n·d], gate and up [I, H], down [H, I], in that order
 // with duplicates dropped (first occurrence kept). Errors name the missing
 // or bad key.
 func ShapesFromConfig(cfg map[string]any) ([][2]int, error) {
-	get := func(key string) (int, error) {
-		n, ok, err := configInt(cfg, key)
-		if err != nil {
-			return 0, err
-		}
-		if !ok || n == 0 {
-			return 0, fmt.Errorf("config.json: %s is missing or zero", key)
-		}
-		return n, nil
-	}
-	h, err := get("hidden_size")
+	g, err := (&hf.Config{Raw: cfg, Path: "config.json"}).HeadGeometry()
 	if err != nil {
 		return nil, err
 	}
-	inter, err := get("intermediate_size")
-	if err != nil {
-		return nil, err
-	}
-	heads, err := get("num_attention_heads")
-	if err != nil {
-		return nil, err
-	}
-	kv, ok, err := configInt(cfg, "num_key_value_heads")
-	if err != nil {
-		return nil, err
-	}
-	if !ok || kv == 0 {
-		kv = heads
-	}
-	hd, ok, err := configInt(cfg, "head_dim")
-	if err != nil {
-		return nil, err
-	}
-	if !ok || hd == 0 {
-		if h%heads != 0 {
-			return nil, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d and head_dim is absent", h, heads)
-		}
-		hd = h / heads
-	}
+	h, inter, heads, kv, hd := g.Hidden, g.FF, g.Heads, g.HeadsKV, g.HeadDim
 	all := [][2]int{
 		{heads * hd, h}, // q
 		{kv * hd, h},    // k

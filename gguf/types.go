@@ -84,8 +84,10 @@ func (t Type) ID() uint32 { return uint32(t &^ mainlineID) }
 var collisions = map[Type]Type{TypeTL2: TypeMXFP4}
 
 // tl2Archs are the general.architecture values whose files may hold TL2
-// tensors (bitnet.cpp's BitNet architectures).
-var tl2Archs = []string{"bitnet", "bitnet-b1.58", "bitnet-25"}
+// tensors: bitnet.cpp's BitNet architectures, and llama, which bitnet.cpp
+// uses for Llama3-8B-1.58 and Falcon3 (setup_env.py's TL2 route for them).
+// A mainline llama file with MXFP4 tensors is still told apart by size.
+var tl2Archs = []string{"bitnet", "bitnet-b1.58", "bitnet-25", "llama"}
 
 // ResolveCollision decides what a stored type id that means different
 // types in bitnet.cpp and mainline ggml (id 39: TL2 or MXFP4) is for one

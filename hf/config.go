@@ -74,6 +74,23 @@ func (c *Config) Has(key string) bool {
 	return ok && v != nil
 }
 
+// asNumber returns v as a json.Number: parsed config.json values are
+// json.Number already; maps built in Go or decoded from TOML (presets) hold
+// int, int64 or float64, which are formatted the way JSON would spell them.
+func asNumber(v any) (json.Number, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x, true
+	case int:
+		return json.Number(strconv.Itoa(x)), true
+	case int64:
+		return json.Number(strconv.FormatInt(x, 10)), true
+	case float64:
+		return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), true
+	}
+	return "", false
+}
+
 // first returns the first key in keys that is present and not null.
 func (c *Config) first(keys []string) (string, any, bool) {
 	for _, k := range keys {
@@ -93,7 +110,7 @@ func (c *Config) Int(keys ...string) (int, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	n, isNum := v.(json.Number)
+	n, isNum := asNumber(v)
 	if !isNum {
 		return 0, true, fmt.Errorf("config %s: %q is %s, want an integer", c.Path, k, jsonKind(v))
 	}
@@ -120,7 +137,7 @@ func (c *Config) Float(keys ...string) (float64, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	n, isNum := v.(json.Number)
+	n, isNum := asNumber(v)
 	if !isNum {
 		return 0, true, fmt.Errorf("config %s: %q is %s, want a number", c.Path, k, jsonKind(v))
 	}

@@ -53,7 +53,11 @@
 // F16 KV cache → softmax attention (GQA) → attn_sub_norm → W_o → residual;
 // RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58) → ffn_sub_norm →
 // W_down → residual; then output_norm and the LM head (output, or the tied
-// token_embd).
+// token_embd). Arch llama (Llama3-8B-1.58, Falcon3 1.58bit as bitnet.cpp
+// loads them) is a row of the same table: no sub-norms, silu, and llama's
+// adjacent-pair rope on the q/k rows the converter interleaved; ternary
+// projections run with per-token int8 activations (I2_S, TL1/TL2) or in
+// float (F16/F32) as for the BitNet archs.
 //
 // Sentence-embedding models (GGUF arch qwen3 and gemma3 as bitnet.cpp's
 // embedding converter writes them: BitNet embedding 0.6B and 270M) load with

@@ -32,6 +32,13 @@ func (a FFNActivation) String() string {
 // archSpec is what differs between the supported GGUF architectures.
 type archSpec struct {
 	ffn FFNActivation
+	// ropeNorm: llama's rope pairs adjacent dimensions (2i, 2i+1), on q/k
+	// rows the converter interleaved (ggml LLAMA_ROPE_TYPE_NORM); the
+	// BitNet archs pair i with i + d/2 (NEOX).
+	ropeNorm bool
+	// subNorms: the block has attn_sub_norm and ffn_sub_norm (BitNet's
+	// SubLN); plain llama has neither.
+	subNorms bool
 }
 
 // archs lists the GGUF general.architecture values the runtime runs. The
@@ -51,9 +58,13 @@ type archSpec struct {
 //     f32 operands, testdata/golden/b158-h512) is matched within a
 //     tolerance with Options.F32Attention.
 var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU},
-	"bitnet-b1.58": {ffn: ReLU2},
-	"bitnet-25":    {ffn: ReLU2},
+	"bitnet":       {ffn: SiLU, subNorms: true},
+	"bitnet-b1.58": {ffn: ReLU2, subNorms: true},
+	"bitnet-25":    {ffn: ReLU2, subNorms: true},
+	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
+	// them (llm_build_llama: SiLU FFN, normal rope, the same attention,
+	// untied output head); testdata/llama holds its reference.
+	"llama": {ffn: SiLU, ropeNorm: true},
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -193,7 +204,7 @@ func Load(f File, opts Options) (*Model, error) {
 	arch, _ := av.V.(string)
 	spec, ok := archs[arch]
 	if !ok {
-		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25)", arch, ErrUnsupportedArch)
+		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25, llama)", arch, ErrUnsupportedArch)
 	}
 	m := &Model{Arch: arch, opts: opts, spec: spec}
 	p := &m.Params
@@ -354,9 +365,17 @@ func Load(f File, opts Options) (*Model, error) {
 			n    int
 		}{
 			{&l.attnNorm, "attn_norm", p.NEmbd},
-			{&l.attnSubNorm, "attn_sub_norm", qDim},
 			{&l.ffnNorm, "ffn_norm", p.NEmbd},
-			{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
+		}
+		if spec.subNorms {
+			vecs = append(vecs, []struct {
+				dst  *[]float32
+				name string
+				n    int
+			}{
+				{&l.attnSubNorm, "attn_sub_norm", qDim},
+				{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
+			}...)
 		}
 		for _, s := range vecs {
 			if *s.dst, err = vector(b+s.name+".weight", s.n); err != nil {

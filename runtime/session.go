@@ -231,12 +231,16 @@ func (s *Session) forward(tokens []int32) {
 		l.wk.matMul(k, xnE, &s.mm, th)
 		l.wv.matMul(v, xnE, &s.mm, th)
 		kc, vc := s.kCache[li], s.vCache[li]
+		rope := ropeNeox
+		if m.spec.ropeNorm {
+			rope = ropeAdjacent
+		}
 		for t := range x {
 			for h := 0; h < p.NHead; h++ {
-				ropeNeox(q[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
+				rope(q[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
 			}
 			for h := 0; h < p.NHeadKV; h++ {
-				ropeNeox(k[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
+				rope(k[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
 			}
 			at := (pos0 + t) * kvDim
 			for i := range kvDim {
@@ -250,6 +254,10 @@ func (s *Session) forward(tokens []int32) {
 		s.attention(kc, vc, pos0, q, att)
 		for t := range x {
 			s.emit("kqv_out", li, att[t])
+			if l.attnSubNorm == nil { // arch llama: no SubLN
+				copy(xnQ[t], att[t])
+				continue
+			}
 			rmsNorm(xnQ[t], att[t], l.attnSubNorm, p.RMSEps)
 			s.emit("attn_sub_norm", li, xnQ[t])
 		}
@@ -279,6 +287,10 @@ func (s *Session) forward(tokens []int32) {
 				}
 			}
 			s.emit("ffn_sub_out", li, g)
+			if l.ffnSubNorm == nil {
+				copy(xnF[t], g)
+				continue
+			}
 			rmsNorm(xnF[t], g, l.ffnSubNorm, p.RMSEps)
 		}
 		l.wDown.matMul(down, xnF, &s.mm, th)
@@ -365,6 +377,17 @@ func ropeNeox(x, cos, sin []float32) {
 		x0, x1 := x[i], x[i+half]
 		x[i] = fma32(-float32(x1*sn), x0, c)
 		x[i+half] = fma32(float32(x1*c), x0, sn)
+	}
+}
+
+// ropeAdjacent rotates one head in place with llama's normal pairing:
+// dimension 2i with 2i + 1 (ggml rope, mode 0), the arithmetic of ropeNeox.
+func ropeAdjacent(x, cos, sin []float32) {
+	for i := 0; i < len(x)/2; i++ {
+		c, sn := cos[i], sin[i]
+		x0, x1 := x[2*i], x[2*i+1]
+		x[2*i] = fma32(-float32(x1*sn), x0, c)
+		x[2*i+1] = fma32(float32(x1*c), x0, sn)
 	}
 }
 

@@ -65,3 +65,23 @@ var Gemma3Embedding = New(append(append([]Rule{}, embeddingCommon...),
 	Rule{HF: "layers.{bid}.pre_feedforward_layernorm", GGUF: "blk.{bid}.ffn_norm", Class: Norm, Flags: []string{"gemma-norm"}},
 	Rule{HF: "layers.{bid}.post_feedforward_layernorm", GGUF: "blk.{bid}.post_ffw_norm", Class: Norm, Flags: []string{"gemma-norm"}},
 ))
+
+// Llama is the table for LlamaForCausalLM checkpoints with a BitNet
+// quantization_config (HF1BitLLM Llama3-8B-1.58, tiiuae Falcon3 1.58bit;
+// GGUF arch llama): the BitNet names without the sub-norms, and an untied
+// lm_head (bitnet.cpp utils/convert-hf-to-gguf-bitnet.py, LlamaModel, maps
+// them through gguf-py's llama tensor table).
+var Llama = New([]Rule{
+	{HF: "model.embed_tokens", GGUF: "token_embd", Class: Embedding},
+	{HF: "model.norm", GGUF: "output_norm", Class: Norm},
+	{HF: "lm_head", GGUF: "output", Class: Output},
+	{HF: "model.layers.{bid}.input_layernorm", GGUF: "blk.{bid}.attn_norm", Class: Norm},
+	{HF: "model.layers.{bid}.self_attn.q_proj", GGUF: "blk.{bid}.attn_q", Class: Projection},
+	{HF: "model.layers.{bid}.self_attn.k_proj", GGUF: "blk.{bid}.attn_k", Class: Projection},
+	{HF: "model.layers.{bid}.self_attn.v_proj", GGUF: "blk.{bid}.attn_v", Class: Projection},
+	{HF: "model.layers.{bid}.self_attn.o_proj", GGUF: "blk.{bid}.attn_output", Class: Projection},
+	{HF: "model.layers.{bid}.post_attention_layernorm", GGUF: "blk.{bid}.ffn_norm", Class: Norm},
+	{HF: "model.layers.{bid}.mlp.gate_proj", GGUF: "blk.{bid}.ffn_gate", Class: Projection},
+	{HF: "model.layers.{bid}.mlp.up_proj", GGUF: "blk.{bid}.ffn_up", Class: Projection},
+	{HF: "model.layers.{bid}.mlp.down_proj", GGUF: "blk.{bid}.ffn_down", Class: Projection},
+})

@@ -22,7 +22,8 @@ func init() {
 type BPE struct {
 	v     *Vocab
 	pre   *preTokenizer
-	re    *regexp2.Regexp // nil when pre has a hand-written matcher
+	re    *regexp2.Regexp   // nil when pre has a hand-written matcher
+	then  []*regexp2.Regexp // pre.then, compiled
 	ids   map[string]int32
 	ranks map[[2]int32]int32 // (left id, right id) → merge rank
 	// specials are the tokens matched as a whole in raw text, longest
@@ -67,6 +68,9 @@ func NewBPE(v *Vocab) (*BPE, error) {
 			return nil, err
 		}
 		t.re = re
+		if t.then, err = pre.compiledThen(); err != nil {
+			return nil, err
+		}
 	}
 	for id := len(v.Tokens) - 1; id >= 0; id-- {
 		t.ids[v.Tokens[id]] = int32(id)
@@ -148,6 +152,11 @@ func (t *BPE) Encode(text string, addSpecial, parseSpecial bool) ([]int32, error
 		}
 		if t.pre.match == nil {
 			words, err := splitText(t.re, f.text)
+			for _, re := range t.then {
+				if err == nil {
+					words, err = resplit(re, words)
+				}
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -139,15 +139,17 @@ type hfComponent struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
 	} `json:"pattern"`
-	Content       string        `json:"content"`
-	Prepend       string        `json:"prepend"`
-	Replacement   string        `json:"replacement"`
-	PrependScheme string        `json:"prepend_scheme"`
-	AddPrefix     *bool         `json:"add_prefix_space"`
-	UseRegex      *bool         `json:"use_regex"`
-	PreTokenizers []hfComponent `json:"pretokenizers"`
-	Normalizers   []hfComponent `json:"normalizers"`
-	Decoders      []hfComponent `json:"decoders"`
+	Content       string `json:"content"`
+	Prepend       string `json:"prepend"`
+	Replacement   string `json:"replacement"`
+	PrependScheme string `json:"prepend_scheme"`
+	AddPrefix     *bool  `json:"add_prefix_space"`
+	UseRegex      *bool  `json:"use_regex"`
+	// IndividualDigits is the Digits pre-tokenizer's flag.
+	IndividualDigits *bool         `json:"individual_digits"`
+	PreTokenizers    []hfComponent `json:"pretokenizers"`
+	Normalizers      []hfComponent `json:"normalizers"`
+	Decoders         []hfComponent `json:"decoders"`
 }
 
 // flatten returns c and the members of nested Sequences, depth first.
@@ -233,9 +235,13 @@ func (j *hfTokenizerJSON) classify() (tokenizerKind, error) {
 // detectPre finds the pre-tokenizer family of a byte-level tokenizer.json.
 func (j *hfTokenizerJSON) detectPre() (string, error) {
 	var splits []string
-	byteLevelRegex := false
+	byteLevelRegex, punct, digits := false, false, false
 	for _, c := range j.PreTokenizer.flatten() {
 		switch c.Type {
+		case "Punctuation":
+			punct = true
+		case "Digits":
+			digits = c.IndividualDigits != nil && *c.IndividualDigits
 		case "Split":
 			if c.Pattern != nil && c.Pattern.Regex != nil {
 				splits = append(splits, *c.Pattern.Regex)
@@ -253,6 +259,11 @@ func (j *hfTokenizerJSON) detectPre() (string, error) {
 			}
 		}
 		return "", fmt.Errorf("tokenizer.json: %w: Split regex %q is not a known family (known: %s); pass --pre NAME to set tokenizer.ggml.pre", ErrUnknownPreTokenizer, splits[0], supportedPres())
+	}
+	if byteLevelRegex && punct && digits {
+		// Punctuation, ByteLevel, Digits(individual): the Falcon3 layout
+		// (falcon_e, identical in split, is chosen with --pre).
+		return "falcon3", nil
 	}
 	if byteLevelRegex {
 		for _, p := range preTokenizers {

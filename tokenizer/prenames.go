@@ -21,4 +21,12 @@ var llamaCppPres = []string{
 // KnownPre reports whether name is a tokenizer.ggml.pre value llama.cpp
 // knows. hf2gguf refuses --pre with any other name (a usage error, defect
 // D14): llama.cpp builds of bitnet.cpp's age refuse to load such a file.
-func KnownPre(name string) bool { return slices.Contains(llamaCppPres, name) }
+func KnownPre(name string) bool {
+	return slices.Contains(llamaCppPres, name) || slices.Contains(bitnetCppPres, name)
+}
+
+// bitnetCppPres are tokenizer.ggml.pre values only bitnet.cpp's llama.cpp
+// fork knows (build B, src/llama.cpp llm_load_vocab: falcon_e, added with
+// microsoft/BitNet PR #268). Mainline llama.cpp refuses them ("unknown
+// pre-tokenizer type"); falcon3 splits identically and loads everywhere.
+var bitnetCppPres = []string{"falcon_e"}

@@ -27,6 +27,10 @@ type preTokenizer struct {
 	byteLevelRegex bool
 	// regex is the pattern the runtime splits with.
 	regex string
+	// then are further patterns applied in order to every piece the previous
+	// one produced (llama.cpp's regex_exprs lists of more than one entry,
+	// unicode_regex_split): the Falcon pre types.
+	then []string
 	// addBOS is llama.cpp's add_bos default for this pre type, used when the
 	// GGUF has no tokenizer.ggml.add_bos_token.
 	addBOS bool
@@ -58,7 +62,21 @@ var preTokenizers = []preTokenizer{
 	{name: "qwen2", patterns: []string{qwen2SplitJSON, qwen2SplitRuntime}, regex: qwen2SplitRuntime,
 		match: func(cps []rune, i int) int { return splitLlama3(cps, i, 1) }},
 	{name: "gpt-2", byteLevelRegex: true, regex: gpt2SplitRuntime, match: splitGPT2},
+	// falcon3 (Falcon3, llama.cpp) and falcon_e (Falcon-E, bitnet.cpp build B
+	// 3rdparty/llama.cpp llama-vocab.cpp, from microsoft/BitNet PR #268):
+	// the same three regexes, punctuation runs, the GPT-2 pattern without
+	// the trailing \s+, single digits. Their tokenizer.json is a Sequence of
+	// Punctuation, ByteLevel and Digits(individual_digits) (detectPre);
+	// the two differ only in the vocabulary, so falcon_e is chosen with --pre.
+	{name: "falcon3", regex: falconPunct, then: []string{falconWords, `[0-9]`}},
+	{name: "falcon_e", regex: falconPunct, then: []string{falconWords, `[0-9]`}},
 }
+
+// The Falcon split patterns (llama.cpp llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_FALCON*).
+const (
+	falconPunct = "[\\p{P}\\$\\+<=>\\^~\\|`]+"
+	falconWords = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
+)
 
 // lookupPre returns the table entry for a tokenizer.ggml.pre name.
 func lookupPre(name string) (*preTokenizer, bool) {
@@ -111,6 +129,42 @@ func (p *preTokenizer) compiledRegex() (*regexp2.Regexp, error) {
 	}
 	compiled[p.name] = re
 	return re, nil
+}
+
+// compiledThen compiles (once) the further patterns of p.
+func (p *preTokenizer) compiledThen() ([]*regexp2.Regexp, error) {
+	var out []*regexp2.Regexp
+	for i, pat := range p.then {
+		key := fmt.Sprintf("%s#%d", p.name, i+1)
+		compiledMu.Lock()
+		re, ok := compiled[key]
+		compiledMu.Unlock()
+		if !ok {
+			var err error
+			if re, err = regexp2.Compile(pat, regexp2.None); err != nil {
+				return nil, fmt.Errorf("compile pre-tokenizer regex %d for pre %q: %w", i+1, p.name, err)
+			}
+			compiledMu.Lock()
+			compiled[key] = re
+			compiledMu.Unlock()
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+// resplit applies re to every piece (splitText on each), as llama.cpp's
+// unicode_regex_split applies each further regex to the previous offsets.
+func resplit(re *regexp2.Regexp, pieces []string) ([]string, error) {
+	var out []string
+	for _, p := range pieces {
+		sub, err := splitText(re, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
 }
 
 // splitText cuts text into pre-tokens with re, the way llama.cpp's

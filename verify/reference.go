@@ -24,6 +24,11 @@ type refGeometry struct {
 	// relu2 selects the squared-ReLU gate (hidden_act "relu2", 2B-4T);
 	// otherwise SiLU (hidden_act "silu", 1bitLLM, Llama3, Falcon3).
 	relu2 bool
+	// adjacentRope: the weights come in the GGUF's row order with q/k rows
+	// interleaved for llama's rope (convert.RopePermuter, arch llama), so
+	// rope pairs dimensions 2i and 2i+1; per head this is HF's rotate_half
+	// on the HF rows, permuted, and q·k is unchanged.
+	adjacentRope bool
 }
 
 // refGeometryOf reads g from cfg. Missing or non-positive sizes, an unknown
@@ -188,9 +193,13 @@ func refLogits(w refWeights, g refGeometry, ids []int32, layerDone func(layer in
 		if err != nil {
 			return nil, err
 		}
+		rot := rotateHalf
+		if g.adjacentRope {
+			rot = rotateAdjacent
+		}
 		for p := 0; p < P; p++ {
-			rotateHalf(q[p*qDim:(p+1)*qDim], g.heads, g.headDim, p, g.theta)
-			rotateHalf(k[p*kvDim:(p+1)*kvDim], g.kvHeads, g.headDim, p, g.theta)
+			rot(q[p*qDim:(p+1)*qDim], g.heads, g.headDim, p, g.theta)
+			rot(k[p*kvDim:(p+1)*kvDim], g.kvHeads, g.headDim, p, g.theta)
 		}
 		att := attention(q, k, v, P, g)
 		if att, err = norm(b+"attn_sub_norm.weight", att, qDim, true); err != nil {
@@ -310,6 +319,20 @@ func rotateHalf(x []float64, nHeads, d int, pos int, theta float64) {
 			x0, x1 := v[i], v[i+half]
 			v[i] = x0*c - x1*s
 			v[i+half] = x1*c + x0*s
+		}
+	}
+}
+
+// rotateAdjacent is rotateHalf with dimension 2i paired with 2i + 1.
+func rotateAdjacent(x []float64, nHeads, d int, pos int, theta float64) {
+	for i := 0; i < d/2; i++ {
+		freq := math.Pow(theta, -2*float64(i)/float64(d))
+		s, c := math.Sincos(float64(pos) * freq)
+		for h := 0; h < nHeads; h++ {
+			v := x[h*d : (h+1)*d]
+			x0, x1 := v[2*i], v[2*i+1]
+			v[2*i] = x0*c - x1*s
+			v[2*i+1] = x1*c + x0*s
 		}
 	}
 }

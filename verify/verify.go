@@ -348,6 +348,7 @@ func referenceLogits(src *convert.Source, dir string, seq []int32) ([]float64, e
 	if err != nil {
 		return nil, err
 	}
+	_, g.adjacentRope = src.Plan().Converter.(convert.RopePermuter)
 	w, err := openSourceWeights(src, dir)
 	if err != nil {
 		return nil, err

@@ -468,8 +468,10 @@ func TestD8ConcurrentTarget(t *testing.T) {
 }
 
 // TestD21NoHintForUnsupportedArch: dummy does not suggest an hf2gguf
-// command for an architecture hf2gguf refuses (Falcon3, Llama3-8B are
-// LlamaForCausalLM); it says it is not convertible yet.
+// command for a checkpoint hf2gguf refuses (a LlamaForCausalLM without a
+// bitnet quantization_config is not a BitNet model); it says it is not
+// convertible yet. The same config with --packed (quant_method bitnet, as
+// Falcon3 and Llama3-8B-1.58 ship) gets the hint (issue 13).
 func TestD21NoHintForUnsupportedArch(t *testing.T) {
 	root := t.TempDir()
 	cfg := readTinyConfig(t)
@@ -485,8 +487,15 @@ func TestD21NoHintForUnsupportedArch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Contains(stdout, "hf2gguf "+filepath.Join(root, "m")) || !strings.Contains(stdout, `not convertible yet: config.json: architecture "LlamaForCausalLM": unsupported architecture`) {
+	if strings.Contains(stdout, "hf2gguf "+filepath.Join(root, "m")) || !strings.Contains(stdout, `not convertible yet: `) || !strings.Contains(stdout, `LlamaForCausalLM without quantization_config.quant_method "bitnet" is not a BitNet checkpoint`) {
 		t.Errorf("stdout:\n%s", stdout)
+	}
+	code, stdout, stderr = runMain("dummy", "--config", filepath.Join(root, "config.json"), "--packed", "--out", filepath.Join(root, "p"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "hf2gguf "+filepath.Join(root, "p")) || strings.Contains(stdout, "not convertible") {
+		t.Errorf("--packed stdout:\n%s", stdout)
 	}
 }
 

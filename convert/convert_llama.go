@@ -1,0 +1,179 @@
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
+)
+
+// llamaModel converts LlamaForCausalLM checkpoints whose quantization_config
+// says quant_method "bitnet": HF1BitLLM/Llama3-8B-1.58-100B-tokens and the
+// tiiuae Falcon3 1.58bit models, packed (U8 codes + weight_scale) or as
+// master weights. bitnet.cpp loads them as GGUF arch llama
+// (utils/convert-hf-to-gguf-bitnet.py, LlamaModel): plain llama tensor
+// names, an untied output head, q and k rows permuted for llama's
+// adjacent-pair rope (LlamaModel.permute), rope.dimension_count = head_dim.
+type llamaModel struct {
+	heads, headsKV int
+	// ctxDefault is set when config.json has no max_position_embeddings:
+	// llama.cpp cannot load a llama GGUF without llama.context_length, so
+	// transformers' LlamaConfig default is written (with a notice).
+	ctxDefault bool
+}
+
+// llamaDefaultContext is transformers' LlamaConfig default
+// max_position_embeddings (models/llama/configuration_llama.py).
+const llamaDefaultContext = 2048
+
+var (
+	_ Converter    = (*llamaModel)(nil)
+	_ RopePermuter = (*llamaModel)(nil)
+	_ ExtraKVser   = (*llamaModel)(nil)
+)
+
+func init() {
+	Register("LlamaForCausalLM", newLlama)
+}
+
+// newLlama accepts a LlamaForCausalLM config only with a BitNet
+// quantization_config; a plain Llama is not ternary and has no business in
+// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
+// every projection's input before activation quantization, transformers
+// integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
+// such norm, so its file would compute another function.
+func newLlama(cfg *hf.Config) (Converter, error) {
+	qc, ok := cfg.Sub("quantization_config")
+	qm := ""
+	if ok {
+		var err error
+		if qm, _, err = qc.String("quant_method"); err != nil {
+			return nil, err // names config.json and the key
+		}
+	}
+	if qm != "bitnet" {
+		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+	}
+	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
+		return nil, err
+	} else if set && norm {
+		return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (Falcon-E: an RMSNorm before every projection's activation quantization); GGUF arch llama has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path)
+	}
+	act, _, err := cfg.String("hidden_act")
+	if err != nil {
+		return nil, err
+	}
+	if act != "" && act != "silu" {
+		return nil, fmt.Errorf("%s: hidden_act %q is not supported for LlamaForCausalLM (supported: silu)", cfg.Path, act)
+	}
+	_, hasCtx, err := cfg.Int("max_position_embeddings", "n_ctx")
+	if err != nil {
+		return nil, err
+	}
+	return &llamaModel{ctxDefault: !hasCtx}, nil
+}
+
+func (m *llamaModel) Arch() string            { return "llama" }
+func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
+func (m *llamaModel) StripPrefix() string     { return "" }
+func (m *llamaModel) Embedding() bool         { return false }
+
+// Geometry is the shared rule; it also records the head counts RopeHeads
+// needs (NewPlan calls it before any tensor is converted) and refuses an
+// odd head_dim, which rope cannot pair.
+func (m *llamaModel) Geometry(cfg *hf.Config) (Geometry, error) {
+	g, err := geometry(cfg)
+	if err != nil {
+		return g, err
+	}
+	if g.HeadDim%2 != 0 {
+		return g, fmt.Errorf("%s: head_dim %d is odd; rope needs pairs of dimensions", cfg.Path, g.HeadDim)
+	}
+	m.heads, m.headsKV = g.Heads, g.HeadsKV
+	return g, nil
+}
+
+// RopeHeads interleaves the rows of attn_q (num_attention_heads groups) and
+// attn_k (num_key_value_heads groups), as LlamaModel.permute does.
+func (m *llamaModel) RopeHeads(ggufName string) int {
+	switch {
+	case strings.HasSuffix(ggufName, ".attn_q.weight"):
+		return m.heads
+	case strings.HasSuffix(ggufName, ".attn_k.weight"):
+		return m.headsKV
+	}
+	return 0
+}
+
+// HParams writes the llama hyper-parameters in bitnet.cpp's order, then
+// vocab_size, rope.dimension_count (= head_dim, with key_length /
+// value_length when head_dim ≠ hidden/heads, BR-15) and a linear rope
+// scaling when config.json has one. Other rope_scaling types (llama3's
+// frequency factors) are refused.
+func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
+	const arch = "llama"
+	kvs, err := tableKVs(arch, cfg, llamaHParams)
+	if err != nil {
+		return nil, err
+	}
+	g, err := geometry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m.ctxDefault {
+		kvs = insertAfter(kvs, arch+".block_count", gguf.KV{Key: arch + ".context_length", Value: gguf.Uint32(llamaDefaultContext)})
+	}
+	kvs = append(kvs, gguf.KV{Key: arch + ".vocab_size", Value: gguf.Uint32(uint32(g.Vocab))})
+	kvs = append(kvs, headDimKVs(arch, g, false)...)
+	rs, isObject := cfg.Sub("rope_scaling")
+	if cfg.Has("rope_scaling") && !isObject {
+		return nil, fmt.Errorf("%s: \"rope_scaling\" must be an object or null", cfg.Path)
+	}
+	if isObject {
+		typ, _, _ := rs.String("type", "rope_type")
+		if typ != "linear" {
+			return nil, fmt.Errorf("%s: rope_scaling type %q is not supported for LlamaForCausalLM (only linear)", cfg.Path, typ)
+		}
+		f, ok, err := rs.Float("factor")
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%s: rope_scaling needs a numeric \"factor\"", cfg.Path)
+		}
+		kvs = append(kvs,
+			gguf.KV{Key: arch + ".rope.scaling.type", Value: gguf.String("linear")},
+			gguf.KV{Key: arch + ".rope.scaling.factor", Value: gguf.Float32(float32(f))})
+	}
+	return kvs, nil
+}
+
+// ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json
+// sets add_prefix_space, as LlamaModel.set_gguf_parameters does.
+func (m *llamaModel) ExtraKVs(dir string) (kvs []gguf.KV, warns []string, err error) {
+	if m.ctxDefault {
+		warns = append(warns, fmt.Sprintf("config.json has no max_position_embeddings: llama.context_length = %d (transformers' LlamaConfig default; llama.cpp needs the key)", llamaDefaultContext))
+	}
+	path := filepath.Join(dir, "tokenizer_config.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, warns, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var tc struct {
+		AddPrefixSpace *bool `json:"add_prefix_space"`
+	}
+	if err := json.Unmarshal(data, &tc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if tc.AddPrefixSpace == nil {
+		return nil, warns, nil
+	}
+	return []gguf.KV{{Key: "tokenizer.ggml.add_space_prefix", Value: gguf.Bool(*tc.AddPrefixSpace)}}, warns, nil
+}
