@@ -138,7 +138,7 @@ if mode == "hlen":
 elif mode == "cut":
     open(p, "wb").write(b[:int(arg)])
 elif mode == "hjson":
-    s = arg.encode(); open(p, "wb").write(struct.pack("<Q", len(s)) + s + data)
+    s = arg.encode("utf-8", "surrogateescape"); open(p, "wb").write(struct.pack("<Q", len(s)) + s + data)
 elif mode == "dtype":
     t = names[int(arg.split(":")[0])]; h[t]["dtype"] = arg.split(":")[1]; put(h)
 elif mode == "shape":
@@ -179,7 +179,7 @@ for t in 0 3 $((NT / 2)) $((NT - 1)); do
 	for d in F64 I8 U8 BOOL F8_E4M3 NOPE '' F16 I64; do
 		j=$((j + 1)); m=$(stmut st$j dtype "$t:$d"); run any "st dtype t$t=$d" hf2gguf "$m" --outfile "$W/out/x.gguf"
 	done
-	for s in '[]' '[0]' '[-1,256]' '[1,2,3,4,5]' '[4294967296,4294967296]' '[256]' '"x"'; do
+	for s in '[]' '[0]' '[-1,256]' '[1,2,3,4,5]' '[4294967296,4294967296]' '[257]' '"x"'; do
 		j=$((j + 1)); m=$(stmut st$j shape "$t:$s"); run fail "st shape t$t=$s" hf2gguf "$m" --outfile "$W/out/x.gguf"
 	done
 	for o in '[0,0]' '[5,3]' '[-1,4]' '[0,99999999999]' '[1,3]' '"x"'; do
@@ -293,7 +293,8 @@ done
 # header fields: version (off 4), tensor count (8), kv count (16)
 for f in 4:0 4:1 4:4 4:99 8:0 8:100000 8:18446744073709551615 16:0 16:1000000000 16:18446744073709551615; do
 	g=$((g + 1)); off=${f%%:*}; if [ "$off" = 4 ]; then p=$(ggmut g$g u32 "$f"); else p=$(ggmut g$g u64 "$f"); fi
-	run fail "gguf hdr $f/inspect" inspect "$p"
+	e=fail; [ "$f" = 8:0 ] && e=any # zero tensors: a metadata-only file inspect may list
+	run "$e" "gguf hdr $f/inspect" inspect "$p"
 	run fail "gguf hdr $f/run" run -m "$p" --ids 1 -n 1
 done
 for s in $(seq 1 40); do
