@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"io"
 	"io/fs"
 	"math"
@@ -264,6 +265,9 @@ func (p *RequantPlan) requantKVs(f *reader.File, opts RequantOptions) []gguf.KV 
 	if len(p.Kernels) > 0 {
 		set = append(set, gguf.KV{Key: format.KernelConfigKey, Value: gguf.String(string(format.KernelConfig(p.Kernels)))})
 	}
+	// Which bitnet-convert rewrote the file (replacing the input's record;
+	// no timestamp, so reruns stay byte-identical).
+	set = append(set, gguf.KV{Key: version.Key, Value: gguf.String(version.Read().GGUFValue())})
 	out := kvs[:0]
 	for _, kv := range kvs {
 		if !drop[kv.Key] {

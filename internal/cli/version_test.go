@@ -29,13 +29,24 @@ func TestVersion(t *testing.T) {
 	if code := Main([]string{"hf2gguf", golden, "--outfile", out, "--model-name", "tiny"}, &so, &se); code != 0 {
 		t.Fatalf("hf2gguf: exit %d: %s", code, se.String())
 	}
-	f, err := reader.Open(out)
+	checkVersionKey(t, out)
+	// requant records the version too (replacing the input's record).
+	tq := filepath.Join(t.TempDir(), "tiny-tq2_0.gguf")
+	if code := Main([]string{"requant", out, "--outtype", "tq2_0", "--outfile", tq}, &so, &se); code != 0 {
+		t.Fatalf("requant: exit %d: %s", code, se.String())
+	}
+	checkVersionKey(t, tq)
+}
+
+func checkVersionKey(t *testing.T, path string) {
+	t.Helper()
+	f, err := reader.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	v, ok := f.Get(version.Key)
 	if s, isStr := v.V.(string); !ok || !isStr || s != version.Read().GGUFValue() {
-		t.Errorf("%s = %v (present %v), want %q", version.Key, v.V, ok, version.Read().GGUFValue())
+		t.Errorf("%s: %s = %v (present %v), want %q", path, version.Key, v.V, ok, version.Read().GGUFValue())
 	}
 }
