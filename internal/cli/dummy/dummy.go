@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +18,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
@@ -240,9 +240,11 @@ func dummyRun(opts *DummyOptions) error {
 	return nil
 }
 
-// readConfig parses a config.json file into a map.
+// readConfig parses a config.json file into a map. A FIFO, device or
+// directory is refused before it is opened (fsutil.ReadFile), so a named
+// pipe nobody writes to cannot block the command.
 func readConfig(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsutil.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
@@ -256,5 +258,29 @@ func TestDummyProgressOnTerminal(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "(1/13)") || !strings.Contains(errb.String(), "model.embed_tokens.weight") {
 		t.Errorf("no bar: %q", errb.String())
+	}
+}
+
+// TestConfigFIFO: --config naming a FIFO nobody writes to is refused at once
+// (the hostile-input campaign, internal/badinput/campaign.sh, saw it block
+// until timeout).
+func TestConfigFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "config.json")
+	if err := osx.Mkfifo(fifo); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- dummyRun(&DummyOptions{ConfigFile: fifo, Out: filepath.Join(dir, "out"), MaxShardSize: "5GB",
+			Stdout: &bytes.Buffer{}, Context: context.Background()})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("dummy --config FIFO: %v, want an error naming %s as a named pipe", err, fifo)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("dummy --config FIFO blocked reading the pipe")
 	}
 }
