@@ -1,9 +1,7 @@
 package dummy
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -200,11 +198,12 @@ func Architectures() []string {
 	return out
 }
 
-// Geometry is the model size read from config.json: hidden_size,
-// num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
-// vocab_size and num_hidden_layers, in that field order.
+// Geometry is the model size read from config.json by the converter's
+// geometry rule (hf.Config.Dims: the keys, aliases, KV-head default and
+// head_dim precedence of hf.Config.Geometry, without its refusals), plus
+// whether the LM head is tied.
 type Geometry struct {
-	Hidden, Heads, HeadsKV, HeadDim, FF, Vocab, Layers int
+	hf.Geometry
 	// Tied is tie_word_embeddings (absent: true for the embedding models and
 	// false otherwise, the transformers defaults of these families).
 	Tied bool
@@ -215,9 +214,9 @@ func (g Geometry) size(d dim) uint64 {
 	case dHidden:
 		return uint64(g.Hidden)
 	case dQ:
-		return uint64(g.Heads * g.HeadDim)
+		return uint64(g.Heads) * uint64(g.HeadDim)
 	case dKV:
-		return uint64(g.HeadsKV * g.HeadDim)
+		return uint64(g.HeadsKV) * uint64(g.HeadDim)
 	case dFF:
 		return uint64(g.FF)
 	case dVocab:
@@ -228,74 +227,31 @@ func (g Geometry) size(d dim) uint64 {
 	return 0
 }
 
-// intKey reads an integer config value (JSON numbers decode as float64,
-// TOML ones as int64). ok is false when the key is absent.
-func intKey(cfg map[string]any, key string) (int, bool, error) {
-	v, present := cfg[key]
-	if !present || v == nil {
-		return 0, false, nil
-	}
-	var f float64
-	switch x := v.(type) {
-	case int64:
-		f = float64(x)
-	case int:
-		f = float64(x)
-	case float64:
-		f = x
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return 0, false, fmt.Errorf("config.json: %s is %q, not a number", key, x)
-		}
-	default:
-		return 0, false, fmt.Errorf("config.json: %s is %v (%T), not a number", key, v, v)
-	}
-	if f != math.Trunc(f) || f < 0 || f > 1<<31 {
-		return 0, false, fmt.Errorf("config.json: %s is %v, not a non-negative integer", key, v)
-	}
-	return int(f), true, nil
-}
+// maxDim bounds every size ReadGeometry returns, so products of two stay
+// far inside uint64 (the tensor limit MaxTensorElements is checked after).
+const maxDim = 1 << 31
 
-// ReadGeometry reads the sizes Layout needs from a config.json map: hidden_size,
-// num_attention_heads, num_key_value_heads (default: heads), head_dim
-// (default: hidden/heads), intermediate_size, vocab_size, num_hidden_layers,
-// tie_word_embeddings. A missing or non-integer size is an error naming the key.
+// ReadGeometry reads the sizes Layout needs from a config.json map with
+// hf.Config.Dims, so dummy and the converter agree on every shape, and
+// tie_word_embeddings. It still accepts configs the converter refuses (heads
+// not a multiple of KV heads, 0 layers): dummy makes such checkpoints to
+// test the refusals. A missing, non-integer or non-positive size is an error
+// naming config.json and the key, and so is a size over 2^31.
 func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	var g Geometry
-	req := []struct {
+	c := &hf.Config{Raw: cfg, Path: hf.ConfigFile}
+	hg, err := c.Dims()
+	if err != nil {
+		return g, err
+	}
+	g.Geometry = hg
+	for _, f := range []struct {
 		key string
-		dst *int
-	}{{"hidden_size", &g.Hidden}, {"num_attention_heads", &g.Heads}, {"intermediate_size", &g.FF}, {"vocab_size", &g.Vocab}, {"num_hidden_layers", &g.Layers}}
-	for _, r := range req {
-		v, ok, err := intKey(cfg, r.key)
-		if err != nil {
-			return g, err
+		v   int
+	}{{"hidden_size", hg.Hidden}, {"intermediate_size", hg.FF}, {"num_attention_heads", hg.Heads}, {"num_key_value_heads", hg.HeadsKV}, {"head_dim", hg.HeadDim}, {"vocab_size", hg.Vocab}, {"num_hidden_layers", hg.Layers}} {
+		if f.v > maxDim {
+			return g, fmt.Errorf("%s: %s %d is over the limit of 2^31", hf.ConfigFile, f.key, f.v)
 		}
-		if !ok || (v == 0 && r.key != "num_hidden_layers") {
-			return g, fmt.Errorf("config.json: %s is missing or 0", r.key)
-		}
-		*r.dst = v
-	}
-	kv, ok, err := intKey(cfg, "num_key_value_heads")
-	if err != nil {
-		return g, err
-	}
-	g.HeadsKV = g.Heads
-	if ok && kv > 0 {
-		g.HeadsKV = kv
-	}
-	hd, ok, err := intKey(cfg, "head_dim")
-	if err != nil {
-		return g, err
-	}
-	if ok && hd > 0 {
-		g.HeadDim = hd
-	} else {
-		if g.Hidden%g.Heads != 0 {
-			return g, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d and head_dim is not given", g.Hidden, g.Heads)
-		}
-		g.HeadDim = g.Hidden / g.Heads
 	}
 	archs, _ := cfg["architectures"].([]any)
 	arch := ""
@@ -306,7 +262,7 @@ func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	if v, present := cfg["tie_word_embeddings"]; present && v != nil {
 		b, ok := v.(bool)
 		if !ok {
-			return g, fmt.Errorf("config.json: tie_word_embeddings is %v, not a boolean", v)
+			return g, fmt.Errorf("%s: tie_word_embeddings is %v, not a boolean", hf.ConfigFile, v)
 		}
 		g.Tied = b
 	}
