@@ -2,10 +2,12 @@ package dummy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
 // Role is what a tensor of a dummy checkpoint is, which decides how its
@@ -64,25 +66,13 @@ func (t Tensor) Bytes() uint64 {
 	return n
 }
 
-// dim names a size derived from config.json.
-type dim int
-
-const (
-	dNone    dim = iota
-	dHidden      // hidden_size
-	dQ           // num_attention_heads × head_dim
-	dKV          // num_key_value_heads × head_dim
-	dFF          // intermediate_size
-	dVocab       // vocab_size
-	dHeadDim     // head_dim (or hidden_size / num_attention_heads)
-)
-
 // rule is one tensor of a layer (or of the model): its name relative to the
-// family prefix ("{i}" is the layer index), role and HF shape.
+// family prefix ("{i}" is the layer index), role, and HF shape, which comes
+// from the family's tensormap table (the shapes the converter checks).
 type rule struct {
 	name  string
 	role  Role
-	shape [2]dim // second dNone for 1-D
+	shape tensormap.Shape
 }
 
 // family is the tensor layout of one HF architecture, in HF module order
@@ -91,29 +81,55 @@ type family struct {
 	// prefix is prepended to every rule name except lm_head ("model." for
 	// causal LMs, "" for the embedding models).
 	prefix string
-	// layer lists the tensors of block {i}.
-	layer []rule
+	// layer lists the tensors of block {i}; global the embedding, the final
+	// norm and lm_head, in that order.
+	layer, global []rule
 	// embedding models never have an LM head; causal LMs have lm_head.weight
 	// when tie_word_embeddings is false.
 	embeddingModel bool
 }
 
+// newFamily returns the family whose tensors are layer (names after prefix)
+// plus embed_tokens, norm and lm_head, each shaped by the rule of table
+// that maps it. A name table does not map is a programmer error (a panic at
+// start-up, caught by every test).
+func newFamily(prefix string, table *tensormap.Table, embeddingModel bool, layer []rule) family {
+	f := family{prefix: prefix, embeddingModel: embeddingModel, layer: slices.Clone(layer)}
+	f.global = []rule{{name: "embed_tokens.weight", role: Embedding}, {name: "norm.weight", role: f.finalNormRole()}, {name: "lm_head.weight", role: Head}}
+	shape := func(rs []rule, global bool) {
+		for i := range rs {
+			name := prefix + strings.ReplaceAll(rs[i].name, "{i}", "0")
+			if global && rs[i].role == Head {
+				name = rs[i].name
+			}
+			m, ok := table.Lookup(name)
+			if !ok || len(m.Rule.Shape) == 0 {
+				panic("dummy: " + name + " has no shaped tensormap rule")
+			}
+			rs[i].shape = m.Rule.Shape
+		}
+	}
+	shape(f.layer, false)
+	shape(f.global, true)
+	return f
+}
+
 // attn and mlp are the projections every family shares.
 var (
 	attnProj = []rule{
-		{"layers.{i}.self_attn.q_proj.weight", Projection, [2]dim{dQ, dHidden}},
-		{"layers.{i}.self_attn.k_proj.weight", Projection, [2]dim{dKV, dHidden}},
-		{"layers.{i}.self_attn.v_proj.weight", Projection, [2]dim{dKV, dHidden}},
-		{"layers.{i}.self_attn.o_proj.weight", Projection, [2]dim{dHidden, dQ}},
+		{name: "layers.{i}.self_attn.q_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.k_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.v_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.o_proj.weight", role: Projection},
 	}
 	mlpProj = []rule{
-		{"layers.{i}.mlp.gate_proj.weight", Projection, [2]dim{dFF, dHidden}},
-		{"layers.{i}.mlp.up_proj.weight", Projection, [2]dim{dFF, dHidden}},
-		{"layers.{i}.mlp.down_proj.weight", Projection, [2]dim{dHidden, dFF}},
+		{name: "layers.{i}.mlp.gate_proj.weight", role: Projection},
+		{name: "layers.{i}.mlp.up_proj.weight", role: Projection},
+		{name: "layers.{i}.mlp.down_proj.weight", role: Projection},
 	}
 	blockNorms = []rule{
-		{"layers.{i}.input_layernorm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", Norm, [2]dim{dHidden}},
+		{name: "layers.{i}.input_layernorm.weight", role: Norm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
 	}
 )
 
@@ -129,9 +145,9 @@ func cat(parts ...[]rule) []rule {
 // [q] and FFN [ff]), named attn/ffn by the caller's spelling.
 func bitnetLayer(attnSub, ffnSub string) []rule {
 	return cat(attnProj,
-		[]rule{{"layers.{i}.self_attn." + attnSub + ".weight", Norm, [2]dim{dQ}}},
+		[]rule{{name: "layers.{i}.self_attn." + attnSub + ".weight", role: Norm}},
 		mlpProj,
-		[]rule{{"layers.{i}.mlp." + ffnSub + ".weight", Norm, [2]dim{dFF}}},
+		[]rule{{name: "layers.{i}.mlp." + ffnSub + ".weight", role: Norm}},
 		blockNorms)
 }
 
@@ -141,17 +157,17 @@ func bitnetLayer(attnSub, ffnSub string) []rule {
 // that Gemma stores as an offset from 1 get normRole.
 func embeddingLayer(normRole Role, norms []rule) []rule {
 	inNorms := []rule{
-		{"layers.{i}.self_attn.q_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.k_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.v_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.o_proj.norm.weight", Norm, [2]dim{dQ}},
-		{"layers.{i}.mlp.gate_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.mlp.up_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.mlp.down_proj.norm.weight", Norm, [2]dim{dFF}},
+		{name: "layers.{i}.self_attn.q_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.k_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.v_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.o_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.gate_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.up_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.down_proj.norm.weight", role: Norm},
 	}
 	qk := []rule{
-		{"layers.{i}.self_attn.q_norm.weight", normRole, [2]dim{dHeadDim}},
-		{"layers.{i}.self_attn.k_norm.weight", normRole, [2]dim{dHeadDim}},
+		{name: "layers.{i}.self_attn.q_norm.weight", role: normRole},
+		{name: "layers.{i}.self_attn.k_norm.weight", role: normRole},
 	}
 	return cat(attnProj, qk, mlpProj, inNorms, norms)
 }
@@ -162,19 +178,19 @@ func embeddingLayer(normRole Role, norms []rule) []rule {
 // attn_sub_norm / ffn_sub_norm, Falcon3 and Llama3-8B-1.58 plain llama names,
 // the embedding models no "model." prefix (spec conversion.md §5.5, §6).
 var families = map[string]family{
-	"BitnetForCausalLM": {prefix: "model.", layer: bitnetLayer("inner_attn_ln", "ffn_layernorm")},
-	"BitNetForCausalLM": {prefix: "model.", layer: bitnetLayer("attn_sub_norm", "ffn_sub_norm")},
-	"LlamaForCausalLM":  {prefix: "model.", layer: cat(attnProj, mlpProj, blockNorms)},
-	"Qwen3Model": {embeddingModel: true, layer: embeddingLayer(Norm, []rule{
-		{"layers.{i}.input_layernorm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", Norm, [2]dim{dHidden}},
-	})},
-	"Gemma3TextModel": {embeddingModel: true, layer: embeddingLayer(OffsetNorm, []rule{
-		{"layers.{i}.input_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.pre_feedforward_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.post_feedforward_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-	})},
+	"BitnetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
+	"BitNetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
+	"LlamaForCausalLM":  newFamily("model.", tensormap.Llama, false, cat(attnProj, mlpProj, blockNorms)),
+	"Qwen3Model": newFamily("", tensormap.Qwen3Embedding, true, embeddingLayer(Norm, []rule{
+		{name: "layers.{i}.input_layernorm.weight", role: Norm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
+	})),
+	"Gemma3TextModel": newFamily("", tensormap.Gemma3Embedding, true, embeddingLayer(OffsetNorm, []rule{
+		{name: "layers.{i}.input_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.pre_feedforward_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.post_feedforward_layernorm.weight", role: OffsetNorm},
+	})),
 }
 
 // finalNormRole is the role of the model's last norm per family.
@@ -207,24 +223,6 @@ type Geometry struct {
 	// Tied is tie_word_embeddings (absent: true for the embedding models and
 	// false otherwise, the transformers defaults of these families).
 	Tied bool
-}
-
-func (g Geometry) size(d dim) uint64 {
-	switch d {
-	case dHidden:
-		return uint64(g.Hidden)
-	case dQ:
-		return uint64(g.Heads) * uint64(g.HeadDim)
-	case dKV:
-		return uint64(g.HeadsKV) * uint64(g.HeadDim)
-	case dFF:
-		return uint64(g.FF)
-	case dVocab:
-		return uint64(g.Vocab)
-	case dHeadDim:
-		return uint64(g.HeadDim)
-	}
-	return 0
 }
 
 // maxDim bounds every size ReadGeometry returns, so products of two stay
@@ -307,11 +305,8 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 		return nil, err
 	}
 	var out []Tensor
-	add := func(name string, role Role, shape [2]dim, layer int) error {
-		t := Tensor{Name: name, DType: hf.BF16, Role: role, Layer: layer, Shape: []uint64{g.size(shape[0])}}
-		if shape[1] != dNone {
-			t.Shape = append(t.Shape, g.size(shape[1]))
-		}
+	add := func(name string, role Role, shape tensormap.Shape, layer int) error {
+		t := Tensor{Name: name, DType: hf.BF16, Role: role, Layer: layer, Shape: shape.Sizes(g.Geometry)}
 		if role == Projection && packed {
 			if t.Shape[0]%4 != 0 {
 				return fmt.Errorf("tensor %s: %d output rows are not a multiple of 4, so it cannot be packed as U8 (generate it without --packed)", name, t.Shape[0])
@@ -324,7 +319,8 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 		out = append(out, t)
 		return nil
 	}
-	if err := add(fam.prefix+"embed_tokens.weight", Embedding, [2]dim{dVocab, dHidden}, -1); err != nil {
+	emb, norm, head := fam.global[0], fam.global[1], fam.global[2]
+	if err := add(fam.prefix+emb.name, emb.role, emb.shape, -1); err != nil {
 		return nil, err
 	}
 	for i := 0; i < g.Layers; i++ {
@@ -335,11 +331,11 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 			}
 		}
 	}
-	if err := add(fam.prefix+"norm.weight", fam.finalNormRole(), [2]dim{dHidden}, -1); err != nil {
+	if err := add(fam.prefix+norm.name, norm.role, norm.shape, -1); err != nil {
 		return nil, err
 	}
 	if !fam.embeddingModel && !g.Tied {
-		if err := add("lm_head.weight", Head, [2]dim{dVocab, dHidden}, -1); err != nil {
+		if err := add(head.name, head.role, head.shape, -1); err != nil {
 			return nil, err
 		}
 	}
