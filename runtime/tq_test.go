@@ -20,47 +20,58 @@ const ecoDir = "../testdata/golden/ecosystems"
 func TestGoldenTQ(t *testing.T) {
 	for _, typ := range []string{"tq1_0", "tq2_0"} {
 		for _, prompt := range []string{"hello", "ids"} {
-			for _, run := range []struct {
-				name    string
-				f       func(testing.TB, *Model, []int32, int) ([][]float32, [][]float32, []int32)
-				threads int
-			}{{"seq", runSeq, 1}, {"batched", runBatched, 1}, {"batched-3threads", runBatched, 3}} {
+			for _, run := range seqRunners {
 				t.Run(typ+"_"+prompt+"_"+run.name, func(t *testing.T) {
 					t.Parallel()
 					m := openModel(t, filepath.Join(ecoDir, "tiny-bitnet-"+typ+".gguf"), run.threads)
-					out := filepath.Join(ecoDir, fmt.Sprintf("tiny-bitnet-%s_%s_seq_t1", typ, prompt))
-					ids, wantGen := goldenIDs(t, out+".txt")
-					wantP := readRows(t, out+".prompt_logits.f32", m.Params.NVocab)
-					wantG := readRows(t, out+".gen_logits.f32", m.Params.NVocab)
-					gotP, gotG, gen := run.f(t, m, ids, len(wantGen))
-					if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
-						t.Errorf("generated ids\n got %v\nwant %v", gen, wantGen)
-					}
-					for _, c := range []struct {
-						what      string
-						got, want [][]float32
-					}{{"prompt", gotP, wantP}, {"generated", gotG, wantG}} {
-						if len(c.got) != len(c.want) {
-							t.Fatalf("%s rows: %d, golden %d", c.what, len(c.got), len(c.want))
-						}
-						n := 0
-						for r := range c.got {
-							for i := range c.got[r] {
-								if math.Float32bits(c.got[r][i]) != math.Float32bits(c.want[r][i]) {
-									if n == 0 {
-										t.Errorf("%s row %d id %d: %v, bitnet.cpp %v (not bit-identical)", c.what, r, i, c.got[r][i], c.want[r][i])
-									}
-									n++
-								}
-							}
-						}
-						if n > 0 {
-							d, r, col := maxAbsDiff(c.got, c.want)
-							t.Errorf("%s: %d logits differ, max |Δ| %.3g at row %d id %d", c.what, n, d, r, col)
-						}
-					}
+					checkGoldenBits(t, m, filepath.Join(ecoDir, fmt.Sprintf("tiny-bitnet-%s_%s_seq_t1", typ, prompt)), run.f)
 				})
 			}
+		}
+	}
+}
+
+// seqRunners are the two ways a golden _seq_ run is reproduced: the prompt
+// one token per call, and as one EvalBatch (the same bits by design).
+var seqRunners = []struct {
+	name    string
+	f       func(testing.TB, *Model, []int32, int) ([][]float32, [][]float32, []int32)
+	threads int
+}{{"seq", runSeq, 1}, {"batched", runBatched, 1}, {"batched-3threads", runBatched, 3}}
+
+// checkGoldenBits runs the golden PREFIX's prompt through m with run and
+// requires its generated ids and every prompt and generated row of logits
+// bit for bit.
+func checkGoldenBits(t *testing.T, m *Model, prefix string, run func(testing.TB, *Model, []int32, int) ([][]float32, [][]float32, []int32)) {
+	t.Helper()
+	ids, wantGen := goldenIDs(t, prefix+".txt")
+	wantP := readRows(t, prefix+".prompt_logits.f32", m.Params.NVocab)
+	wantG := readRows(t, prefix+".gen_logits.f32", m.Params.NVocab)
+	gotP, gotG, gen := run(t, m, ids, len(wantGen))
+	if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
+		t.Errorf("generated ids\n got %v\nwant %v", gen, wantGen)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want [][]float32
+	}{{"prompt", gotP, wantP}, {"generated", gotG, wantG}} {
+		if len(c.got) != len(c.want) {
+			t.Fatalf("%s rows: %d, golden %d", c.what, len(c.got), len(c.want))
+		}
+		n := 0
+		for r := range c.got {
+			for i := range c.got[r] {
+				if math.Float32bits(c.got[r][i]) != math.Float32bits(c.want[r][i]) {
+					if n == 0 {
+						t.Errorf("%s row %d id %d: %v, reference %v (not bit-identical)", c.what, r, i, c.got[r][i], c.want[r][i])
+					}
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			d, r, col := maxAbsDiff(c.got, c.want)
+			t.Errorf("%s: %d logits differ, max |Δ| %.3g at row %d id %d", c.what, n, d, r, col)
 		}
 	}
 }
