@@ -60,8 +60,9 @@
 //
 // The graph (see spec/runtime.md): per layer RMSNorm → Q/K/V → NEOX rope →
 // F16 KV cache → softmax attention (GQA) → attn_sub_norm → W_o → residual;
-// RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58) → ffn_sub_norm →
-// W_down → residual; then output_norm and the LM head (output, or the tied
+// RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58; the KV
+// {arch}.hidden_activation, "relu2" or "silu", overrides the arch) →
+// ffn_sub_norm → W_down → residual; then output_norm and the LM head (output, or the tied
 // token_embd). Arch llama (Llama3-8B-1.58, Falcon3 1.58bit as bitnet.cpp
 // loads them) is a row of the same table: no sub-norms, silu, and llama's
 // adjacent-pair rope on the q/k rows the converter interleaved; ternary

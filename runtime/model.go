@@ -88,7 +88,9 @@ type Params struct {
 	NCtx      int     // {arch}.context_length (training context; default 2048)
 	RopeTheta float32 // {arch}.rope.freq_base (default 10000)
 	RMSEps    float32 // {arch}.attention.layer_norm_rms_epsilon (required)
-	FFN       FFNActivation
+	// FFN is the arch's activation unless {arch}.hidden_activation
+	// ("relu2", "silu") overrides it.
+	FFN FFNActivation
 }
 
 // File is the part of an opened GGUF file that Load reads: its KVs, its
@@ -211,6 +213,7 @@ func Load(f File, opts Options) (*Model, error) {
 	p := &m.Params
 	p.FFN = spec.ffn
 	r := kvReader{arch: arch, kv: kv}
+	r.activation(&p.FFN)
 	r.uint(&p.NLayer, "block_count", 0, true)
 	r.uint(&p.NEmbd, "embedding_length", 0, true)
 	r.uint(&p.NHead, "attention.head_count", 0, true)
