@@ -130,6 +130,13 @@ type Options struct {
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
 	// stores in the file (StoredKernelConfig); other files need it given.
 	TLKernels []format.Kernel
+	// I2SLayout is the bit layout of the file's I2_S tensors (one of
+	// format.Layouts), for files that do not record it under
+	// format.LayoutKey: bitnet.cpp's own files of its ARM builds (since
+	// BitNet 112f853) and of x86 builds without ACT_PARALLEL (1×4) carry no
+	// such key. When set it overrides the key, as requant --from-layout
+	// does; "" means the key, else x86. An unknown value is an error.
+	I2SLayout format.Layout
 }
 
 type layer struct {
@@ -278,6 +285,13 @@ func Load(f File, opts Options) (*Model, error) {
 		l, err := format.ParseLayout(s)
 		if err != nil {
 			return nil, fmt.Errorf("key %s: %w", format.LayoutKey, err)
+		}
+		layout = l
+	}
+	if opts.I2SLayout != "" {
+		l, err := format.ParseLayout(string(opts.I2SLayout))
+		if err != nil {
+			return nil, fmt.Errorf("I2_S layout option: %w", err)
 		}
 		layout = l
 	}
