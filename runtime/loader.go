@@ -173,7 +173,8 @@ func (l *loader) headDim(h *header, fromRope bool) error {
 }
 
 // tensors indexes the file's tensors (refusing separate scale tensors),
-// and reads the TL1/TL2 tiling and the I2_S layout the matrices need.
+// and reads the TL1/TL2 tiling and the I2_S layout the matrices need
+// (Options.I2SLayout, else the file's format.LayoutKey, else x86).
 func (l *loader) tensors() error {
 	l.infos = make(map[string]gguf.TensorInfo, len(l.f.Tensors))
 	for _, ti := range l.f.Tensors {
@@ -197,6 +198,13 @@ func (l *loader) tensors() error {
 		lay, err := format.ParseLayout(s)
 		if err != nil {
 			return fmt.Errorf("key %s: %w", format.LayoutKey, err)
+		}
+		l.layout = lay
+	}
+	if l.opts.I2SLayout != "" {
+		lay, err := format.ParseLayout(string(l.opts.I2SLayout))
+		if err != nil {
+			return fmt.Errorf("I2_S layout option: %w", err)
 		}
 		l.layout = lay
 	}
