@@ -104,8 +104,9 @@ type Activation struct {
 	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
 	lut1 []int16
 
-	// bsums are the Q8_K sums of 16 consecutive codes (tq.go).
-	bsums []int16
+	// bsums are the Q8_K sums of 16 consecutive codes, lutTQ the TQ2_0
+	// nibble tables (tq.go).
+	bsums, lutTQ []int16
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -131,7 +132,7 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 		a.q = resizeI8(a.q, len(x))
 		a.s, a.sum = QuantizeI8S(a.q, x)
 	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K:
-		a.prepareQ8K(x)
+		a.prepareQ8K(x, w.Type)
 	}
 }
 

@@ -3,6 +3,8 @@ package runtime
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 // ggml's TQ1_0 / TQ2_0 ternary types (mainline llama.cpp, and bitnet.cpp's
@@ -77,8 +79,9 @@ func quantizeQ8K(q []int8, d []float32, bsums []int16, x []float32) {
 	}
 }
 
-// prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K).
-func (a *Activation) prepareQ8K(x []float32) {
+// prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K) for weights of
+// type typ, and for TQ2_0 the nibble tables of dotTQ2_0.
+func (a *Activation) prepareQ8K(x []float32, typ gguf.Type) {
 	a.q = resizeI8(a.q, len(x))
 	a.d = resizeF32(a.d, len(x)/qkK)
 	if cap(a.bsums) < len(x)/16 {
@@ -86,6 +89,41 @@ func (a *Activation) prepareQ8K(x []float32) {
 	}
 	a.bsums = a.bsums[:len(x)/16]
 	quantizeQ8K(a.q, a.d, a.bsums, x)
+	if typ == gguf.TypeTQ2_0 {
+		n := len(x) / qkK * tq2LUTPerBlock
+		if cap(a.lutTQ) < n {
+			a.lutTQ = make([]int16, n)
+		}
+		a.lutTQ = a.lutTQ[:n]
+		buildTQ2LUT(a.lutTQ, a.q)
+	}
+}
+
+// tq2LUTPerBlock is the size of one block's TQ2_0 nibble tables: for each
+// of its 64 code bytes, 16 entries for the low nibble and 16 for the high.
+const tq2LUTPerBlock = 64 * 32
+
+// buildTQ2LUT fills, for the Q8_K codes q, the tables dotTQ2_0 reads: for
+// the code byte at 32h + m of block b (activations 128h + 32l + m in bits
+// 2l), entry ((b·64 + 32h + m)·32 + c) is c₁₀·q[e] + c₃₂·q[e+32] for the low
+// nibble c and entry (…·32 + 16 + c) c₁₀·q[e+64] + c₃₂·q[e+96] for the high
+// nibble, e = 256b + 128h + m. Their sum is the byte's Σ code·q, exactly
+// (at most 4·3·127 in magnitude).
+func buildTQ2LUT(lut []int16, q []int8) {
+	for b := 0; b < len(q)/qkK; b++ {
+		for h := 0; h < 2; h++ {
+			ys := q[b*qkK+128*h : b*qkK+128*h+128 : b*qkK+128*h+128]
+			for m := 0; m < 32; m++ {
+				t := (*[32]int16)(lut[(b*64+32*h+m)*32:])
+				y0, y1, y2, y3 := int16(ys[m]), int16(ys[32+m]), int16(ys[64+m]), int16(ys[96+m])
+				for c := int16(0); c < 16; c++ {
+					lo, hi := c&3, c>>2
+					t[c] = lo*y0 + hi*y1
+					t[16+c] = lo*y2 + hi*y3
+				}
+			}
+		}
+	}
 }
 
 // tq1Trits[b][n] is base-3 digit n (0 the most significant) of a TQ1_0 byte
@@ -113,21 +151,20 @@ func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32) {
 
 // dotTQ2_0 is ggml_vec_dot_tq2_0_q8_K (AVX2) for one row of TQ2_0 blocks
 // (byte 32h + m of qs holds the codes of activations 128h + 32l + m in bits
-// 2l, l = 0…3; the f16 d follows) and the Q8_K activation a.
+// 2l, l = 0…3; the f16 d follows) and the Q8_K activation a: each byte's
+// Σ code·q comes from two nibble-table reads (buildTQ2LUT) into integer
+// lane m/4.
 func dotTQ2_0(row []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range a.d {
-		blk := row[b*tq2Bytes : (b+1)*tq2Bytes : (b+1)*tq2Bytes]
-		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		blk := (*[tq2Bytes]byte)(row[b*tq2Bytes:])
+		lut := (*[tq2LUTPerBlock]int16)(a.lutTQ[b*tq2LUTPerBlock:])
 		var lanes [8]int32
-		for h := 0; h < 2; h++ {
-			qs := blk[32*h : 32*h+32 : 32*h+32]
-			ys := y[128*h : 128*h+128 : 128*h+128]
-			for m, c := range qs {
-				s := int32(c&3)*int32(ys[m]) + int32(c>>2&3)*int32(ys[32+m]) +
-					int32(c>>4&3)*int32(ys[64+m]) + int32(c>>6)*int32(ys[96+m])
-				lanes[m>>2] += s
-			}
+		for j := 0; j < 64; j += 4 {
+			c0, c1, c2, c3 := blk[j], blk[j+1], blk[j+2], blk[j+3]
+			t := lut[j*32 : j*32+128 : j*32+128]
+			lanes[(j&31)>>2] += int32(t[c0&15]+t[16+c0>>4]) + int32(t[32+c1&15]+t[48+c1>>4]) +
+				int32(t[64+c2&15]+t[80+c2>>4]) + int32(t[96+c3&15]+t[112+c3>>4])
 		}
 		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[64:])]
 		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
