@@ -104,9 +104,11 @@ type Activation struct {
 	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
 	lut1 []int16
 
-	// bsums are the Q8_K sums of 16 consecutive codes, lutTQ the TQ2_0
-	// nibble tables (tq.go).
+	// bsums are the Q8_K sums of 16 consecutive codes, lutTQ the TQ1_0 /
+	// TQ2_0 tables (tq.go); inBatch (set by MatMul) skips the large TQ1_0
+	// tables, which would cost hundreds of MB for a whole batch.
 	bsums, lutTQ []int16
+	inBatch      bool
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -132,7 +134,7 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 		a.q = resizeI8(a.q, len(x))
 		a.s, a.sum = QuantizeI8S(a.q, x)
 	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K:
-		a.prepareQ8K(x, w.Type)
+		a.prepareQ8K(x, w.Type, w.M)
 	}
 }
 
@@ -321,6 +323,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 	acts := sc.acts[:n]
 	parallel.For(n, threads, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
+			acts[t].inBatch = n > 1
 			w.Prepare(&acts[t], xs[t])
 		}
 	})

@@ -134,9 +134,16 @@ func TestQuantizeQ8K(t *testing.T) {
 // TestTQ1EqualsTQ2: the same codes and block scales stored as TQ1_0 and as
 // TQ2_0 give bit-identical rows (both kernels produce the same integer
 // lanes), for one token and in a batch, and the rows stay within the Q8_K
-// rounding bound of the exact Σ (code·d_w)·x.
+// rounding bound of the exact Σ (code·d_w)·x; 40 rows take TQ1_0's direct
+// digit products, 300 its tables.
 func TestTQ1EqualsTQ2(t *testing.T) {
-	const k, m = 768, 40
+	for _, m := range []int{40, tq1LUTMinRows + 44} {
+		t.Run(fmt.Sprint(m), func(t *testing.T) { testTQ1EqualsTQ2(t, m) })
+	}
+}
+
+func testTQ1EqualsTQ2(t *testing.T, m int) {
+	const k = 768
 	r := rand.New(rand.NewPCG(12, 1))
 	codes := make([]int8, k*m)
 	for i := range codes {
