@@ -216,7 +216,7 @@ func testTQ1EqualsTQ2(t *testing.T, m int) {
 	}
 }
 
-// FuzzQ8KTypes: TQ1_0, TQ2_0 and Q6_K matrices over arbitrary block bytes
+// FuzzQ8KTypes: TQ1_0, TQ2_0, Q6_K and Q4_K matrices over arbitrary block bytes
 // (TQ2_0 code 3, TQ1_0 bytes ≥ 243, NaN or infinite f16 scales) and
 // arbitrary activations never panic, and a batch gives every token
 // MatVec's bits; token_embd rows decode without panicking.
@@ -224,11 +224,12 @@ func FuzzQ8KTypes(f *testing.F) {
 	f.Add([]byte{0xff, 0x00, 0x7c, 0x55}, []byte{0, 1, 2, 3}, uint8(0))
 	f.Add([]byte{0xf3, 0xfe, 0x00, 0xfc}, []byte{0x80, 0x7f}, uint8(1))
 	f.Add([]byte{0x01}, []byte{0xff, 0xff, 0x7f, 0x7f}, uint8(2))
+	f.Add([]byte{0x00, 0x7c, 0xff, 0xfb}, []byte{0x81, 0x00}, uint8(3))
 	f.Fuzz(func(t *testing.T, seed, xs []byte, which uint8) {
 		if len(seed) == 0 || len(xs) == 0 {
 			return
 		}
-		typ := []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K}[int(which)%3]
+		typ := []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K}[int(which)%4]
 		const k, m = 512, 3
 		n, err := gguf.NBytes(typ, []uint64{k, m})
 		if err != nil {
