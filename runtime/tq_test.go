@@ -216,8 +216,8 @@ func testTQ1EqualsTQ2(t *testing.T, m int) {
 	}
 }
 
-// FuzzQ8KTypes: TQ1_0, TQ2_0, Q6_K and Q4_K matrices over arbitrary block bytes
-// (TQ2_0 code 3, TQ1_0 bytes ≥ 243, NaN or infinite f16 scales) and
+// FuzzQ8KTypes: TQ1_0, TQ2_0, Q6_K and Q4_K matrices over arbitrary block
+// bytes (TQ2_0 code 3, TQ1_0 bytes ≥ 243, NaN or infinite f16 scales) and
 // arbitrary activations never panic, and a batch gives every token
 // MatVec's bits; token_embd rows decode without panicking.
 func FuzzQ8KTypes(f *testing.F) {
