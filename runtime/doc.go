@@ -26,7 +26,10 @@
 //     token; the arithmetic follows ggml's per-type vec_dot: I2_S quantizes the
 //     activation row to int8 (one scale per token row) and corrects with the
 //     activation sum; F16 and Q8_0 weights first round the activation to F16 or
-//     to Q8_0 blocks; F32 and BF16 weights take f32 activations.
+//     to Q8_0 blocks; F32 and BF16 weights take f32 activations; IQ1_BN
+//     and IQ2_BN weights take ik_llama.cpp's Q8_K64 activations (four
+//     scales per row) and its kernels' integer sums and float order
+//     (iqbn.go, checked against ik_llama.cpp 8337e4cd's logits).
 //   - Work is split over goroutines (internal/parallel) by output rows,
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.

@@ -17,7 +17,7 @@ import (
 // used in place, not copied (viewF32, viewU16): a Matrix built from a
 // mapped file reads the file's pages.
 type Matrix struct {
-	Type gguf.Type // F32, F16, BF16, Q8_0 or I2_S
+	Type gguf.Type // F32, F16, BF16, Q8_0, I2_S, IQ1_BN or IQ2_BN
 	K, M int       // ne[0] (inputs per row), ne[1] (rows)
 	// Scale is the per-tensor weight scale of an I2_S tensor (the float32 at
 	// byte K·M/4); 0 for other types.
@@ -38,7 +38,8 @@ type Matrix struct {
 // NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0) and I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
-// conversion spec). data must hold at least gguf.NBytes(typ, ne) bytes; the
+// conversion spec), IQ1_BN and IQ2_BN (k % 64 == 0, k ≥ 512, as
+// ik_llama.cpp multiplies them; iqbn.go). data must hold at least gguf.NBytes(typ, ne) bytes; the
 // I2_S scale is read from byte k·m/4. The Matrix keeps (views) data: it must
 // not change while the Matrix is used. Errors name the problem; the caller
 // adds the tensor name.
@@ -76,8 +77,10 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
 			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
 		}
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		return newIQBNMatrix(typ, k, m, data)
 	default:
-		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S)", typ)
+		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, IQ1_BN, IQ2_BN)", typ)
 	}
 	return w, nil
 }
@@ -93,6 +96,8 @@ type Activation struct {
 	d   []float32 // Q8_0 block scales
 	s   float32   // I2_S activation scale
 	sum int32     // I2_S Σq
+	// d64, minus64: Q8_K64 group scales and d·Σq (IQ1_BN, IQ2_BN; iqbn.go).
+	d64, minus64 [q8K64Groups]float32
 	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
 	lut1 []int16
 }
@@ -119,6 +124,8 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 	case gguf.TypeI2S:
 		a.q = resizeI8(a.q, len(x))
 		a.s, a.sum = QuantizeI8S(a.q, x)
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		a.prepareQ8K64(x)
 	}
 }
 
@@ -142,7 +149,8 @@ func resizeF32(b []float32, n int) []float32 {
 //   - BF16: exact products summed in float64, rounded once;
 //   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0, AVX2 order);
 //   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
-//     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue).
+//     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue);
+//   - IQ1_BN, IQ2_BN: ik_llama.cpp's Q8_K64 kernels (iqbn.go).
 func (w *Matrix) Row(r int, a *Activation) float32 {
 	if a.typ != w.Type {
 		panic("runtime: activation prepared for another weight type")
@@ -165,6 +173,8 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 		return dotQ8_0(w.raw[r*w.rowB:(r+1)*w.rowB], a.q, a.d)
 	case gguf.TypeI2S:
 		return i2sOut(dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		return w.iqbnRow(r, a)
 	}
 	panic("runtime: unsupported matrix type")
 }
@@ -402,7 +412,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 // runtime (issue 10, type-id collisions).
 func notMainline(typ gguf.Type) error {
 	if typ.IsMainlineOnly() {
-		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2); run the file with llama.cpp", typ, typ.ID())
+		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, IQ1_BN, IQ2_BN); run the file with llama.cpp", typ, typ.ID())
 	}
 	return nil
 }

@@ -449,5 +449,7 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
 			dst[i] = float32(int(c)-1) * w.Scale
 		}
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		w.iqbnEmbedRow(dst, id)
 	}
 }
