@@ -25,8 +25,13 @@ type Matrix struct {
 
 	f32  []float32 // F32
 	u16  []uint16  // F16, BF16 bits
-	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0 blocks
+	raw  []byte    // I2_S packed codes (kPad·M/4 bytes), Q8_0 blocks
 	rowB int       // bytes per row of raw
+	// kPad is an I2_S matrix's packed row length: K, or K rounded up to
+	// 128 with zero weights for a TL1/TL2/ARM tensor whose K is not a
+	// multiple of 128 (newRepackedMatrix; the activation is padded with
+	// zeros, which changes neither its int8 scale nor a dot product).
+	kPad int
 
 	// I2_S: per-row pair code sums and code-3 flags for the batched
 	// kernel (i2sPairCodes), computed on the first MatMul.
@@ -73,6 +78,7 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 		}
 		w.raw = data[:n/4]
 		w.rowB = k / 4
+		w.kPad = k
 		w.Scale = math.Float32frombits(binary.LittleEndian.Uint32(data[n/4:]))
 		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
 			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
@@ -122,8 +128,9 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 		a.d = resizeF32(a.d, len(x)/q8Block)
 		QuantizeQ8_0(a.q, a.d, x)
 	case gguf.TypeI2S:
-		a.q = resizeI8(a.q, len(x))
-		a.s, a.sum = QuantizeI8S(a.q, x)
+		a.q = resizeI8(a.q, w.kPad)
+		a.s, a.sum = QuantizeI8S(a.q[:len(x)], x)
+		clear(a.q[len(x):])
 	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
 		a.prepareQ8K64(x)
 	}
@@ -251,7 +258,7 @@ func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 // matVecI2S runs one prepared token through the one-token table kernel
 // (dotI2SLUT1Rows: dotI2S's sums, one table read per packed byte).
 func (w *Matrix) matVecI2S(dst []float32, a *Activation, threads int) {
-	nb := w.K / 128
+	nb := w.kPad / 128
 	if cap(a.lut1) < nb*i2sLUT1PerBlock {
 		a.lut1 = make([]int16, nb*i2sLUT1PerBlock)
 	}
@@ -350,7 +357,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
 	n := len(acts)
 	groups := (n + i2sLanes - 1) / i2sLanes
-	per := w.K / 128 * i2sLUTPerBlock
+	per := w.kPad / 128 * i2sLUTPerBlock
 	if cap(sc.lut) < groups*per {
 		sc.lut = make([]uint64, groups*per)
 	}
@@ -364,7 +371,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 	}
 	parallel.For(groups, threads, func(lo, hi int) {
 		for g := lo; g < hi; g++ {
-			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.K)
+			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.kPad)
 		}
 	})
 	groupsK := i2sPairGroups(w.rowB)

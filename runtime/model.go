@@ -444,7 +444,7 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 		}
 	case gguf.TypeI2S:
 		for i := range k {
-			e := id*k + i
+			e := id*w.kPad + i
 			g, j := e/128, e%128
 			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
 			dst[i] = float32(int(c)-1) * w.Scale
