@@ -52,6 +52,9 @@ func DefaultThresholds(ternary bool) Thresholds {
 type Options struct {
 	GGUF string // the file to verify
 	HF   string // the Hugging Face checkpoint it came from ("" = runtime checks only)
+	// RefGGUF, instead of HF, is another GGUF of the same model (the input
+	// of a requant): tensors and logits are compared with it (refgguf.go).
+	RefGGUF string
 	// Prompt is tokenized with the GGUF's vocabulary; IDs are used as given.
 	// With neither, the default prompt is used (ids when the file has no
 	// vocabulary).
@@ -120,6 +123,7 @@ type Numbers struct {
 type Report struct {
 	GGUF     string        `json:"gguf"`
 	HF       string        `json:"hf,omitempty"`
+	Ref      string        `json:"ref_gguf,omitempty"`
 	Arch     string        `json:"arch"`
 	Ternary  bool          `json:"ternary"`
 	Tensors  []TensorCheck `json:"tensors,omitempty"`
@@ -186,6 +190,9 @@ func Run(opts Options) (*Report, error) {
 	}
 	if opts.Adjust != nil {
 		opts.Adjust(&rep.Thresholds)
+	}
+	if opts.RefGGUF != "" {
+		return runRefGGUF(f, rep, opts)
 	}
 	if runtime.IsEmbeddingArch(rep.Arch) {
 		opts.stage("embed the prompts")
