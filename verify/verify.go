@@ -443,7 +443,11 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels, fileLayout(f))
+				detail := compareTernary(ti, data, src, kernels, fileLayout(f))
+				if strings.HasPrefix(detail, "ternary code") && ti.Type == gguf.TypeI2S {
+					detail += layoutHint(ti, data, src, fileLayout(f), opts.GGUF)
+				}
+				return detail
 			}
 			return compareFloat(ti, data, w)
 		}()
@@ -522,6 +526,42 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 		}
 	}
 	return ""
+}
+
+// layoutHint is added to an I2_S code mismatch: when the data decodes to
+// the source's codes in another layout of format.Layouts (bitnet.cpp's ARM
+// builds since 112f853 write QK_I2_S = 64 blocks, x86 builds without
+// ACT_PARALLEL the 1×4 interleave; GGUF records neither), it names that
+// layout and the requant command that rewrites the file; else "".
+func layoutHint(ti gguf.TensorInfo, data []byte, src *convert.Source, read format.Layout, path string) string {
+	k, m := int(ti.Ne[0]), int(ti.Ne[1])
+	want, _, err := src.Ternary(ti.Name)
+	if err != nil {
+		return ""
+	}
+	got := make([]int8, k*m)
+	for _, l := range format.Layouts {
+		f := format.I2S{Layout: l}
+		if l == read || f.Check(k, m) != nil {
+			continue
+		}
+		if _, err := f.Decode(got, data, k, m); err != nil || firstDiff(got, want) >= 0 {
+			continue
+		}
+		return fmt.Sprintf("; read as the %s layout, but the data matches the %s layout (written by %s): `bitnet-convert requant %s --from-layout %s --outtype i2_s` rewrites it in the x86 layout (add --i2s-layout %s to keep the layout, recorded in the file)", read, l, layoutWriter(l), path, l, l)
+	}
+	return ""
+}
+
+// layoutWriter names the bitnet.cpp build that writes I2_S layout l.
+func layoutWriter(l format.Layout) string {
+	switch l {
+	case format.LayoutARM:
+		return "an ARM (NEON) build of bitnet.cpp since 112f853"
+	case format.LayoutX86_1x4:
+		return "an x86 build of bitnet.cpp without ACT_PARALLEL"
+	}
+	return "an x86 build of bitnet.cpp, or this tool by default"
 }
 
 func firstDiff(a, b []int8) int {

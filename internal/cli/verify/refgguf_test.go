@@ -101,3 +101,29 @@ func TestRefGGUF(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongLayoutNamed: verify --hf on bitnet.cpp's own I2_S files of the
+// golden model in the ARM and the 1×4 layout (which GGUF does not record,
+// so they are read as x86) fails naming the layout the data matches and the
+// requant command that rewrites it.
+func TestWrongLayoutNamed(t *testing.T) {
+	for _, c := range []struct{ file, layout string }{
+		{"tiny-bitnet-i2_s-arm.gguf", "arm"},
+		{"tiny-bitnet-i2_s-x86-1x4-16da220.gguf", "x86-1x4"},
+	} {
+		t.Run(c.layout, func(t *testing.T) {
+			p := "../../../testdata/golden/ecosystems/" + c.file
+			code, _, stderr := runMain("verify", "--gguf", p, "--hf", "../../../testdata/golden/tiny-bitnet/hf")
+			want := "but the data matches the " + c.layout + " layout"
+			if code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "requant "+p+" --from-layout "+c.layout+" --outtype i2_s") {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			// The suggested command gives a file that verifies.
+			out := filepath.Join(t.TempDir(), "x86.gguf")
+			requantTo(t, p, out, "--from-layout", c.layout, "--outtype", "i2_s")
+			if code, o, stderr := runMain("verify", "--gguf", out, "--hf", "../../../testdata/golden/tiny-bitnet/hf"); code != 0 {
+				t.Fatalf("after requant: exit %d: %s%s", code, o, stderr)
+			}
+		})
+	}
+}
