@@ -31,6 +31,7 @@ targets=(
   "./internal/kernels      FuzzDotF16              100000"
   "./internal/kernels      FuzzQuantizeI8S         100000"
   "./internal/kernels      FuzzConverterKernels    60000"
+  "./runtime               FuzzReadKLBaseHeader    100000"
 )
 
 failed=()
