@@ -6,8 +6,10 @@
 // c82b5e66 with its llama.cpp fork 406a5036 (the golden tiny model in I2_S,
 // F32, Q8_0 token_embd and TL2, and the full-size bitnet_b1_58-large shape),
 // arch bitnet-b1.58 against bitnet.cpp eb60fc3 (the full-size 2B-4T shape;
-// testdata/golden/fullsize). Options.F32Attention matches ik_llama.cpp's
-// bitnet-b1.58 logits within 1.5e-3 instead. Options.Batched switches to the
+// testdata/golden/fullsize). Options.F32Attention computes attention and RMS
+// norms as ik_llama.cpp 8337e4cd does (ik.go): with the Q8_K64 kernels of
+// iqbn.go its IQ1_BN/IQ2_BN logits of b158-h512 are matched within 2e-6,
+// its F32 ones within 4e-3. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
 // golden files).
 //

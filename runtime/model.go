@@ -56,7 +56,7 @@ type archSpec struct {
 //     same attention: q and the softmax probabilities rounded to F16 for
 //     the products with the F16 KV cache. ik_llama.cpp (flash attention,
 //     f32 operands, testdata/golden/b158-h512) is matched within a
-//     tolerance with Options.F32Attention.
+//     stated tolerance with Options.F32Attention (ik.go).
 var archs = map[string]archSpec{
 	"bitnet":       {ffn: SiLU, subNorms: true},
 	"bitnet-b1.58": {ffn: ReLU2, subNorms: true},
@@ -115,13 +115,14 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// F32Attention keeps q and the softmax probabilities in float32 for the
-	// products with the F16 KV cache (exact products summed in float64), as
-	// ik_llama.cpp's flash attention does, instead of rounding both to F16
-	// as bitnet.cpp does (ggml's mul_mat converts the f32 operand of an F16
-	// weight to F16, its vec_dot_type). For comparisons with ik_llama.cpp
-	// (testdata/golden/b158-h512: within 1.4e-3 with it, 1e-2 without).
-	// Default false: bitnet.cpp's arithmetic, bit-exact.
+	// F32Attention computes attention and the RMS norms as ik_llama.cpp's
+	// CPU build does (ik.go: its flash attention on the F16 KV cache, q and
+	// the probabilities in float32, online softmax over 128-key blocks;
+	// its fused RMS norm), instead of bitnet.cpp's F16-rounded operands.
+	// For comparisons with ik_llama.cpp: its IQ1_BN/IQ2_BN logits of
+	// b158-h512 within 2e-6, its F32 ones within 1.5e-3 (its F32 matrix
+	// products sum in another order). Default false: bitnet.cpp's
+	// arithmetic, bit-exact.
 	F32Attention bool
 	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
@@ -190,9 +191,11 @@ type Model struct {
 const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
-// bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
-// and I2_S are supported for the matrices, TL1/TL2 with Options.TLKernels
-// (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm vectors.
+// bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
+// I2_S, IQ1_BN and IQ2_BN are supported for the matrices, TL1/TL2 with
+// Options.TLKernels (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm
+// vectors. A file with IQ1_BN/IQ2_BN tensors (made for ik_llama.cpp) runs
+// with Options.F32Attention set: its home runtime's arithmetic.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
@@ -205,6 +208,11 @@ func Load(f File, opts Options) (*Model, error) {
 	spec, ok := archs[arch]
 	if !ok {
 		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25, llama)", arch, ErrUnsupportedArch)
+	}
+	for _, ti := range f.Tensors {
+		if ti.Type == gguf.TypeIQ1BN || ti.Type == gguf.TypeIQ2BN {
+			opts.F32Attention = true
+		}
 	}
 	m := &Model{Arch: arch, opts: opts, spec: spec}
 	p := &m.Params
