@@ -14,8 +14,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
-const ecoDir = "../testdata/golden/ecosystems"
-
 // TestGoldenIQBN runs ik_llama.cpp's own IQ2_BN and IQ1_BN files of
 // b158-h512 (testdata/golden/ecosystems/README.md, section 3) one token per
 // call and compares with ik_llama.cpp 8337e4cd's logits (AVX2 CPU build,

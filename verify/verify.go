@@ -548,7 +548,7 @@ func layoutHint(ti gguf.TensorInfo, data []byte, src *convert.Source, read forma
 		if _, err := f.Decode(got, data, k, m); err != nil || firstDiff(got, want) >= 0 {
 			continue
 		}
-		return fmt.Sprintf("; read as the %s layout, but the data matches the %s layout (written by %s): `bitnet-convert requant %s --from-layout %s --outtype i2_s` rewrites it in the x86 layout (add --i2s-layout %s to keep the layout, recorded in the file)", read, l, layoutWriter(l), path, l, l)
+		return fmt.Sprintf("; read as the %s layout, but the data matches the %s layout (written by %s): `bitnet-convert requant %s --from-layout %s --outtype i2_s` rewrites it in the x86 layout (add --i2s-layout %s to keep the layout, recorded in the file; run and perplexity take --from-layout %s to run it as it is)", read, l, layoutWriter(l), path, l, l, l)
 	}
 	return ""
 }

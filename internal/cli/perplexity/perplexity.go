@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
@@ -27,6 +29,7 @@ type PerplexityOptions struct {
 	Chunks       int    // --chunks: at most this many chunks (0: all)
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	// KLBase is --kl-divergence-base FILE: written by a plain run (the
 	// base model's log-probabilities), read with --kl-divergence.
@@ -103,6 +106,11 @@ another vocabulary or chunk size (-c) is refused.`,
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
 			}
+			if opts.FromLayout != "" {
+				if _, err := format.ParseLayout(opts.FromLayout); err != nil {
+					return usage.Errorf("--from-layout: %v", err)
+				}
+			}
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
@@ -119,6 +127,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
 	f.BoolVar(&opts.KLD, "kl-divergence", false, "compare with the --kl-divergence-base FILE: mean KLD, same-top-p %")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --kl-divergence-base file")
@@ -163,7 +172,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {
