@@ -21,8 +21,12 @@
 // runs one token and returns its logits, EvalBatch runs many (a prompt, a
 // perplexity chunk) through each layer at once with the same bits, Hidden
 // the final normed state for pooling (Pool); Perplexity scores a token
-// stream as llama-perplexity does. Matrix, QuantizeI8S and QuantizeQ8_0
-// expose the kernels for tests elsewhere (BR-09).
+// stream as llama-perplexity does, PerplexityBase also writing its
+// --kl-divergence-base file and KLDivergence comparing with one (kld.go).
+// Matrix, QuantizeI8S, QuantizeQ8_0 and QuantizeQ8K64 expose the kernels
+// for tests elsewhere (BR-09). TL1/TL2 (and ARM or 1×4 I2_S) tensors are
+// repacked to the x86 I2_S layout, rows whose K is not a multiple of 128
+// padded with zero weights (tl.go; bitnet_b1_58-3B's ffn_down, K = 8640).
 //
 // Conventions:
 //   - Weight shapes are given in GGUF ne order: ne = [K, M] is a matrix with M
