@@ -8,11 +8,11 @@
 // arch bitnet-b1.58 against bitnet.cpp eb60fc3 (the full-size 2B-4T shape;
 // testdata/golden/fullsize), and TQ1_0/TQ2_0 (mainline llama.cpp's
 // types) against build A's own TQ files of the golden tiny model
-// (testdata/golden/ecosystems), and a Q6_K token_embd against build A
-// (testdata/golden/q6k-embd). Options.F32Attention computes attention and
-// RMS norms as ik_llama.cpp 8337e4cd does (ik.go): with the Q8_K64 kernels
-// of iqbn.go its IQ1_BN/IQ2_BN logits of b158-h512 are matched within
-// 2e-6, its F32 ones within 4e-3. Options.Batched switches to the
+// (testdata/golden/ecosystems), and Q6_K / Q4_K token_embd against build A
+// (testdata/golden/q6k-embd, q4k-embd). Options.F32Attention computes
+// attention and RMS norms as ik_llama.cpp 8337e4cd does (ik.go): with the
+// Q8_K64 kernels of iqbn.go its IQ1_BN/IQ2_BN logits of b158-h512 are
+// matched within 2e-6, its F32 ones within 4e-3. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
 // golden files).
 //
@@ -39,12 +39,12 @@
 //     TQ2_0 quantize it to ggml's Q8_K (per 256-element block: int8 codes,
 //     a float scale and 16-element sums, quantize_row_q8_K_ref) and take
 //     the integer lanes and float accumulation of the AVX2
-//     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K LM head takes Q8_K as well
-//     (vec_dot_q6_K_q8_K, q6k.go) and a Q6_K token_embd row is
-//     dequantized as get_rows does;
-//     IQ1_BN and IQ2_BN weights take ik_llama.cpp's Q8_K64 activations
-//     (four scales per row) and its kernels' integer sums and float order
-//     (iqbn.go, checked against ik_llama.cpp 8337e4cd's logits).
+//     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K or Q4_K LM head takes Q8_K
+//     as well (vec_dot_q{6,4}_K_q8_K, q6k.go, q4k.go) and such a
+//     token_embd row is dequantized as get_rows does; IQ1_BN and IQ2_BN
+//     weights take ik_llama.cpp's Q8_K64 activations (four scales per row)
+//     and its kernels' integer sums and float order (iqbn.go, checked
+//     against ik_llama.cpp 8337e4cd's logits).
 //   - Work is split over goroutines (internal/parallel) by output rows,
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.
