@@ -411,7 +411,6 @@ func (p *Plan) assignTypes(opts Options) error {
 		override[o.class] = typ
 	}
 	var fallbacks []string
-	unverifiable := "" // first TL projection the runtime cannot run (K % 128 != 0)
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		t.Type = policy[t.Class]
@@ -428,9 +427,6 @@ func (p *Plan) assignTypes(opts Options) error {
 				reason = err.Error()
 			} else {
 				t.Format = ternary
-				if (t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2) && k%128 != 0 && unverifiable == "" {
-					unverifiable = fmt.Sprintf("tensor %s has K=%d", t.GGUFName, k)
-				}
 			}
 		} else if tr, ok := t.Type.Traits(); ok && len(t.HFShape) == 2 && t.HFShape[1]%tr.BlockSize != 0 {
 			reason = fmt.Sprintf("row length %d is not a multiple of %d (the %s block)", t.HFShape[1], tr.BlockSize, t.Type)
@@ -456,12 +452,6 @@ func (p *Plan) assignTypes(opts Options) error {
 	}
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
-	}
-	if unverifiable != "" {
-		// bitnet.cpp's TL kernels split K into a three-column and a
-		// two-column part and run it; our runtime runs TL weights
-		// through the I2_S kernel, whose blocks are 128 wide (defect D6).
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s, not a multiple of 128: bitnet.cpp runs this %s file, but this tool's runtime cannot yet, so verify, run and perplexity will refuse it", unverifiable, strings.ToUpper(string(p.OutType))))
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ var causalHeader = headerRule{ctxDefault: 2048}
 //     same attention: q and the softmax probabilities rounded to F16 for
 //     the products with the F16 KV cache. ik_llama.cpp (flash attention,
 //     f32 operands, testdata/golden/b158-h512) is matched within a
-//     tolerance with Options.F32Attention.
+//     stated tolerance with Options.F32Attention (ik.go).
 var archs = map[string]archSpec{
 	"bitnet":       {ffn: SiLU, vectors: subLNNorms},
 	"bitnet-b1.58": {ffn: ReLU2, vectors: subLNNorms},
@@ -134,13 +134,14 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// F32Attention keeps q and the softmax probabilities in float32 for the
-	// products with the F16 KV cache (exact products summed in float64), as
-	// ik_llama.cpp's flash attention does, instead of rounding both to F16
-	// as bitnet.cpp does (ggml's mul_mat converts the f32 operand of an F16
-	// weight to F16, its vec_dot_type). For comparisons with ik_llama.cpp
-	// (testdata/golden/b158-h512: within 1.4e-3 with it, 1e-2 without).
-	// Default false: bitnet.cpp's arithmetic, bit-exact.
+	// F32Attention computes attention and the RMS norms as ik_llama.cpp's
+	// CPU build does (ik.go: its flash attention on the F16 KV cache, q and
+	// the probabilities in float32, online softmax over 128-key blocks;
+	// its fused RMS norm), instead of bitnet.cpp's F16-rounded operands.
+	// For comparisons with ik_llama.cpp: its IQ1_BN/IQ2_BN logits of
+	// b158-h512 within 2e-6, its F32 ones within 1.5e-3 (its F32 matrix
+	// products sum in another order). Default false: bitnet.cpp's
+	// arithmetic, bit-exact.
 	F32Attention bool
 	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
@@ -217,12 +218,19 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
-// I2_S, TQ1_0, TQ2_0, Q6_K and Q4_K are supported for the matrices, TL1/TL2 with
-// Options.TLKernels (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm
-// vectors.
+// I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN and IQ2_BN are supported for the
+// matrices, TL1/TL2 with Options.TLKernels (run as I2_S, see NewTLMatrix),
+// F32/F16/BF16 for norm vectors. A file with IQ1_BN/IQ2_BN tensors (made
+// for ik_llama.cpp) runs with Options.F32Attention set: its home runtime's
+// arithmetic.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
+	for _, ti := range f.Tensors {
+		if ti.Type == gguf.TypeIQ1BN || ti.Type == gguf.TypeIQ2BN {
+			opts.F32Attention = true
+		}
+	}
 	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama)")
 	if err != nil {
 		return nil, err
@@ -337,10 +345,12 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 		w.embedRowQ4K(dst, id)
 	case gguf.TypeI2S:
 		for i := range k {
-			e := id*k + i
+			e := id*w.kPad + i
 			g, j := e/128, e%128
 			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
 			dst[i] = float32(int(c)-1) * w.Scale
 		}
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		w.iqbnEmbedRow(dst, id)
 	}
 }
