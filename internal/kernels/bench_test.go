@@ -58,6 +58,37 @@ func BenchmarkDotI2S(b *testing.B) {
 	}
 }
 
+// BenchmarkDotI2S4: BenchmarkDotI2S's rows against four activations at once
+// (the batched product); bytes are the weights read, once for four tokens,
+// so the figure × 4 compares with DotI2S's per-token rate.
+func BenchmarkDotI2S4(b *testing.B) {
+	const k = 2560
+	r := rand.New(rand.NewPCG(1, 4))
+	var qs [4][]int8
+	for t := range qs {
+		_, qs[t] = randI2S(r, k/128)
+	}
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / (k / 4)
+		w, _ := randI2S(r, rows*k/128)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						for i := lo; i < hi; i++ {
+							DotI2S4(w[i*k/4:(i+1)*k/4], qs[0], qs[1], qs[2], qs[3])
+						}
+					})
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkDotF16: rows of K = 1536 F16 weights (the output head of the
 // 1bitLLM large shape) against one F16-rounded activation.
 func BenchmarkDotF16(b *testing.B) {
