@@ -334,17 +334,18 @@ func describe(path string, f *reader.File) Result {
 	return r
 }
 
-// sizeClass is llama.cpp's model-type name where it is known for the arch
-// and layer count (bitnet.cpp's llama.cpp fork, llm_load_hparams): 30-layer
-// bitnet-b1.58 is "2B" (BitNet-b1.58-2B-4T), 26-layer bitnet "3B"
-// (bitnet_b1_58-3B); anything else prints as llama.cpp's unknown type, "?B".
+// sizeClass is llama.cpp's model-type name where we have seen what
+// bitnet.cpp prints for the arch and layer count (llama-bench on the same
+// files, docs/performance.md): 24-layer bitnet is "700M"
+// (bitnet_b1_58-large), 30-layer bitnet-b1.58 "2B" (BitNet-b1.58-2B-4T);
+// anything else prints as llama.cpp's unknown type, "?B".
 func sizeClass(arch string, f *reader.File) string {
 	n, _ := f.Uint(arch + ".block_count")
 	switch {
 	case arch == "bitnet-b1.58" && n == 30:
 		return "2B"
-	case arch == "bitnet" && n == 26:
-		return "3B"
+	case arch == "bitnet" && n == 24:
+		return "700M"
 	}
 	return "?B"
 }
