@@ -229,7 +229,16 @@ const lut1MinRows = 256
 // one-token table kernel unless DotI2S runs in assembly, which streams
 // the packed rows faster (docs/performance.md).
 func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
-	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows && !kernels.Accelerated() {
+	if w.Type == gguf.TypeI2S && kernels.Accelerated() {
+		// Row's I2_S case without its per-row type switch.
+		parallel.For(w.M, threads, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				dst[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+			}
+		})
+		return
+	}
+	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
 		w.matVecI2S(dst, a, threads)
 		return
 	}
