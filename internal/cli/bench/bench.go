@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
@@ -34,6 +35,7 @@ type BenchOptions struct {
 	JSON    bool   // --json: a JSON array instead of the markdown table
 	// KernelConfig is the kernel_config.ini of a TL1/TL2 file.
 	KernelConfig string
+	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	Out          io.Writer
 	Err          io.Writer // notices; nil discards them
 }
@@ -76,6 +78,11 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 			if opts.Threads, err = intList("-t/--threads", threads, 0); err != nil {
 				return err
 			}
+			if opts.FromLayout != "" {
+				if _, err := format.ParseLayout(opts.FromLayout); err != nil {
+					return usage.Errorf("--from-layout: %v", err)
+				}
+			}
 			if opts.Reps < 1 {
 				return usage.Errorf("-r/--repetitions %d: must be ≥ 1", opts.Reps)
 			}
@@ -92,6 +99,7 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 	f.StringVarP(&threads, "threads", "t", "0", "thread counts, comma-separated; "+flagx.ThreadsUsage)
 	f.IntVarP(&opts.Reps, "repetitions", "r", 5, "timed repetitions of each test")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON array (llama-bench -o json field names) instead of the table")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
 }
@@ -150,7 +158,7 @@ func benchRun(opts *BenchOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
-	rtOpts := runtime.Options{}
+	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)

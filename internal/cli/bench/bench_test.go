@@ -34,6 +34,8 @@ func TestNewCmdBench(t *testing.T) {
 		{"negative prompt", []string{"-m", "x", "-p", "-4"}, nil, "-p/--n-prompt -4"},
 		{"empty gen", []string{"-m", "x", "-n", ""}, nil, "-n/--n-gen"},
 		{"zero reps", []string{"-m", "x", "-r", "0"}, nil, "-r/--repetitions 0"},
+		{"layout", []string{"-m", "x", "--from-layout", "arm"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, FromLayout: "arm"}, ""},
+		{"bad layout", []string{"-m", "x", "--from-layout", "mips"}, nil, "--from-layout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
