@@ -79,4 +79,12 @@
 // front of every ternary projection, q/k RMSNorm per head, and per arch the
 // FFN activation, Gemma3's √hidden embedding scale and post norms (a table,
 // embedArchs); Embed pools (mean, cls, last) and L2-normalises.
+//
+// Both entry points share one loader (loader.go): the architecture lookup,
+// the header keys, the layer-count bound, the head-dimension rule and the
+// tensor loading with shape checks (every matrix type and I2_S layout for
+// both). What differs per family or architecture is data: a headerRule
+// (default context, whether feed_forward_length is required, where the head
+// dimension comes from) and the list of per-layer norm vectors of each
+// archs / embedArchs row.
 package runtime
