@@ -251,6 +251,9 @@ func Load(f File, opts Options) (*Model, error) {
 	if rd != p.HeadDim {
 		return nil, fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", arch, rd, p.HeadDim)
 	}
+	if err := productsFit(arch, p); err != nil {
+		return nil, err
+	}
 
 	infos := make(map[string]gguf.TensorInfo, len(f.Tensors))
 	for _, ti := range f.Tensors {
@@ -384,6 +387,27 @@ func Load(f File, opts Options) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// productsFit checks that the widths Load and Session compute from the
+// hyper-parameters (heads × head dimension for q and for k/v, the row
+// scratch of max(embedding, FFN, q) values) fit in int. Every key is below
+// maxHyperParam, so the products fit on 64-bit builds; on a 32-bit build
+// (int is 32 bits: linux/386, linux/arm) a product beyond 2^31−1 is one
+// error line naming the keys instead of a wrapped size.
+func productsFit(arch string, p *Params) error {
+	for _, c := range []struct {
+		keys string
+		a, b int
+	}{
+		{"attention.head_count × attention.key_length (head dimension)", p.NHead, p.HeadDim},
+		{"attention.head_count_kv × attention.key_length (head dimension)", p.NHeadKV, p.HeadDim},
+	} {
+		if n := int64(c.a) * int64(c.b); n > math.MaxInt {
+			return fmt.Errorf("keys %s.%s: %d × %d = %d does not fit in this 32-bit build (largest %d); use a 64-bit build of bitnet-convert", arch, c.keys, c.a, c.b, n, math.MaxInt)
+		}
+	}
+	return nil
 }
 
 // decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.

@@ -11,7 +11,8 @@
 #   windows/amd64  wine         (Debian packages wine, wine64)
 #
 # Every target's GGUF must be byte-identical to the host's, and verify must
-# pass; on the 32-bit targets a 3 GiB file must fail with one line. The internal/osx tests (mmap, page release, free space, rename over
+# pass; on the 32-bit targets a 3 GiB file and hyper-parameter products
+# beyond int must fail with one line. The internal/osx tests (mmap, page release, free space, rename over
 # an existing file) also run on each of those targets. .ci/run installs the
 # packages; this script only checks they are there.
 #
@@ -91,6 +92,18 @@ check_too_big() {
   fi
 }
 
+# check_int_products NAME RUNNER... : on a 32-bit target a GGUF whose
+# hyper-parameter products (heads × head dimension) exceed int fails with one
+# line naming the keys (runtime TestLoadHyperParamMessages, which expects the
+# 32-bit message when int has 32 bits).
+check_int_products() {
+  local name=$1; shift
+  local test=$work/runtime-$name.test
+  echo "cross: $name: hyper-parameter products beyond int fail with one line"
+  [ -e "$test" ] || GOOS=${name%-*} GOARCH=${name#*-} CGO_ENABLED=0 go test -c -o "$test" ./runtime
+  (cd "$root/runtime" && "$@" "$test" -test.count=1 -test.run '^TestLoadHyperParamMessages$')
+}
+
 need() { command -v "$1" >/dev/null 2>&1 || { echo "cross: $1 not found (install Debian package $2)" >&2; exit 1; }; }
 need qemu-aarch64 qemu-user
 need qemu-arm qemu-user
@@ -101,13 +114,16 @@ need x86_64-w64-mingw32-ld binutils-mingw-w64-x86-64
 run_target linux-arm64 qemu-aarch64
 run_target linux-arm qemu-arm
 check_too_big linux-arm qemu-arm
+check_int_products linux-arm qemu-arm
 # qemu-i386: see the top of this file for why asynchronous preemption is off.
 qemu386=(env GODEBUG=asyncpreemptoff=1 qemu-i386)
 osx_skip='^TestProcessAlive$' run_target linux-386 "${qemu386[@]}"
 check_too_big linux-386 "${qemu386[@]}"
+check_int_products linux-386 "${qemu386[@]}"
 if "$work/bitnet-convert-linux-386" --version >/dev/null 2>&1; then
   run_target linux-386
   check_too_big linux-386
+  check_int_products linux-386
 else
   echo "cross: this kernel does not run IA-32 binaries; linux/386 ran under qemu-i386 only"
 fi
