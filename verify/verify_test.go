@@ -17,7 +17,9 @@ import (
 const goldenHF = "../testdata/golden/tiny-bitnet/hf"
 
 func TestVerifyOwnConversions(t *testing.T) {
-	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutF32, convert.OutF16, convert.OutBF16} {
+	// TQ1_0/TQ2_0 (mainline llama.cpp's types) run in the runtime with
+	// ggml's Q8_K activations.
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutTQ1_0, convert.OutTQ2_0, convert.OutF32, convert.OutF16, convert.OutBF16} {
 		out := filepath.Join(t.TempDir(), "m.gguf")
 		if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{OutType: ot, ModelName: "tiny"}); err != nil {
 			t.Fatal(err)
@@ -118,7 +120,7 @@ func TestVerifyMetadataMismatch(t *testing.T) {
 // Without --hf only the runtime checks run, and the golden reference files
 // pass them.
 func TestVerifyRuntimeOnly(t *testing.T) {
-	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf", ecoTQ1, ecoTQ2} {
 		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name})
 		if err != nil {
 			t.Fatal(err)
@@ -129,10 +131,18 @@ func TestVerifyRuntimeOnly(t *testing.T) {
 	}
 }
 
+// bitnet.cpp's own TQ files (its llama-quantize, testdata/golden/ecosystems),
+// named relative to the tiny-bitnet/gguf folder.
+const (
+	ecoTQ1 = "../../ecosystems/tiny-bitnet-tq1_0.gguf"
+	ecoTQ2 = "../../ecosystems/tiny-bitnet-tq2_0.gguf"
+)
+
 // bitnet.cpp's own files verify against the golden checkpoint (the Q8_0
-// token embedding within half a quantization step).
+// token embedding within half a quantization step; the TQ block scales
+// within their f16 rounding).
 func TestVerifyReferenceFiles(t *testing.T) {
-	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf", ecoTQ1, ecoTQ2} {
 		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name, HF: goldenHF})
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +150,44 @@ func TestVerifyReferenceFiles(t *testing.T) {
 		if !rep.Pass {
 			t.Errorf("%s: %q", name, rep.Failures)
 		}
+	}
+}
+
+// A Q6_K token_embd (ours from --token-embedding-type Q6_K, and bitnet.cpp's
+// llama-quantize --token-embedding-type q6_k, testdata/golden/q6k-embd)
+// passes the structure check (within two Q6_K steps of the source); its
+// rounding moves the tied head's logits beyond the default max |Δ| of 1.5
+// on the tiny model (1.77), which is reported as exactly that failure and
+// passes with --max-delta 2.
+func TestVerifyQ6KEmbedding(t *testing.T) {
+	ours := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.ConvertDir(context.Background(), goldenHF, ours, false, false, convert.Options{ModelName: "tiny", TokenEmbeddingType: "Q6_K"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{ours, "../testdata/golden/q6k-embd/tiny-bitnet-i2_s-q6k-llamaquantize.gguf"} {
+		rep, err := Run(Options{GGUF: path, HF: goldenHF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Pass || len(rep.Failures) != 1 || !strings.HasPrefix(rep.Failures[0], "max |Δlogit| 1.77") {
+			t.Errorf("%s: pass %v, failures %q; want only the max |Δlogit| 1.77 one", path, rep.Pass, rep.Failures)
+		}
+		rep, err = Run(Options{GGUF: path, HF: goldenHF, Adjust: func(th *Thresholds) { th.MaxDelta = 2 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Pass {
+			t.Errorf("%s with max |Δ| 2: %q", path, rep.Failures)
+		}
+	}
+	// A Q6_K block moved by more than two steps is named.
+	bad := corrupt(t, ours, "token_embd.weight", func(d []byte, n int) { d[128] ^= 0x02 }) // qh: element 0 moves by 32 steps
+	rep, err := Run(Options{GGUF: bad, HF: goldenHF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pass || len(rep.Failures) == 0 || !strings.Contains(rep.Failures[0], "token_embd.weight") || !strings.Contains(rep.Failures[0], "Q6_K step") {
+		t.Errorf("corrupted Q6_K block: failures %q", rep.Failures)
 	}
 }
 
