@@ -406,6 +406,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 	}
 	defer w.Close()
 	var kernels []format.Kernel
+	var codes []int8 // compareTernary's decode buffer
 	seen := map[string]bool{}
 	for _, ti := range f.Tensors {
 		seen[ti.Name] = true
@@ -436,7 +437,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels, fileLayout(f))
+				return compareTernary(ti, data, src, kernels, fileLayout(f), opts.Threads, &codes)
 			}
 			return compareFloat(ti, data, w)
 		}()
@@ -477,21 +478,28 @@ func tlKernels(f *reader.File, ini []byte) ([]format.Kernel, error) {
 }
 
 // compareTernary decodes codes and scales through the format layer (the
-// I2_S layout from the file's format.LayoutKey, x86 without it) and compares
-// them with the source: codes exactly, each scale within one ulp of the
-// source scale stored the way the format stores it (f16 for TQ and IQ1_BN).
-func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout) string {
+// I2_S layout from the file's format.LayoutKey, x86 without it; row ranges
+// on up to threads goroutines, format.DecodeParallel) and compares them with
+// the source: codes exactly, each scale within one ulp of the source scale
+// stored the way the format stores it (Format.StoredScale: f16 for TQ and
+// IQ1_BN; 0 for a group whose source codes are all zero, format.Regroup).
+// buf is the decode buffer, reused from one tensor to the next (grown when
+// too small), so that a model's projections leave no garbage.
+func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout, threads int, buf *[]int8) string {
 	k, m := int(ti.Ne[0]), int(ti.Ne[1])
 	f, _ := format.ForType(ti.Type, layout, kernels)
 	if err := f.Check(k, m); err != nil && (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) {
 		return err.Error() + " (pass --kernel-config)"
 	}
-	got := make([]int8, k*m)
-	scales, err := f.Decode(got, data, k, m)
+	if cap(*buf) < k*m {
+		*buf = make([]int8, k*m)
+	}
+	got := (*buf)[:k*m]
+	scales, err := format.DecodeParallel(f, got, data, k, m, threads)
 	if err != nil {
 		return err.Error()
 	}
-	want, wantScale, err := src.Ternary(ti.Name)
+	want, wantScale, err := src.TernaryView(ti.Name)
 	if err != nil {
 		return err.Error()
 	}
@@ -502,16 +510,9 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 	if err != nil {
 		return err.Error()
 	}
-	// Store the expected scales as the format does (f16 rounding).
-	buf := make([]byte, len(data))
-	if err := f.Encode(buf, want, exp, k, m); err == nil {
-		if e, err := f.Decode(make([]int8, k*m), buf, k, m); err == nil {
-			exp = e
-		}
-	}
 	for g := range scales {
-		if ulps(scales[g], exp[g]) > 1 {
-			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], exp[g])
+		if e := f.StoredScale(exp[g]); ulps(scales[g], e) > 1 {
+			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], e)
 		}
 	}
 	return ""
