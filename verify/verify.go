@@ -551,6 +551,9 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 	err := w.floatRows(ti.Name, refBlockElems, func(lo, hi int, want []float32) error {
 		base := lo * rowElems
 		for j, x := range want {
+			if sameStoredBits(ti.Type, data, base+j, x) {
+				continue // equal bits pass compareFloatAt
+			}
 			if d := compareFloatAt(ti.Type, data, base+j, x); d != "" {
 				detail = d
 				return errStop
@@ -569,6 +572,22 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 
 // errStop ends a row-block walk early.
 var errStop = errors.New("stop")
+
+// sameStoredBits reports whether element i of data (stored as t) has the
+// bits of want rounded to t: the common case of compareFloat, decided
+// without widening both sides. False means compareFloatAt must judge (it
+// also accepts one ulp, ±0, and Q8_0 within its step).
+func sameStoredBits(t gguf.Type, data []byte, i int, want float32) bool {
+	switch t {
+	case gguf.TypeF32:
+		return binary.LittleEndian.Uint32(data[4*i:]) == math.Float32bits(want)
+	case gguf.TypeF16:
+		return binary.LittleEndian.Uint16(data[2*i:]) == quantize.F32ToF16(want)
+	case gguf.TypeBF16:
+		return binary.LittleEndian.Uint16(data[2*i:]) == quantize.F32ToBF16(want)
+	}
+	return false
+}
 
 // compareFloatAt compares element i of data (stored as t) with the source
 // value want rounded to t ("" when equal, else the difference in words).
