@@ -6,7 +6,10 @@
 // c82b5e66 with its llama.cpp fork 406a5036 (the golden tiny model in I2_S,
 // F32, Q8_0 token_embd and TL2, and the full-size bitnet_b1_58-large shape),
 // arch bitnet-b1.58 against bitnet.cpp eb60fc3 (the full-size 2B-4T shape;
-// testdata/golden/fullsize). Options.F32Attention matches ik_llama.cpp's
+// testdata/golden/fullsize), and TQ1_0/TQ2_0 (mainline llama.cpp's
+// types) against build A's own TQ files of the golden tiny model
+// (testdata/golden/ecosystems), and a Q6_K token_embd against build A
+// (testdata/golden/q6k-embd). Options.F32Attention matches ik_llama.cpp's
 // bitnet-b1.58 logits within 1.5e-3 instead. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
 // golden files).
@@ -26,7 +29,13 @@
 //     token; the arithmetic follows ggml's per-type vec_dot: I2_S quantizes the
 //     activation row to int8 (one scale per token row) and corrects with the
 //     activation sum; F16 and Q8_0 weights first round the activation to F16 or
-//     to Q8_0 blocks; F32 and BF16 weights take f32 activations.
+//     to Q8_0 blocks; F32 and BF16 weights take f32 activations; TQ1_0 and
+//     TQ2_0 quantize it to ggml's Q8_K (per 256-element block: int8 codes,
+//     a float scale and 16-element sums, quantize_row_q8_K_ref) and take
+//     the integer lanes and float accumulation of the AVX2
+//     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K LM head takes Q8_K as well
+//     (vec_dot_q6_K_q8_K, q6k.go) and a Q6_K token_embd row is
+//     dequantized as get_rows does.
 //   - Work is split over goroutines (internal/parallel) by output rows,
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.
@@ -51,8 +60,9 @@
 //
 // The graph (see spec/runtime.md): per layer RMSNorm → Q/K/V → NEOX rope →
 // F16 KV cache → softmax attention (GQA) → attn_sub_norm → W_o → residual;
-// RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58) → ffn_sub_norm →
-// W_down → residual; then output_norm and the LM head (output, or the tied
+// RMSNorm → gate/up → silu (bitnet) or relu² (bitnet-b1.58; the KV
+// {arch}.hidden_activation, "relu2" or "silu", overrides the arch) →
+// ffn_sub_norm → W_down → residual; then output_norm and the LM head (output, or the tied
 // token_embd). Arch llama (Llama3-8B-1.58, Falcon3 1.58bit as bitnet.cpp
 // loads them) is a row of the same table: no sub-norms, silu, and llama's
 // adjacent-pair rope on the q/k rows the converter interleaved; ternary

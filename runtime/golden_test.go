@@ -60,7 +60,8 @@ func readRows(t testing.TB, path string, n int) [][]float32 {
 	return rows
 }
 
-// goldenIDs reads the prompt_ids and generated_ids lines of a golden PREFIX.txt.
+// goldenIDs reads the prompt_ids and generated_ids (or gen_ids) lines of a
+// golden PREFIX.txt.
 func goldenIDs(t testing.TB, path string) (prompt, gen []int32) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -88,7 +89,7 @@ func goldenIDs(t testing.TB, path string) (prompt, gen []int32) {
 		switch fs[0] {
 		case "prompt_ids":
 			prompt = parse(fs[1:])
-		case "generated_ids":
+		case "generated_ids", "gen_ids":
 			gen = parse(fs[1:])
 		}
 	}

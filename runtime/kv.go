@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -70,5 +71,33 @@ func (r *kvReader) float(dst *float32, key string, def float32, required bool) {
 func (r *kvReader) positive(key string, x float64) {
 	if r.err == nil && !(x > 0) {
 		r.err = fmt.Errorf("key %s.%s: value %v must be positive; fix the GGUF metadata", r.arch, key, x)
+	}
+}
+
+// activation overrides dst with the FFN activation the file records under
+// {arch}.hidden_activation (format.HiddenActivationSuffix; our converter
+// writes it, and llama.cpp loaders that read it — ggml-org/llama.cpp PR
+// #26751, microsoft/BitNet PRs #603/#605 — take "relu2" or "silu"). Without
+// the key dst keeps the arch's default; any other value or type is an error
+// naming the key.
+func (r *kvReader) activation(dst *FFNActivation) {
+	if r.err != nil {
+		return
+	}
+	key := r.arch + format.HiddenActivationSuffix
+	v, ok := r.kv(key)
+	if !ok {
+		return
+	}
+	s, isStr := v.V.(string)
+	switch {
+	case isStr && s == "relu2":
+		*dst = ReLU2
+	case isStr && s == "silu":
+		*dst = SiLU
+	case isStr:
+		r.err = fmt.Errorf("key %s: activation %q is not supported (relu2 or silu); fix the GGUF metadata", key, s)
+	default:
+		r.err = fmt.Errorf("key %s: a %s, want the string relu2 or silu; fix the GGUF metadata", key, v.Type)
 	}
 }

@@ -88,7 +88,9 @@ type Params struct {
 	NCtx      int     // {arch}.context_length (training context; default 2048)
 	RopeTheta float32 // {arch}.rope.freq_base (default 10000)
 	RMSEps    float32 // {arch}.attention.layer_norm_rms_epsilon (required)
-	FFN       FFNActivation
+	// FFN is the arch's activation unless {arch}.hidden_activation
+	// ("relu2", "silu") overrides it.
+	FFN FFNActivation
 }
 
 // File is the part of an opened GGUF file that Load reads: its KVs, its
@@ -128,6 +130,13 @@ type Options struct {
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
 	// stores in the file (StoredKernelConfig); other files need it given.
 	TLKernels []format.Kernel
+	// I2SLayout is the bit layout of the file's I2_S tensors (one of
+	// format.Layouts), for files that do not record it under
+	// format.LayoutKey: bitnet.cpp's own files of its ARM builds (since
+	// BitNet 112f853) and of x86 builds without ACT_PARALLEL (1×4) carry no
+	// such key. When set it overrides the key, as requant --from-layout
+	// does; "" means the key, else x86. An unknown value is an error.
+	I2SLayout format.Layout
 }
 
 type layer struct {
@@ -190,9 +199,10 @@ type Model struct {
 const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
-// bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0
-// and I2_S are supported for the matrices, TL1/TL2 with Options.TLKernels
-// (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm vectors.
+// bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
+// I2_S, TQ1_0, TQ2_0 and Q6_K are supported for the matrices, TL1/TL2 with
+// Options.TLKernels (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm
+// vectors.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
@@ -210,6 +220,7 @@ func Load(f File, opts Options) (*Model, error) {
 	p := &m.Params
 	p.FFN = spec.ffn
 	r := kvReader{arch: arch, kv: kv}
+	r.activation(&p.FFN)
 	r.uint(&p.NLayer, "block_count", 0, true)
 	r.uint(&p.NEmbd, "embedding_length", 0, true)
 	r.uint(&p.NHead, "attention.head_count", 0, true)
@@ -274,6 +285,13 @@ func Load(f File, opts Options) (*Model, error) {
 		l, err := format.ParseLayout(s)
 		if err != nil {
 			return nil, fmt.Errorf("key %s: %w", format.LayoutKey, err)
+		}
+		layout = l
+	}
+	if opts.I2SLayout != "" {
+		l, err := format.ParseLayout(string(opts.I2SLayout))
+		if err != nil {
+			return nil, fmt.Errorf("I2_S layout option: %w", err)
 		}
 		layout = l
 	}
@@ -419,7 +437,8 @@ func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
 }
 
 // embedRow writes row id of token_embd (ne [NEmbd, NVocab]) as float32 into
-// dst, as ggml's get_rows does: F32 copied, F16/BF16 widened, Q8_0 as d·q.
+// dst, as ggml's get_rows does: F32 copied, F16/BF16 widened, Q8_0 as d·q,
+// TQ1_0/TQ2_0 and Q6_K by their dequantize_row functions.
 func (w *Matrix) embedRow(dst []float32, id int) {
 	k := w.K
 	switch w.Type {
@@ -442,6 +461,10 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 				dst[b*q8Block+i] = d * float32(int8(q))
 			}
 		}
+	case gguf.TypeTQ1_0, gguf.TypeTQ2_0:
+		w.embedRowTQ(dst, id, w.Type == gguf.TypeTQ1_0)
+	case gguf.TypeQ6_K:
+		w.embedRowQ6K(dst, id)
 	case gguf.TypeI2S:
 		for i := range k {
 			e := id*k + i

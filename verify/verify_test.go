@@ -17,7 +17,9 @@ import (
 const goldenHF = "../testdata/golden/tiny-bitnet/hf"
 
 func TestVerifyOwnConversions(t *testing.T) {
-	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutF32, convert.OutF16, convert.OutBF16} {
+	// TQ1_0/TQ2_0 (mainline llama.cpp's types) run in the runtime with
+	// ggml's Q8_K activations.
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutTQ1_0, convert.OutTQ2_0, convert.OutF32, convert.OutF16, convert.OutBF16} {
 		out := filepath.Join(t.TempDir(), "m.gguf")
 		if _, err := convert.ConvertDir(context.Background(), goldenHF, out, false, false, convert.Options{OutType: ot, ModelName: "tiny"}); err != nil {
 			t.Fatal(err)
@@ -118,7 +120,7 @@ func TestVerifyMetadataMismatch(t *testing.T) {
 // Without --hf only the runtime checks run, and the golden reference files
 // pass them.
 func TestVerifyRuntimeOnly(t *testing.T) {
-	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf", ecoTQ1, ecoTQ2} {
 		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name})
 		if err != nil {
 			t.Fatal(err)
@@ -129,10 +131,18 @@ func TestVerifyRuntimeOnly(t *testing.T) {
 	}
 }
 
+// bitnet.cpp's own TQ files (its llama-quantize, testdata/golden/ecosystems),
+// named relative to the tiny-bitnet/gguf folder.
+const (
+	ecoTQ1 = "../../ecosystems/tiny-bitnet-tq1_0.gguf"
+	ecoTQ2 = "../../ecosystems/tiny-bitnet-tq2_0.gguf"
+)
+
 // bitnet.cpp's own files verify against the golden checkpoint (the Q8_0
-// token embedding within half a quantization step).
+// token embedding within half a quantization step; the TQ block scales
+// within their f16 rounding).
 func TestVerifyReferenceFiles(t *testing.T) {
-	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf"} {
+	for _, name := range []string{"ggml-model-i2_s.gguf", "ggml-model-f32.gguf", "ggml-model-i2_s-q8embd.gguf", ecoTQ1, ecoTQ2} {
 		rep, err := Run(Options{GGUF: "../testdata/golden/tiny-bitnet/gguf/" + name, HF: goldenHF})
 		if err != nil {
 			t.Fatal(err)

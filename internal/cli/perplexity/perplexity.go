@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
@@ -27,6 +29,7 @@ type PerplexityOptions struct {
 	Chunks       int    // --chunks: at most this many chunks (0: all)
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	Out          io.Writer
 	// Err receives notices, and the progress (a bar and the time per
@@ -77,6 +80,11 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
 			}
+			if opts.FromLayout != "" {
+				if _, err := format.ParseLayout(opts.FromLayout); err != nil {
+					return usage.Errorf("--from-layout: %v", err)
+				}
+			}
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
@@ -93,6 +101,7 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll, per-chunk values) instead of the llama-perplexity lines")
 	return cmd
 }
@@ -126,7 +135,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {

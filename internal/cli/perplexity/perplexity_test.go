@@ -33,6 +33,8 @@ func TestNewCmdPerplexity(t *testing.T) {
 		{"tiny ctx", []string{"-m", "x", "-f", "t", "-c", "2"}, nil, "-c 2"},
 		{"arg", []string{"-m", "x", "-f", "t", "extra"}, nil, "no arguments"},
 		{"negative chunks", []string{"-m", "x", "-f", "t", "--chunks", "-1"}, nil, "--chunks -1"},
+		{"from-layout", []string{"-m", "x.gguf", "-f", "t.txt", "--from-layout", "X86-1x4"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, FromLayout: "X86-1x4"}, ""},
+		{"bad from-layout", []string{"-m", "x", "-f", "t", "--from-layout", "1x4"}, nil, `--from-layout: unknown I2_S layout "1x4"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +108,24 @@ func Test_perplexityRun_golden(t *testing.T) {
 	}
 	if errb.Len() != 0 {
 		t.Errorf("progress written although stderr is not a terminal: %q", errb.String())
+	}
+}
+
+// Test_perplexityRun_fromLayout: bitnet.cpp's 1×4-layout I2_S file of the
+// golden model (no layout key) scored with --from-layout x86-1x4 gives the
+// golden x86 I2_S file's output exactly.
+func Test_perplexityRun_fromLayout(t *testing.T) {
+	score := func(model, layout string) string {
+		var out bytes.Buffer
+		opts := &PerplexityOptions{Model: model, File: filepath.Join(golden, "outputs/ppl_text.txt"), Ctx: 128, Chunks: 1, FromLayout: layout, Out: &out, Err: io.Discard}
+		if err := perplexityRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want := score(filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), "")
+	if got := score(filepath.Join(golden, "../ecosystems/tiny-bitnet-i2_s-x86-1x4-16da220.gguf"), "x86-1x4"); got != want {
+		t.Errorf("1×4 file with --from-layout:\n%s\nx86 file:\n%s", got, want)
 	}
 }
 

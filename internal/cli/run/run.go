@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
@@ -43,6 +44,7 @@ type RunOptions struct {
 	IgnoreEOS  bool    // --ignore-eos: do not stop at EOS/EOT
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
+	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	Out          io.Writer
 	// Err receives notices and the timings (llama_perf_context_print
 	// style); nil discards them.
@@ -89,6 +91,11 @@ existing non-regular file, and an existing file needs --force. The prompt length
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
 			}
+			if opts.FromLayout != "" {
+				if _, err := format.ParseLayout(opts.FromLayout); err != nil {
+					return usage.Errorf("--from-layout: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -104,6 +111,7 @@ existing non-regular file, and an existing file needs --force. The prompt length
 	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --dump-logits file")
 	f.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-generation token (EOS/EOT)")
@@ -129,7 +137,7 @@ func runRun(opts *RunOptions) error {
 			return err
 		}
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
 		if err != nil {

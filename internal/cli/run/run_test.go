@@ -35,6 +35,9 @@ func TestNewCmdRun(t *testing.T) {
 			&RunOptions{Model: "x.gguf", Prompt: "Hello", HasPrompt: true, N: 16, Temp: 0.7, Seed: 3, Threads: 4, DumpLogits: "o.f32"}, ""},
 		{"tl", []string{"-m", "x.gguf", "--ids", "1", "--kernel-config", "k.ini"},
 			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, KernelConfig: "k.ini"}, ""},
+		{"from-layout", []string{"-m", "x.gguf", "--ids", "1", "--from-layout", "arm"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, FromLayout: "arm"}, ""},
+		{"bad from-layout", []string{"-m", "x", "--ids", "1", "--from-layout", "neon"}, nil, `--from-layout: unknown I2_S layout "neon"`},
 		{"no model", []string{"--ids", "1"}, nil, "-m/--model"},
 		{"both prompts", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},
 		{"no prompt", []string{"-m", "x"}, nil, "exactly one"},
@@ -127,6 +130,26 @@ func Test_runRun_goldenDump(t *testing.T) {
 	for i := range got {
 		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4 {
 			t.Fatalf("row %d id %d: %v, golden %v", i/512, i%512, got[i], want[i])
+		}
+	}
+}
+
+// Test_runRun_fromLayout: bitnet.cpp's ARM-layout I2_S file of the golden
+// model (no layout key) run with --from-layout arm gives the golden x86
+// file's ids; read as x86 it does not.
+func Test_runRun_fromLayout(t *testing.T) {
+	const want = "generated ids: 440 17 11 1 175 59 215 140 266 461 17 299 486 131 305 158\n"
+	for _, layout := range []string{"arm", ""} {
+		var out bytes.Buffer
+		opts := &RunOptions{
+			Model: filepath.Join(golden, "../ecosystems/tiny-bitnet-i2_s-arm.gguf"), FromLayout: layout,
+			IDs: []int32{1, 100, 200, 300, 400, 500, 7, 8}, N: 16, IgnoreEOS: true, Out: &out,
+		}
+		if err := runRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out.String(), want); got != (layout == "arm") {
+			t.Errorf("--from-layout %q: golden ids %v, output:\n%s", layout, got, out.String())
 		}
 	}
 }

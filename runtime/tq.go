@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// ggml's TQ1_0 / TQ2_0 ternary types (mainline llama.cpp, and bitnet.cpp's
+// llama.cpp fork 406a5036) multiply with activations quantized to Q8_K, as
+// ggml's mul_mat converts src1 to the type's vec_dot_type (ggml.c
+// type_traits: TQ1_0 and TQ2_0 have vec_dot_type Q8_K). The code
+// below follows ggml/src/ggml-quants.c of that fork: quantize_row_q8_K_ref,
+// the AVX2 branches of ggml_vec_dot_tq1_0_q8_K / ggml_vec_dot_tq2_0_q8_K,
+// dequantize_row_tq1_0 / dequantize_row_tq2_0 (get_rows).
+//
+// The AVX2 kernels keep 16-bit integer sums whose 16 lanes cover byte pairs
+// of each 32-activation chunk; _mm256_madd_epi16(·, 1) folds them into eight
+// int32 lanes, lane L holding the activations i with (i mod 32)/4 = L, and
+// the per-block bsums are subtracted lane-wise (lane L loses bsums 2L and
+// 2L+1, whatever activations those cover). With codes 0…2 and |q| ≤ 127 no
+// 16-bit sum can wrap (at most 8128 in magnitude), so each lane value is an
+// exact integer. The eight float lanes then accumulate
+// float32(lane)·(d_y·d_x) block by block (a multiply and an add, not fused)
+// and are reduced by hsum_float_8 (sumExp8). tqLanes computes the lanes.
+
+// qkK is ggml's QK_K, the super-block of Q8_K, TQ1_0 and TQ2_0.
+const qkK = 256
+
+// Block sizes in bytes (ggml-common.h block_tq1_0, block_tq2_0).
+const (
+	tq1Bytes = 54 // qs[48], qh[4], f16 d
+	tq2Bytes = 66 // qs[64], f16 d
+)
+
+// quantizeQ8K is ggml's quantize_row_q8_K_ref (the Q8_K from_float of the
+// 406a5036 fork) on x (len a multiple of 256): per block the element of
+// largest magnitude max (the first one on ties), iscale = −127/max,
+// q = min(127, nearest_int(iscale·x)), d = 1/iscale, and bsums[j] = Σ of
+// q[16j…16j+15]. An all-zero block gets d = 0 and zero codes. q receives
+// len(x) codes, d one scale per block, bsums 16 sums per block. It panics on
+// length mismatches.
+func quantizeQ8K(q []int8, d []float32, bsums []int16, x []float32) {
+	if len(x)%qkK != 0 || len(q) != len(x) || len(d) != len(x)/qkK || len(bsums) != len(x)/16 {
+		panic("runtime: quantizeQ8K length mismatch")
+	}
+	for b := range d {
+		xs := x[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		qs := q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		bs := bsums[b*16 : (b+1)*16 : (b+1)*16]
+		var vmax, amax float32
+		for _, v := range xs {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax, vmax = a, v
+			}
+		}
+		if amax == 0 {
+			d[b] = 0
+			clear(qs)
+			clear(bs)
+			continue
+		}
+		iscale := -127 / vmax
+		for j, v := range xs {
+			// nearest_int: round half to even (its 1.5·2^23 addition);
+			// the product is rounded to float32 first, as in C.
+			n := int(roundHalfEven32(float32(iscale * v)))
+			qs[j] = int8(min(127, max(n, -128)))
+		}
+		for j := range bs {
+			var s int16
+			for _, c := range qs[16*j : 16*j+16] {
+				s += int16(c)
+			}
+			bs[j] = s
+		}
+		d[b] = 1 / iscale
+	}
+}
+
+// prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K).
+func (a *Activation) prepareQ8K(x []float32) {
+	a.q = resizeI8(a.q, len(x))
+	a.d = resizeF32(a.d, len(x)/qkK)
+	if cap(a.bsums) < len(x)/16 {
+		a.bsums = make([]int16, len(x)/16)
+	}
+	a.bsums = a.bsums[:len(x)/16]
+	quantizeQ8K(a.q, a.d, a.bsums, x)
+}
+
+// tq1Trits[b][n] is base-3 digit n (0 the most significant) of a TQ1_0 byte
+// b: ((b·3^n mod 256)·3) >> 8, the code 0…2 (value code − 1). The AVX2 kernel
+// computes the same digit with _mm256_avg_epu8 (TestTQ1DigitsAVX2).
+var tq1Trits = func() (t [256][5]uint8) {
+	pow := [5]uint8{1, 3, 9, 27, 81}
+	for b := range t {
+		for n, p := range pow {
+			t[b][n] = uint8((uint16(uint8(b)*p) * 3) >> 8)
+		}
+	}
+	return t
+}()
+
+// tqAccumulate adds one block's eight integer lanes (tqLanes) times
+// d = d_y·f16(d_x) to the float lanes, as the AVX2 kernels do:
+// acc_L += float32(lane_L)·d, rounded after the multiply and after the add.
+func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32) {
+	for l := range acc {
+		s := lanes[l] - int32(bs[2*l]) - int32(bs[2*l+1])
+		acc[l] += float32(float32(s) * d)
+	}
+}
+
+// dotTQ2_0 is ggml_vec_dot_tq2_0_q8_K (AVX2) for one row of TQ2_0 blocks
+// (byte 32h + m of qs holds the codes of activations 128h + 32l + m in bits
+// 2l, l = 0…3; the f16 d follows) and the Q8_K activation a.
+func dotTQ2_0(row []byte, a *Activation) float32 {
+	var acc [8]float32
+	for b := range a.d {
+		blk := row[b*tq2Bytes : (b+1)*tq2Bytes : (b+1)*tq2Bytes]
+		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		var lanes [8]int32
+		for h := 0; h < 2; h++ {
+			qs := blk[32*h : 32*h+32 : 32*h+32]
+			ys := y[128*h : 128*h+128 : 128*h+128]
+			for m, c := range qs {
+				s := int32(c&3)*int32(ys[m]) + int32(c>>2&3)*int32(ys[32+m]) +
+					int32(c>>4&3)*int32(ys[64+m]) + int32(c>>6)*int32(ys[96+m])
+				lanes[m>>2] += s
+			}
+		}
+		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[64:])]
+		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
+	}
+	return sumExp8(acc[:])
+}
+
+// dotTQ1_0 is ggml_vec_dot_tq1_0_q8_K (AVX2) for one row of TQ1_0 blocks
+// (format.TQ1_0 has the layout: qs[m] holds activations m + 32n, qs[32+m]
+// activations 160 + m + 16n, qh[j] activations 240 + j + 4n) and the Q8_K
+// activation a. Each activation i goes to integer lane (i mod 32)/4, as in
+// the kernel's 32-byte vectors.
+func dotTQ1_0(row []byte, a *Activation) float32 {
+	var acc [8]float32
+	for b := range a.d {
+		blk := row[b*tq1Bytes : (b+1)*tq1Bytes : (b+1)*tq1Bytes]
+		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		var lanes [8]int32
+		for m, c := range blk[:32] {
+			t := &tq1Trits[c]
+			lanes[m>>2] += int32(t[0])*int32(y[m]) + int32(t[1])*int32(y[32+m]) +
+				int32(t[2])*int32(y[64+m]) + int32(t[3])*int32(y[96+m]) + int32(t[4])*int32(y[128+m])
+		}
+		for m, c := range blk[32:48] {
+			t := &tq1Trits[c]
+			// activations 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
+			lanes[m>>2] += int32(t[0])*int32(y[160+m]) + int32(t[2])*int32(y[192+m]) + int32(t[4])*int32(y[224+m])
+			lanes[4+m>>2] += int32(t[1])*int32(y[176+m]) + int32(t[3])*int32(y[208+m])
+		}
+		for j, c := range blk[48:52] {
+			t := &tq1Trits[c]
+			// activations 240+j+4n sit at chunk positions 16+j+4n: lane 4+n.
+			for n := 0; n < 4; n++ {
+				lanes[4+n] += int32(t[n]) * int32(y[240+j+4*n])
+			}
+		}
+		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[52:])]
+		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
+	}
+	return sumExp8(acc[:])
+}
+
+// embedRowTQ writes row id of a TQ1_0/TQ2_0 token_embd as float32, as ggml's
+// get_rows does with dequantize_row_tq{1,2}_0: (code − 1)·f16(d).
+func (w *Matrix) embedRowTQ(dst []float32, id int, tq1 bool) {
+	row := w.raw[id*w.rowB : (id+1)*w.rowB]
+	for b := 0; b < w.K/qkK; b++ {
+		y := dst[b*qkK : (b+1)*qkK]
+		if tq1 {
+			blk := row[b*tq1Bytes : (b+1)*tq1Bytes]
+			d := f16Table[binary.LittleEndian.Uint16(blk[52:])]
+			for m, c := range blk[:32] {
+				for n, t := range tq1Trits[c] {
+					y[m+32*n] = float32(int(t)-1) * d
+				}
+			}
+			for m, c := range blk[32:48] {
+				for n, t := range tq1Trits[c] {
+					y[160+m+16*n] = float32(int(t)-1) * d
+				}
+			}
+			for j, c := range blk[48:52] {
+				for n, t := range tq1Trits[c][:4] {
+					y[240+j+4*n] = float32(int(t)-1) * d
+				}
+			}
+			continue
+		}
+		blk := row[b*tq2Bytes : (b+1)*tq2Bytes]
+		d := f16Table[binary.LittleEndian.Uint16(blk[64:])]
+		for h := 0; h < 2; h++ {
+			for m, c := range blk[32*h : 32*h+32] {
+				for l := 0; l < 4; l++ {
+					y[128*h+32*l+m] = float32(int(c>>(2*l)&3)-1) * d
+				}
+			}
+		}
+	}
+}
