@@ -15,9 +15,12 @@ import (
 // b must never be heap memory: Run only uses files from reader.Open.
 func releasePages(b []byte) { (&hf.TensorData{Raw: b}).Release() }
 
-// runtimeCopies are the tensor types runtime.LoadFile decodes into its own
-// memory (runtime.NewMatrix and decodeVector); I2_S, TL1, TL2 and Q8_0 are
-// used in place.
+// runtimeCopies are the tensor types runtime.LoadFile may decode into its
+// own memory: F32/F16/BF16 vectors (decodeVector), and matrices on a
+// big-endian host or at an unaligned offset; otherwise the runtime uses them
+// in place in the mapping like I2_S, TL1, TL2 and Q8_0 (runtime.NewMatrix),
+// and releasing their pages after loading only means they are read again
+// from the page cache when the prompt touches them.
 var runtimeCopies = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true}
 
 // releaseFile releases the mapped pages of every tensor of f for which
@@ -36,8 +39,9 @@ func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
 // loadModel is runtime.LoadFile, except that the file's pages of each
 // tensor the runtime decodes into its own memory (runtimeCopies) are
 // released once the next tensor is asked for, and the last after loading:
-// otherwise an 8B model's F16 embedding and head would be resident twice,
-// as the mapped file and as the runtime's copy, while it loads.
+// where the runtime copies (see runtimeCopies), an 8B model's F16 embedding
+// and head would otherwise be resident twice, as the mapped file and as the
+// copy, while it loads.
 func loadModel(f *reader.File, opts runtime.Options) (*runtime.Model, error) {
 	var prev []byte
 	release := func() {
