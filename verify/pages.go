@@ -3,17 +3,16 @@ package verify
 import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
-	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
-// releasePages tells the kernel that b, a sub-slice of a read-only file
-// mapping (reader.Open maps GGUF files read-only and shared), is not needed
-// for now: its resident pages are dropped and read from the file again if
-// touched. It uses hf's page release (hf.TensorData.Release), which applies
-// to any such mapping; only page-aligned interior pages are released.
-// b must never be heap memory: Run only uses files from reader.Open.
-func releasePages(b []byte) { (&hf.TensorData{Raw: b}).Release() }
+// releasePages tells the kernel that b, a sub-slice of f's tensor data, is
+// not needed for now: its resident pages are dropped and read from the file
+// again if touched (reader.File.Release; only page-aligned interior pages).
+// It used to go through a zero hf.TensorData, whose Release does nothing
+// without a mapping, so no GGUF page was ever released and the whole file
+// stayed resident (TestReleasePages).
+func releasePages(f *reader.File, b []byte) { f.Release(b) }
 
 // runtimeCopies are the tensor types runtime.LoadFile may decode into its
 // own memory: F32/F16/BF16 vectors (decodeVector), and matrices on a
@@ -31,7 +30,7 @@ func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
 			continue
 		}
 		if data, err := f.TensorData(t.Name); err == nil {
-			releasePages(data)
+			releasePages(f, data)
 		}
 	}
 }
@@ -46,7 +45,7 @@ func loadModel(f *reader.File, opts runtime.Options) (*runtime.Model, error) {
 	var prev []byte
 	release := func() {
 		if prev != nil {
-			releasePages(prev)
+			releasePages(f, prev)
 			prev = nil
 		}
 	}

@@ -421,7 +421,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 			if err != nil {
 				return err.Error()
 			}
-			defer releasePages(data)
+			defer releasePages(f, data)
 			if ne := reverseShape(pt.HFShape); !reflect.DeepEqual(ne, ti.Ne) && !(len(pt.HFShape) == 0 && reflect.DeepEqual(ti.Ne, []uint64{1})) {
 				same = false
 				return fmt.Sprintf("ne %v, source implies %v", ti.Ne, ne)
@@ -439,7 +439,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 				}
 				return compareTernary(ti, data, src, kernels, fileLayout(f), opts.Threads, &codes)
 			}
-			return compareFloat(ti, data, w)
+			return compareFloat(ti, data, w, func(b []byte) { releasePages(f, b) })
 		}()
 		if detail != "" {
 			tc.OK, tc.Detail = false, detail
@@ -533,8 +533,9 @@ func codeMismatch(i, k int, got, want int8) string {
 
 // compareFloat compares a float (or Q8_0) tensor with the source values
 // rounded to the stored type, in row blocks (sourceWeights.floatRows), so
-// that a large embedding is never held whole.
-func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
+// that a large embedding is never held whole; release drops the file pages
+// of each block once compared.
+func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release func([]byte)) string {
 	switch ti.Type {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
 	default:
@@ -560,7 +561,7 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 			}
 		}
 		if len(ti.Ne) == 2 {
-			releasePages(data[lo*rowBytes : hi*rowBytes])
+			release(data[lo*rowBytes : hi*rowBytes])
 		}
 		return nil
 	})
