@@ -80,10 +80,11 @@ func TestArm64SameNumbers(t *testing.T) {
 	}
 	// The digest covers the three tiny golden files (33 tokens each) and must
 	// equal the native one, which TestGoldenLogits ties to the reference;
-	// one golden case, BR-09 and the batched kernels also run as they are.
+	// one golden case, BR-09, the batched kernels and the TQ1_0/TQ2_0
+	// goldens of one prompt also run as they are.
 	// The whole golden suite under emulation would take most of the
 	// package's time budget.
-	run := exec.Command(qemu, bin, "-test.run", "^(TestLogitDigest|TestGoldenLogits|TestBR09BatchSizes|TestDotI2SLUTEqualsDotI2S|TestDotI2SLUT1EqualsDotI2S|TestMatMulI2SEqualsMatVec)$/^(i2s_ids_seq_t1)$", "-test.v")
+	run := exec.Command(qemu, bin, "-test.run", "^(TestLogitDigest|TestGoldenLogits|TestBR09BatchSizes|TestDotI2SLUTEqualsDotI2S|TestDotI2SLUT1EqualsDotI2S|TestMatMulI2SEqualsMatVec|TestGoldenTQ|TestQuantizeQ8K)$/^(i2s_ids_seq_t1|tq1_0_ids_seq|tq2_0_ids_seq)$", "-test.v")
 	run.Env = append(os.Environ(), "GOMAXPROCS=2")
 	out, err := run.CombinedOutput()
 	if err != nil {
@@ -93,6 +94,12 @@ func TestArm64SameNumbers(t *testing.T) {
 	for _, line := range strings.Split(string(out), "\n") {
 		if d, ok := strings.CutPrefix(line, "logit-digest: "); ok {
 			got = strings.TrimSpace(d)
+		}
+	}
+	// The TQ goldens (Q8_K activations) must have run, bit for bit.
+	for _, sub := range []string{"TestGoldenTQ/tq1_0_ids_seq", "TestGoldenTQ/tq2_0_ids_seq", "TestQuantizeQ8K"} {
+		if !strings.Contains(string(out), "--- PASS: "+sub+" ") {
+			t.Errorf("arm64 under qemu: %s did not pass\n%s", sub, out)
 		}
 	}
 	want := logitDigest(t)

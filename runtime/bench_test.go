@@ -111,3 +111,39 @@ func BenchmarkI2SMatMul(b *testing.B) {
 		w.matMul(dst, xs, &sc, 1)
 	}
 }
+
+// BenchmarkQ8KMatVec: one token through a 2560×6912 matrix (the 2B-4T
+// ffn_up shape) of each Q8_K-activation type, the pure-Go kernels of tq.go
+// and q6k.go (Q8_K quantization included); MB/s is weight bytes per second.
+// BenchmarkI2SMatVec is the same shape in I2_S.
+func BenchmarkQ8KMatVec(b *testing.B) {
+	const k, m = 2560, 6912
+	r := rand.New(rand.NewPCG(3, 3))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	dst := make([]float32, m)
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K} {
+		n, err := gguf.NBytes(typ, []uint64{k, m})
+		if err != nil {
+			b.Fatal(err)
+		}
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		w, err := NewMatrix(typ, k, m, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var a Activation
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				w.MatVec(dst, x, &a, 1)
+			}
+		})
+	}
+}

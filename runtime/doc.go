@@ -8,8 +8,8 @@
 // arch bitnet-b1.58 against bitnet.cpp eb60fc3 (the full-size 2B-4T shape;
 // testdata/golden/fullsize), and TQ1_0/TQ2_0 (mainline llama.cpp's
 // types) against build A's own TQ files of the golden tiny model
-// (testdata/golden/ecosystems), and a Q6_K token_embd against build A
-// (testdata/golden/q6k-embd). Options.F32Attention matches ik_llama.cpp's
+// (testdata/golden/ecosystems), and Q6_K / Q4_K token_embd against build A
+// (testdata/golden/q6k-embd, q4k-embd). Options.F32Attention matches ik_llama.cpp's
 // bitnet-b1.58 logits within 1.5e-3 instead. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
 // golden files).
@@ -33,9 +33,9 @@
 //     TQ2_0 quantize it to ggml's Q8_K (per 256-element block: int8 codes,
 //     a float scale and 16-element sums, quantize_row_q8_K_ref) and take
 //     the integer lanes and float accumulation of the AVX2
-//     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K LM head takes Q8_K as well
-//     (vec_dot_q6_K_q8_K, q6k.go) and a Q6_K token_embd row is
-//     dequantized as get_rows does.
+//     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K or Q4_K LM head takes Q8_K
+//     as well (vec_dot_q{6,4}_K_q8_K, q6k.go, q4k.go) and such a
+//     token_embd row is dequantized as get_rows does.
 //   - Work is split over goroutines (internal/parallel) by output rows,
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.

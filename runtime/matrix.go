@@ -17,7 +17,7 @@ import (
 // used in place, not copied (viewF32, viewU16): a Matrix built from a
 // mapped file reads the file's pages.
 type Matrix struct {
-	Type gguf.Type // F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0 or Q6_K
+	Type gguf.Type // F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K or Q4_K
 	K, M int       // ne[0] (inputs per row), ne[1] (rows)
 	// Scale is the per-tensor weight scale of an I2_S tensor (the float32 at
 	// byte K·M/4); 0 for other types.
@@ -25,7 +25,7 @@ type Matrix struct {
 
 	f32  []float32 // F32
 	u16  []uint16  // F16, BF16 bits
-	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0/TQ*_0/Q6_K blocks
+	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0/TQ*_0/Q*_K blocks
 	rowB int       // bytes per row of raw
 
 	// I2_S: per-row pair code sums and code-3 flags for the batched
@@ -38,8 +38,8 @@ type Matrix struct {
 // NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0), I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
-// conversion spec), and the Q8_K-activation types TQ1_0, TQ2_0 and Q6_K
-// (k % 256 == 0; tq.go, q6k.go). data must hold at least
+// conversion spec), and the Q8_K-activation types TQ1_0, TQ2_0, Q6_K and
+// Q4_K (k % 256 == 0; tq.go, q6k.go, q4k.go). data must hold at least
 // gguf.NBytes(typ, ne) bytes; the I2_S scale is read from byte k·m/4. The Matrix keeps (views) data: it must
 // not change while the Matrix is used. Errors name the problem; the caller
 // adds the tensor name.
@@ -77,14 +77,14 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
 			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
 		}
-	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K:
+	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
 		if k%qkK != 0 {
 			return nil, fmt.Errorf("%s row length %d is not a multiple of 256 (QK_K)", typ, k)
 		}
 		w.raw = data[:need]
 		w.rowB = int(need) / m
 	default:
-		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K)", typ)
+		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K)", typ)
 	}
 	return w, nil
 }
@@ -93,7 +93,7 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 // "vec_dot_type" conversion of ggml): f32 as-is, F16-rounded for F16
 // weights, Q8_0 blocks for Q8_0 weights, int8 with one scale and the sum for
 // I2_S weights, Q8_K blocks (codes, scales, 16-element sums) for TQ1_0,
-// TQ2_0 and Q6_K weights.
+// TQ2_0, Q6_K and Q4_K weights.
 type Activation struct {
 	typ gguf.Type
 	f   []float32 // F32/BF16: x; F16: x rounded to F16
@@ -104,8 +104,11 @@ type Activation struct {
 	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
 	lut1 []int16
 
-	// bsums are the Q8_K sums of 16 consecutive codes (tq.go).
-	bsums []int16
+	// bsums are the Q8_K sums of 16 consecutive codes, lutTQ the TQ1_0 /
+	// TQ2_0 tables (tq.go); inBatch (set by MatMul) skips the large TQ1_0
+	// tables, which would cost hundreds of MB for a whole batch.
+	bsums, lutTQ []int16
+	inBatch      bool
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -130,8 +133,8 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 	case gguf.TypeI2S:
 		a.q = resizeI8(a.q, len(x))
 		a.s, a.sum = QuantizeI8S(a.q, x)
-	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K:
-		a.prepareQ8K(x)
+	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
+		a.prepareQ8K(x, w.Type, w.M)
 	}
 }
 
@@ -156,7 +159,8 @@ func resizeF32(b []float32, n int) []float32 {
 //   - Q8_0: Σ_blocks float32(d_w·d_x)·sumi (ggml_vec_dot_q8_0_q8_0, AVX2 order);
 //   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
 //     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue);
-//   - TQ1_0, TQ2_0, Q6_K: ggml's AVX2 vec_dot_*_q8_K (tq.go, q6k.go).
+//   - TQ1_0, TQ2_0, Q6_K, Q4_K: ggml's AVX2 vec_dot_*_q8_K (tq.go, q6k.go,
+//     q4k.go).
 func (w *Matrix) Row(r int, a *Activation) float32 {
 	if a.typ != w.Type {
 		panic("runtime: activation prepared for another weight type")
@@ -185,6 +189,8 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 		return dotTQ2_0(w.raw[r*w.rowB:(r+1)*w.rowB], a)
 	case gguf.TypeQ6_K:
 		return dotQ6K(w.raw[r*w.rowB:(r+1)*w.rowB], a)
+	case gguf.TypeQ4_K:
+		return dotQ4K(w.raw[r*w.rowB:(r+1)*w.rowB], a)
 	}
 	panic("runtime: unsupported matrix type")
 }
@@ -320,6 +326,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 	acts := sc.acts[:n]
 	parallel.For(n, threads, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
+			acts[t].inBatch = n > 1
 			w.Prepare(&acts[t], xs[t])
 		}
 	})
@@ -422,7 +429,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 // runtime (issue 10, type-id collisions).
 func notMainline(typ gguf.Type) error {
 	if typ.IsMainlineOnly() {
-		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K); run the file with llama.cpp", typ, typ.ID())
+		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K, Q4_K); run the file with llama.cpp", typ, typ.ID())
 	}
 	return nil
 }

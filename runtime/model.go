@@ -200,7 +200,7 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
-// I2_S, TQ1_0, TQ2_0 and Q6_K are supported for the matrices, TL1/TL2 with
+// I2_S, TQ1_0, TQ2_0, Q6_K and Q4_K are supported for the matrices, TL1/TL2 with
 // Options.TLKernels (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm
 // vectors.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
@@ -438,7 +438,7 @@ func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
 
 // embedRow writes row id of token_embd (ne [NEmbd, NVocab]) as float32 into
 // dst, as ggml's get_rows does: F32 copied, F16/BF16 widened, Q8_0 as d·q,
-// TQ1_0/TQ2_0 and Q6_K by their dequantize_row functions.
+// TQ1_0/TQ2_0, Q6_K and Q4_K by their dequantize_row functions.
 func (w *Matrix) embedRow(dst []float32, id int) {
 	k := w.K
 	switch w.Type {
@@ -465,6 +465,8 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 		w.embedRowTQ(dst, id, w.Type == gguf.TypeTQ1_0)
 	case gguf.TypeQ6_K:
 		w.embedRowQ6K(dst, id)
+	case gguf.TypeQ4_K:
+		w.embedRowQ4K(dst, id)
 	case gguf.TypeI2S:
 		for i := range k {
 			e := id*k + i

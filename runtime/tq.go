@@ -3,6 +3,8 @@ package runtime
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 // ggml's TQ1_0 / TQ2_0 ternary types (mainline llama.cpp, and bitnet.cpp's
@@ -77,8 +79,11 @@ func quantizeQ8K(q []int8, d []float32, bsums []int16, x []float32) {
 	}
 }
 
-// prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K).
-func (a *Activation) prepareQ8K(x []float32) {
+// prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K) for weights of
+// type typ with rows rows, and the tables of dotTQ2_0 (always) or dotTQ1_0
+// (from tq1LUTMinRows rows, one token at a time: 32 KiB per block and token
+// would make a batch of 256 tokens through a 6912-input matrix cost 226 MB).
+func (a *Activation) prepareQ8K(x []float32, typ gguf.Type, rows int) {
 	a.q = resizeI8(a.q, len(x))
 	a.d = resizeF32(a.d, len(x)/qkK)
 	if cap(a.bsums) < len(x)/16 {
@@ -86,6 +91,91 @@ func (a *Activation) prepareQ8K(x []float32) {
 	}
 	a.bsums = a.bsums[:len(x)/16]
 	quantizeQ8K(a.q, a.d, a.bsums, x)
+	per := 0
+	switch {
+	case typ == gguf.TypeTQ2_0:
+		per = tq2LUTPerBlock
+	case typ == gguf.TypeTQ1_0 && rows >= tq1LUTMinRows && !a.inBatch:
+		per = tq1LUTPerBlock
+	}
+	n := len(x) / qkK * per
+	if cap(a.lutTQ) < n {
+		a.lutTQ = make([]int16, n)
+	}
+	a.lutTQ = a.lutTQ[:n]
+	switch per {
+	case tq2LUTPerBlock:
+		buildTQ2LUT(a.lutTQ, a.q)
+	case tq1LUTPerBlock:
+		buildTQ1LUT(a.lutTQ, a.q)
+	}
+}
+
+// tq1LUTPerBlock is the size of one block's TQ1_0 tables: 256 entries for
+// each of qs[0…31] and two (even and odd digits) for each of qs[32…47].
+const tq1LUTPerBlock = (32 + 2*16) * 256
+
+// tq1LUTMinRows is the smallest TQ1_0 matrix (in rows) whose activations get
+// the tables: building them (16384 entries per block) costs about what the
+// lookups save on some hundred rows; smaller matrices take the direct digit
+// products.
+const tq1LUTMinRows = 256
+
+// buildTQ1LUT fills, for the Q8_K codes q, the tables dotTQ1_0 reads: for
+// block b, table m < 32 (entries (b·64 + m)·256 + c) holds Σ_n digit_n(c)·
+// q[e + m + 32n] over the five digits of byte value c, e = 256b; for
+// m = 32…47, table m holds the even digits' Σ (activations 160 + (m−32) +
+// 16n, n = 0, 2, 4, integer lane (m−32)/4) and table m + 16 the odd ones'
+// (n = 1, 3, lane 4 + (m−32)/4). Exact (at most 5·2·127 in magnitude).
+func buildTQ1LUT(lut []int16, q []int8) {
+	for b := 0; b < len(q)/qkK; b++ {
+		y := q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		tabs := lut[b*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock]
+		for m := 0; m < 32; m++ {
+			t := (*[256]int16)(tabs[m*256:])
+			y0, y1, y2, y3, y4 := int16(y[m]), int16(y[32+m]), int16(y[64+m]), int16(y[96+m]), int16(y[128+m])
+			for c := range t {
+				d := &tq1Trits[c]
+				t[c] = int16(d[0])*y0 + int16(d[1])*y1 + int16(d[2])*y2 + int16(d[3])*y3 + int16(d[4])*y4
+			}
+		}
+		for m := 0; m < 16; m++ {
+			ev, od := (*[256]int16)(tabs[(32+m)*256:]), (*[256]int16)(tabs[(48+m)*256:])
+			y0, y1, y2, y3, y4 := int16(y[160+m]), int16(y[176+m]), int16(y[192+m]), int16(y[208+m]), int16(y[224+m])
+			for c := range ev {
+				d := &tq1Trits[c]
+				ev[c] = int16(d[0])*y0 + int16(d[2])*y2 + int16(d[4])*y4
+				od[c] = int16(d[1])*y1 + int16(d[3])*y3
+			}
+		}
+	}
+}
+
+// tq2LUTPerBlock is the size of one block's TQ2_0 nibble tables: for each
+// of its 64 code bytes, 16 entries for the low nibble and 16 for the high.
+const tq2LUTPerBlock = 64 * 32
+
+// buildTQ2LUT fills, for the Q8_K codes q, the tables dotTQ2_0 reads: for
+// the code byte at 32h + m of block b (activations 128h + 32l + m in bits
+// 2l), entry ((b·64 + 32h + m)·32 + c) is c₁₀·q[e] + c₃₂·q[e+32] for the low
+// nibble c and entry (…·32 + 16 + c) c₁₀·q[e+64] + c₃₂·q[e+96] for the high
+// nibble, e = 256b + 128h + m. Their sum is the byte's Σ code·q, exactly
+// (at most 4·3·127 in magnitude).
+func buildTQ2LUT(lut []int16, q []int8) {
+	for b := 0; b < len(q)/qkK; b++ {
+		for h := 0; h < 2; h++ {
+			ys := q[b*qkK+128*h : b*qkK+128*h+128 : b*qkK+128*h+128]
+			for m := 0; m < 32; m++ {
+				t := (*[32]int16)(lut[(b*64+32*h+m)*32:])
+				y0, y1, y2, y3 := int16(ys[m]), int16(ys[32+m]), int16(ys[64+m]), int16(ys[96+m])
+				for c := int16(0); c < 16; c++ {
+					lo, hi := c&3, c>>2
+					t[c] = lo*y0 + hi*y1
+					t[16+c] = lo*y2 + hi*y3
+				}
+			}
+		}
+	}
 }
 
 // tq1Trits[b][n] is base-3 digit n (0 the most significant) of a TQ1_0 byte
@@ -113,21 +203,20 @@ func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32) {
 
 // dotTQ2_0 is ggml_vec_dot_tq2_0_q8_K (AVX2) for one row of TQ2_0 blocks
 // (byte 32h + m of qs holds the codes of activations 128h + 32l + m in bits
-// 2l, l = 0…3; the f16 d follows) and the Q8_K activation a.
+// 2l, l = 0…3; the f16 d follows) and the Q8_K activation a: each byte's
+// Σ code·q comes from two nibble-table reads (buildTQ2LUT) into integer
+// lane m/4.
 func dotTQ2_0(row []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range a.d {
-		blk := row[b*tq2Bytes : (b+1)*tq2Bytes : (b+1)*tq2Bytes]
-		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
+		blk := (*[tq2Bytes]byte)(row[b*tq2Bytes:])
+		lut := (*[tq2LUTPerBlock]int16)(a.lutTQ[b*tq2LUTPerBlock:])
 		var lanes [8]int32
-		for h := 0; h < 2; h++ {
-			qs := blk[32*h : 32*h+32 : 32*h+32]
-			ys := y[128*h : 128*h+128 : 128*h+128]
-			for m, c := range qs {
-				s := int32(c&3)*int32(ys[m]) + int32(c>>2&3)*int32(ys[32+m]) +
-					int32(c>>4&3)*int32(ys[64+m]) + int32(c>>6)*int32(ys[96+m])
-				lanes[m>>2] += s
-			}
+		for j := 0; j < 64; j += 4 {
+			c0, c1, c2, c3 := blk[j], blk[j+1], blk[j+2], blk[j+3]
+			t := lut[j*32 : j*32+128 : j*32+128]
+			lanes[(j&31)>>2] += int32(t[c0&15]+t[16+c0>>4]) + int32(t[32+c1&15]+t[48+c1>>4]) +
+				int32(t[64+c2&15]+t[80+c2>>4]) + int32(t[96+c3&15]+t[112+c3>>4])
 		}
 		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[64:])]
 		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
@@ -139,23 +228,36 @@ func dotTQ2_0(row []byte, a *Activation) float32 {
 // (format.TQ1_0 has the layout: qs[m] holds activations m + 32n, qs[32+m]
 // activations 160 + m + 16n, qh[j] activations 240 + j + 4n) and the Q8_K
 // activation a. Each activation i goes to integer lane (i mod 32)/4, as in
-// the kernel's 32-byte vectors.
+// the kernel's 32-byte vectors. With the tables of buildTQ1LUT (matrices
+// of tq1LUTMinRows rows or more) a code byte costs one read (two for
+// qs[32…47]) instead of five multiply-adds; the integers are the same.
 func dotTQ1_0(row []byte, a *Activation) float32 {
 	var acc [8]float32
 	for b := range a.d {
 		blk := row[b*tq1Bytes : (b+1)*tq1Bytes : (b+1)*tq1Bytes]
 		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
 		var lanes [8]int32
-		for m, c := range blk[:32] {
-			t := &tq1Trits[c]
-			lanes[m>>2] += int32(t[0])*int32(y[m]) + int32(t[1])*int32(y[32+m]) +
-				int32(t[2])*int32(y[64+m]) + int32(t[3])*int32(y[96+m]) + int32(t[4])*int32(y[128+m])
-		}
-		for m, c := range blk[32:48] {
-			t := &tq1Trits[c]
-			// activations 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
-			lanes[m>>2] += int32(t[0])*int32(y[160+m]) + int32(t[2])*int32(y[192+m]) + int32(t[4])*int32(y[224+m])
-			lanes[4+m>>2] += int32(t[1])*int32(y[176+m]) + int32(t[3])*int32(y[208+m])
+		if len(a.lutTQ) > 0 {
+			tabs := a.lutTQ[b*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock]
+			for m, c := range blk[:32] {
+				lanes[m>>2] += int32(tabs[m*256+int(c)])
+			}
+			for m, c := range blk[32:48] {
+				lanes[m>>2] += int32(tabs[(32+m)*256+int(c)])
+				lanes[4+m>>2] += int32(tabs[(48+m)*256+int(c)])
+			}
+		} else {
+			for m, c := range blk[:32] {
+				t := &tq1Trits[c]
+				lanes[m>>2] += int32(t[0])*int32(y[m]) + int32(t[1])*int32(y[32+m]) +
+					int32(t[2])*int32(y[64+m]) + int32(t[3])*int32(y[96+m]) + int32(t[4])*int32(y[128+m])
+			}
+			for m, c := range blk[32:48] {
+				t := &tq1Trits[c]
+				// activations 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
+				lanes[m>>2] += int32(t[0])*int32(y[160+m]) + int32(t[2])*int32(y[192+m]) + int32(t[4])*int32(y[224+m])
+				lanes[4+m>>2] += int32(t[1])*int32(y[176+m]) + int32(t[3])*int32(y[208+m])
+			}
 		}
 		for j, c := range blk[48:52] {
 			t := &tq1Trits[c]

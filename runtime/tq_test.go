@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 const ecoDir = "../testdata/golden/ecosystems"
@@ -133,9 +134,16 @@ func TestQuantizeQ8K(t *testing.T) {
 // TestTQ1EqualsTQ2: the same codes and block scales stored as TQ1_0 and as
 // TQ2_0 give bit-identical rows (both kernels produce the same integer
 // lanes), for one token and in a batch, and the rows stay within the Q8_K
-// rounding bound of the exact Σ (code·d_w)·x.
+// rounding bound of the exact Σ (code·d_w)·x; 40 rows take TQ1_0's direct
+// digit products, 300 its tables.
 func TestTQ1EqualsTQ2(t *testing.T) {
-	const k, m = 768, 40
+	for _, m := range []int{40, tq1LUTMinRows + 44} {
+		t.Run(fmt.Sprint(m), func(t *testing.T) { testTQ1EqualsTQ2(t, m) })
+	}
+}
+
+func testTQ1EqualsTQ2(t *testing.T, m int) {
+	const k = 768
 	r := rand.New(rand.NewPCG(12, 1))
 	codes := make([]int8, k*m)
 	for i := range codes {
@@ -206,4 +214,58 @@ func TestTQ1EqualsTQ2(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzQ8KTypes: TQ1_0, TQ2_0, Q6_K and Q4_K matrices over arbitrary block
+// bytes (TQ2_0 code 3, TQ1_0 bytes ≥ 243, NaN or infinite f16 scales) and
+// arbitrary activations never panic, and a batch gives every token
+// MatVec's bits; token_embd rows decode without panicking.
+func FuzzQ8KTypes(f *testing.F) {
+	f.Add([]byte{0xff, 0x00, 0x7c, 0x55}, []byte{0, 1, 2, 3}, uint8(0))
+	f.Add([]byte{0xf3, 0xfe, 0x00, 0xfc}, []byte{0x80, 0x7f}, uint8(1))
+	f.Add([]byte{0x01}, []byte{0xff, 0xff, 0x7f, 0x7f}, uint8(2))
+	f.Add([]byte{0x00, 0x7c, 0xff, 0xfb}, []byte{0x81, 0x00}, uint8(3))
+	f.Fuzz(func(t *testing.T, seed, xs []byte, which uint8) {
+		if len(seed) == 0 || len(xs) == 0 {
+			return
+		}
+		typ := []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K}[int(which)%4]
+		const k, m = 512, 3
+		n, err := gguf.NBytes(typ, []uint64{k, m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = seed[i%len(seed)] ^ byte(i*7)
+		}
+		w, err := NewMatrix(typ, k, m, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([][]float32, 3)
+		for tk := range rows {
+			rows[tk] = make([]float32, k)
+			for i := range rows[tk] {
+				b := xs[(i+tk*k)%len(xs)]
+				rows[tk][i] = float32(int8(b)) * float32(i%5) / 16
+			}
+		}
+		if xs[0] == 0xff {
+			rows[1][7] = float32(math.Inf(1))
+		}
+		out := [][]float32{make([]float32, m), make([]float32, m), make([]float32, m)}
+		w.MatMul(out, rows, 2)
+		one := make([]float32, m)
+		for tk := range rows {
+			w.MatVec(one, rows[tk], nil, 1)
+			for r := range one {
+				if math.Float32bits(one[r]) != math.Float32bits(out[tk][r]) {
+					t.Fatalf("token %d row %d: MatVec %v, MatMul %v", tk, r, one[r], out[tk][r])
+				}
+			}
+		}
+		emb := make([]float32, k)
+		w.embedRow(emb, m-1)
+	})
 }

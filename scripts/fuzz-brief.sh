@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every parser fuzz target of issue 7 and the kernel targets of issue 15 briefly, one target per
+# Runs every parser fuzz target of issue 7 and the kernel targets of issues 15 and 12 briefly, one target per
 # `go test -fuzz` invocation, starting from its seed corpus (f.Add seeds plus
 # the package's testdata/fuzz/<Target>/). Exits non-zero when any target
 # fails; go test then prints the failing input and writes it under the
@@ -31,6 +31,7 @@ targets=(
   "./internal/kernels      FuzzDotF16              100000"
   "./internal/kernels      FuzzQuantizeI8S         100000"
   "./internal/kernels      FuzzConverterKernels    60000"
+  "./runtime               FuzzQ8KTypes            20000"
 )
 
 failed=()

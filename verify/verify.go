@@ -531,13 +531,13 @@ func codeMismatch(i, k int, got, want int8) string {
 	return fmt.Sprintf("ternary code %d (row %d, column %d) is %d, source %d", i, i/k, i%k, got, want)
 }
 
-// compareFloat compares a float (or Q8_0) tensor with the source values
+// compareFloat compares a float (or Q8_0, Q6_K) tensor with the source values
 // rounded to the stored type, in row blocks (sourceWeights.floatRows), so
 // that a large embedding is never held whole; release drops the file pages
 // of each block once compared.
 func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release func([]byte)) string {
 	switch ti.Type {
-	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K:
 	default:
 		return "type " + ti.Type.String() + " cannot be compared"
 	}
@@ -551,6 +551,14 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release fun
 	detail := ""
 	err := w.floatRows(ti.Name, refBlockElems, func(lo, hi int, want []float32) error {
 		base := lo * rowElems
+		if ti.Type == gguf.TypeQ6_K {
+			if d := compareQ6K(data, base, want); d != "" {
+				detail = d
+				return errStop
+			}
+			release(data[lo*rowBytes : hi*rowBytes])
+			return nil
+		}
 		for j, x := range want {
 			if sameStoredBits(ti.Type, data, base+j, x) {
 				continue // equal bits pass compareFloatAt
@@ -569,6 +577,31 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release fun
 		return err.Error()
 	}
 	return detail
+}
+
+// compareQ6K compares the Q6_K blocks holding elements base… of data
+// (base a multiple of 256) with the source values want: each dequantized
+// value (quantize.DequantizeQ6K, ggml's dequantize_row_q6_K) within two
+// steps d·scale of its 16-element group of the source. Half a step is the
+// rounding; the levels quantize_row_q6_K_ref's scale search clamps to
+// [−32, 31] can move a value by up to about 1.9 steps (bitnet.cpp's and our
+// files of the golden model stay within 0.71). Another build's FMA
+// contraction gives other bytes within the same bound.
+func compareQ6K(data []byte, base int, want []float32) string {
+	var got [quantize.QKK]float32
+	for off := 0; off < len(want); off += quantize.QKK {
+		b := (base + off) / quantize.QKK
+		blk := data[b*quantize.Q6KBytes : (b+1)*quantize.Q6KBytes]
+		quantize.DequantizeQ6K(got[:], blk)
+		d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+		for j, g := range got {
+			step := math.Abs(float64(d * float32(int8(blk[192+j/16]))))
+			if x := want[off+j]; math.Abs(float64(g-x)) > 2*step+1e-7 {
+				return fmt.Sprintf("element %d is %v, source %v (Q6_K step %v)", base+off+j, g, x, step)
+			}
+		}
+	}
+	return ""
 }
 
 // errStop ends a row-block walk early.

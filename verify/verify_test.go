@@ -153,6 +153,44 @@ func TestVerifyReferenceFiles(t *testing.T) {
 	}
 }
 
+// A Q6_K token_embd (ours from --token-embedding-type Q6_K, and bitnet.cpp's
+// llama-quantize --token-embedding-type q6_k, testdata/golden/q6k-embd)
+// passes the structure check (within two Q6_K steps of the source); its
+// rounding moves the tied head's logits beyond the default max |Δ| of 1.5
+// on the tiny model (1.77), which is reported as exactly that failure and
+// passes with --max-delta 2.
+func TestVerifyQ6KEmbedding(t *testing.T) {
+	ours := filepath.Join(t.TempDir(), "m.gguf")
+	if _, err := convert.ConvertDir(context.Background(), goldenHF, ours, false, false, convert.Options{ModelName: "tiny", TokenEmbeddingType: "Q6_K"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{ours, "../testdata/golden/q6k-embd/tiny-bitnet-i2_s-q6k-llamaquantize.gguf"} {
+		rep, err := Run(Options{GGUF: path, HF: goldenHF})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Pass || len(rep.Failures) != 1 || !strings.HasPrefix(rep.Failures[0], "max |Δlogit| 1.77") {
+			t.Errorf("%s: pass %v, failures %q; want only the max |Δlogit| 1.77 one", path, rep.Pass, rep.Failures)
+		}
+		rep, err = Run(Options{GGUF: path, HF: goldenHF, Adjust: func(th *Thresholds) { th.MaxDelta = 2 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Pass {
+			t.Errorf("%s with max |Δ| 2: %q", path, rep.Failures)
+		}
+	}
+	// A Q6_K block moved by more than two steps is named.
+	bad := corrupt(t, ours, "token_embd.weight", func(d []byte, n int) { d[128] ^= 0x02 }) // qh: element 0 moves by 32 steps
+	rep, err := Run(Options{GGUF: bad, HF: goldenHF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pass || len(rep.Failures) == 0 || !strings.Contains(rep.Failures[0], "token_embd.weight") || !strings.Contains(rep.Failures[0], "Q6_K step") {
+		t.Errorf("corrupted Q6_K block: failures %q", rep.Failures)
+	}
+}
+
 // Acceptance (issue 5, d): verify passes on our TL1 and TL2 conversions of
 // the golden checkpoint with bitnet.cpp's kernel configurations, and on
 // conversions whose configuration was derived from the shapes.
