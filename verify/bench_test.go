@@ -88,7 +88,7 @@ func peakRSSKB() int64 {
 // per 256 weights). MB/s counts the GGUF's tensor bytes. The checkpoint is
 // generated into a temporary directory (about 0.4 GB):
 //
-//	go test -run '^$' -bench CheckStructure -benchtime 5x ./verify
+//	go test -run '^$' -bench CheckStructure -benchtime 3x ./verify
 //
 // The same function at an earlier commit can be timed by copying this file
 // into that tree (docs/performance.md has both).
