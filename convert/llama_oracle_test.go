@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,12 +32,68 @@ type buildBRef struct {
 	}
 }
 
+// pipelineRef is one dummy of testdata/llama/bitnetcpp-pipeline-i2s.json:
+// the I2_S tensors of bitnet.cpp build B's own pipeline
+// (convert-hf-to-gguf-bitnet.py --outtype f32, then llama-quantize … I2_S 1)
+// on the dummy (see testdata/llama/README.md for the provenance).
+type pipelineRef struct {
+	Tensors map[string]struct {
+		Codes string `json:"codes_sha256"`
+		Scale string `json:"scale_bits"`
+	} `json:"tensors"`
+}
+
+// checkPipeline compares the I2_S tensors of f with bitnet.cpp's own
+// pipeline on the same dummy: the same packed codes always; for bitlinear
+// (their converter divides, as we do) the same scale bits; for
+// autobitlinear (we multiply, their converter still divides, spec §2.4)
+// our scale is the float32 reciprocal of theirs.
+func checkPipeline(t *testing.T, f *reader.File, ref pipelineRef, class string) {
+	t.Helper()
+	if len(ref.Tensors) != 14 {
+		t.Fatalf("pipeline reference has %d tensors, want 14", len(ref.Tensors))
+	}
+	for name, want := range ref.Tensors {
+		ti, ok := f.Tensor(name)
+		if !ok || ti.Type != gguf.TypeI2S {
+			t.Fatalf("%s: missing or not I2_S", name)
+		}
+		b, err := f.TensorData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := int(ti.Ne[0] * ti.Ne[1] / 4)
+		sum := sha256.Sum256(b[:k])
+		if hex.EncodeToString(sum[:]) != want.Codes {
+			t.Errorf("%s: packed codes differ from bitnet.cpp's convert-hf-to-gguf-bitnet.py + llama-quantize", name)
+		}
+		theirBytes, err := hex.DecodeString(want.Scale)
+		if err != nil || len(theirBytes) != 4 {
+			t.Fatalf("%s: bad scale_bits %q", name, want.Scale)
+		}
+		ours := math.Float32frombits(binary.LittleEndian.Uint32(b[k:]))
+		theirs := math.Float32frombits(binary.LittleEndian.Uint32(theirBytes))
+		switch class {
+		case "bitlinear":
+			if got := hex.EncodeToString(b[k : k+4]); got != want.Scale {
+				t.Errorf("%s: scale bytes %s, bitnet.cpp's pipeline %s", name, got, want.Scale)
+			}
+		case "autobitlinear":
+			if inv := float32(1 / float64(theirs)); ours != inv || ours == theirs {
+				t.Errorf("%s: scale %v (%08x), want 1/%v = %v (bitnet.cpp's pipeline divides by weight_scale)", name, ours, math.Float32bits(ours), theirs, inv)
+			}
+		}
+	}
+}
+
 // TestLlamaBuildBI2S (issue 13 acceptance a, NC-15, NC-16): 2-layer dummies
 // of Falcon3-1B, Falcon3-10B and Llama3-8B-1.58 shapes (vocab 512), packed
 // with either linear_class, convert to arch llama I2_S whose packed codes and
-// scale bytes equal what bitnet.cpp build B's llama-quantize writes, and our
-// runtime produces bitnet.cpp's greedy ids and bit-identical logits on two
-// prompts.
+// scale bytes equal what bitnet.cpp build B's llama-quantize writes from our
+// F32 file, whose codes equal those of bitnet.cpp's own pipeline from the
+// checkpoint (convert-hf-to-gguf-bitnet.py, checkPipeline: same scale bits
+// for bitlinear, the reciprocal for autobitlinear), and our runtime produces
+// bitnet.cpp's greedy ids and bit-identical logits on two prompts.
 func TestLlamaBuildBI2S(t *testing.T) {
 	data, err := os.ReadFile("../testdata/llama/buildB-i2s.json")
 	if err != nil {
@@ -44,6 +101,14 @@ func TestLlamaBuildBI2S(t *testing.T) {
 	}
 	var refs map[string]buildBRef
 	if err := json.Unmarshal(data, &refs); err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile("../testdata/llama/bitnetcpp-pipeline-i2s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pipeline map[string]pipelineRef
+	if err := json.Unmarshal(data, &pipeline); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct{ key, preset, class string }{
@@ -68,8 +133,16 @@ func TestLlamaBuildBI2S(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// bitnet.cpp's pipeline ran on this config with
+			// max_position_embeddings 8192 added (its converter omits
+			// llama.context_length without it, and its llama-quantize then
+			// refuses the file); no tensor depends on it.
+			cfg := maps.Clone(m.Config)
+			if _, ok := cfg["max_position_embeddings"]; !ok {
+				cfg["max_position_embeddings"] = 8192
+			}
 			dir := filepath.Join(t.TempDir(), "hf")
-			_, err = dummy.Generate(context.Background(), dir, dummy.Options{Config: m.Config, Layers: 2, VocabSize: 512, Packed: true,
+			_, err = dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Layers: 2, VocabSize: 512, Packed: true,
 				LinearClass: tc.class, Tokenizer: "../testdata/golden/tiny-bitnet/hf", Seed: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -117,6 +190,11 @@ func TestLlamaBuildBI2S(t *testing.T) {
 					}
 				}
 			}
+			pref, ok := pipeline[tc.key]
+			if !ok {
+				t.Fatalf("pipeline reference %s missing", tc.key)
+			}
+			checkPipeline(t, f, pref, tc.class)
 			model, _, err := runtime.Open(out, runtime.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -346,42 +346,11 @@ func optionalTensor(c Converter, name string) bool {
 	return ok && o.Optional(name)
 }
 
-// checkShapes compares every tensor with the shapes config.json implies
-// (BR-15: q rows = heads·head_dim, k/v rows = kv_heads·head_dim).
+// checkShapes compares every tensor with the shape its name rule declares
+// (tensormap.Rule.Shape, BR-15: q rows = heads·head_dim, k/v rows =
+// kv_heads·head_dim) in the config's geometry.
 func (p *Plan) checkShapes() error {
 	g := p.Geometry
-	q := uint64(g.Heads * g.HeadDim)
-	kv := uint64(g.HeadsKV * g.HeadDim)
-	h, ff, v := uint64(g.Hidden), uint64(g.FF), uint64(g.Vocab)
-	want := map[string][]uint64{
-		"token_embd":          {v, h},
-		"output":              {v, h},
-		"output_norm":         {h},
-		"attn_norm":           {h},
-		"ffn_norm":            {h},
-		"attn_q":              {q, h},
-		"attn_k":              {kv, h},
-		"attn_v":              {kv, h},
-		"attn_output":         {h, q},
-		"attn_sub_norm":       {q},
-		"attn_q_norm":         {uint64(g.HeadDim)},
-		"attn_k_norm":         {uint64(g.HeadDim)},
-		"attn_q_norm_in":      {h},
-		"attn_k_norm_in":      {h},
-		"attn_v_norm_in":      {h},
-		"attn_output_norm_in": {q},
-		"post_attention_norm": {h},
-		"post_ffw_norm":       {h},
-	}
-	if ff > 0 {
-		want["ffn_gate"] = []uint64{ff, h}
-		want["ffn_up"] = []uint64{ff, h}
-		want["ffn_down"] = []uint64{h, ff}
-		want["ffn_sub_norm"] = []uint64{ff}
-		want["ffn_gate_norm_in"] = []uint64{h}
-		want["ffn_up_norm_in"] = []uint64{h}
-		want["ffn_down_norm_in"] = []uint64{ff}
-	}
 	// Projections first: their rows and columns name heads × head_dim
 	// (BR-15), which explains a norm mismatch too.
 	rank := func(t PlannedTensor) int {
@@ -396,28 +365,13 @@ func (p *Plan) checkShapes() error {
 	ordered := slices.Clone(p.Tensors)
 	sort.SliceStable(ordered, func(a, b int) bool { return rank(ordered[a]) < rank(ordered[b]) })
 	for _, t := range ordered {
-		stem := strings.TrimSuffix(strings.TrimSuffix(t.GGUFName, ".weight"), ".bias")
-		if i := strings.LastIndexByte(stem, '.'); i >= 0 {
-			stem = stem[i+1:]
-		}
-		w, ok := want[stem]
-		if !ok {
+		shape := t.Match.Rule.Shape
+		w := shape.Sizes(g)
+		if len(w) == 0 || slices.Contains(w, 0) {
 			continue
 		}
-		got := t.HFShape
-		if fmt.Sprint(got) != fmt.Sprint(w) {
-			why := ""
-			switch stem {
-			case "attn_q", "attn_output":
-				why = fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, q)
-			case "attn_k", "attn_v":
-				why = fmt.Sprintf(" (num_key_value_heads %d × head_dim %d = %d)", g.HeadsKV, g.HeadDim, kv)
-			case "attn_q_norm", "attn_k_norm":
-				why = fmt.Sprintf(" (head_dim %d)", g.HeadDim)
-			case "attn_sub_norm", "attn_output_norm_in":
-				why = fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, q)
-			}
-			return fmt.Errorf("tensor %q has shape %v but config.json implies %v%s", t.HFName, got, w, why)
+		if got := t.HFShape; !slices.Equal(got, w) {
+			return fmt.Errorf("tensor %q has shape %v but config.json implies %v%s", t.HFName, got, w, shape.Why(g))
 		}
 	}
 	return nil
@@ -457,7 +411,6 @@ func (p *Plan) assignTypes(opts Options) error {
 		override[o.class] = typ
 	}
 	var fallbacks []string
-	unverifiable := "" // first TL projection the runtime cannot run (K % 128 != 0)
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		t.Type = policy[t.Class]
@@ -474,9 +427,6 @@ func (p *Plan) assignTypes(opts Options) error {
 				reason = err.Error()
 			} else {
 				t.Format = ternary
-				if (t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2) && k%128 != 0 && unverifiable == "" {
-					unverifiable = fmt.Sprintf("tensor %s has K=%d", t.GGUFName, k)
-				}
 			}
 		} else if tr, ok := t.Type.Traits(); ok && len(t.HFShape) == 2 && t.HFShape[1]%tr.BlockSize != 0 {
 			reason = fmt.Sprintf("row length %d is not a multiple of %d (the %s block)", t.HFShape[1], tr.BlockSize, t.Type)
@@ -502,12 +452,6 @@ func (p *Plan) assignTypes(opts Options) error {
 	}
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
-	}
-	if unverifiable != "" {
-		// bitnet.cpp's TL kernels split K into a three-column and a
-		// two-column part and run it; our runtime runs TL weights
-		// through the I2_S kernel, whose blocks are 128 wide (defect D6).
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s, not a multiple of 128: bitnet.cpp runs this %s file, but this tool's runtime cannot yet, so verify, run and perplexity will refuse it", unverifiable, strings.ToUpper(string(p.OutType))))
 	}
 	return nil
 }

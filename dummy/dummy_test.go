@@ -658,8 +658,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{"unknown arch", Options{Config: map[string]any{"architectures": []any{"GPT2LMHeadModel"}}}, `architecture "GPT2LMHeadModel" has no dummy layout`},
 		{"no arch", Options{Config: map[string]any{}}, "no architectures entry"},
-		{"missing size", Options{Config: map[string]any{"architectures": []any{"LlamaForCausalLM"}, "hidden_size": 8}}, "num_attention_heads is missing"},
-		{"bad size", Options{Config: map[string]any{"architectures": []any{"LlamaForCausalLM"}, "hidden_size": 8.5}}, "hidden_size is 8.5"},
+		{"missing size", Options{Config: map[string]any{"architectures": []any{"LlamaForCausalLM"}, "hidden_size": 8}}, `missing "intermediate_size"`},
+		{"bad size", Options{Config: map[string]any{"architectures": []any{"LlamaForCausalLM"}, "hidden_size": 8.5}}, `"hidden_size" = 8.5, want an integer`},
 		{"pack odd rows", Options{Config: odd, Packed: true, Layers: 1}, "k_proj.weight: 2 output rows are not a multiple of 4"},
 		{"linear class unpacked", Options{Config: m.Config, LinearClass: BitLinear}, "needs packed weights"},
 		{"linear class unknown", Options{Config: m.Config, Packed: true, LinearClass: "x"}, `linear class "x" is unknown`},
@@ -746,7 +746,7 @@ func FuzzLayout(f *testing.F) {
 		if json.Unmarshal([]byte(js), &cfg) != nil {
 			return
 		}
-		if n, ok, _ := intKey(cfg, "num_hidden_layers"); ok && n > 64 {
+		if n, ok, _ := (&hf.Config{Raw: cfg}).Int("num_hidden_layers", "n_layers", "n_layer"); ok && n > 64 {
 			return // keep each case small
 		}
 		ts, err := Layout(cfg, packed)

@@ -1,13 +1,13 @@
 package dummy
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
 // Role is what a tensor of a dummy checkpoint is, which decides how its
@@ -66,25 +66,13 @@ func (t Tensor) Bytes() uint64 {
 	return n
 }
 
-// dim names a size derived from config.json.
-type dim int
-
-const (
-	dNone    dim = iota
-	dHidden      // hidden_size
-	dQ           // num_attention_heads × head_dim
-	dKV          // num_key_value_heads × head_dim
-	dFF          // intermediate_size
-	dVocab       // vocab_size
-	dHeadDim     // head_dim (or hidden_size / num_attention_heads)
-)
-
 // rule is one tensor of a layer (or of the model): its name relative to the
-// family prefix ("{i}" is the layer index), role and HF shape.
+// family prefix ("{i}" is the layer index), role, and HF shape, which comes
+// from the family's tensormap table (the shapes the converter checks).
 type rule struct {
 	name  string
 	role  Role
-	shape [2]dim // second dNone for 1-D
+	shape tensormap.Shape
 }
 
 // family is the tensor layout of one HF architecture, in HF module order
@@ -93,29 +81,55 @@ type family struct {
 	// prefix is prepended to every rule name except lm_head ("model." for
 	// causal LMs, "" for the embedding models).
 	prefix string
-	// layer lists the tensors of block {i}.
-	layer []rule
+	// layer lists the tensors of block {i}; global the embedding, the final
+	// norm and lm_head, in that order.
+	layer, global []rule
 	// embedding models never have an LM head; causal LMs have lm_head.weight
 	// when tie_word_embeddings is false.
 	embeddingModel bool
 }
 
+// newFamily returns the family whose tensors are layer (names after prefix)
+// plus embed_tokens, norm and lm_head, each shaped by the rule of table
+// that maps it. A name table does not map is a programmer error (a panic at
+// start-up, caught by every test).
+func newFamily(prefix string, table *tensormap.Table, embeddingModel bool, layer []rule) family {
+	f := family{prefix: prefix, embeddingModel: embeddingModel, layer: slices.Clone(layer)}
+	f.global = []rule{{name: "embed_tokens.weight", role: Embedding}, {name: "norm.weight", role: f.finalNormRole()}, {name: "lm_head.weight", role: Head}}
+	shape := func(rs []rule, global bool) {
+		for i := range rs {
+			name := prefix + strings.ReplaceAll(rs[i].name, "{i}", "0")
+			if global && rs[i].role == Head {
+				name = rs[i].name
+			}
+			m, ok := table.Lookup(name)
+			if !ok || len(m.Rule.Shape) == 0 {
+				panic("dummy: " + name + " has no shaped tensormap rule")
+			}
+			rs[i].shape = m.Rule.Shape
+		}
+	}
+	shape(f.layer, false)
+	shape(f.global, true)
+	return f
+}
+
 // attn and mlp are the projections every family shares.
 var (
 	attnProj = []rule{
-		{"layers.{i}.self_attn.q_proj.weight", Projection, [2]dim{dQ, dHidden}},
-		{"layers.{i}.self_attn.k_proj.weight", Projection, [2]dim{dKV, dHidden}},
-		{"layers.{i}.self_attn.v_proj.weight", Projection, [2]dim{dKV, dHidden}},
-		{"layers.{i}.self_attn.o_proj.weight", Projection, [2]dim{dHidden, dQ}},
+		{name: "layers.{i}.self_attn.q_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.k_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.v_proj.weight", role: Projection},
+		{name: "layers.{i}.self_attn.o_proj.weight", role: Projection},
 	}
 	mlpProj = []rule{
-		{"layers.{i}.mlp.gate_proj.weight", Projection, [2]dim{dFF, dHidden}},
-		{"layers.{i}.mlp.up_proj.weight", Projection, [2]dim{dFF, dHidden}},
-		{"layers.{i}.mlp.down_proj.weight", Projection, [2]dim{dHidden, dFF}},
+		{name: "layers.{i}.mlp.gate_proj.weight", role: Projection},
+		{name: "layers.{i}.mlp.up_proj.weight", role: Projection},
+		{name: "layers.{i}.mlp.down_proj.weight", role: Projection},
 	}
 	blockNorms = []rule{
-		{"layers.{i}.input_layernorm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", Norm, [2]dim{dHidden}},
+		{name: "layers.{i}.input_layernorm.weight", role: Norm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
 	}
 )
 
@@ -131,9 +145,9 @@ func cat(parts ...[]rule) []rule {
 // [q] and FFN [ff]), named attn/ffn by the caller's spelling.
 func bitnetLayer(attnSub, ffnSub string) []rule {
 	return cat(attnProj,
-		[]rule{{"layers.{i}.self_attn." + attnSub + ".weight", Norm, [2]dim{dQ}}},
+		[]rule{{name: "layers.{i}.self_attn." + attnSub + ".weight", role: Norm}},
 		mlpProj,
-		[]rule{{"layers.{i}.mlp." + ffnSub + ".weight", Norm, [2]dim{dFF}}},
+		[]rule{{name: "layers.{i}.mlp." + ffnSub + ".weight", role: Norm}},
 		blockNorms)
 }
 
@@ -143,17 +157,17 @@ func bitnetLayer(attnSub, ffnSub string) []rule {
 // that Gemma stores as an offset from 1 get normRole.
 func embeddingLayer(normRole Role, norms []rule) []rule {
 	inNorms := []rule{
-		{"layers.{i}.self_attn.q_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.k_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.v_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.self_attn.o_proj.norm.weight", Norm, [2]dim{dQ}},
-		{"layers.{i}.mlp.gate_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.mlp.up_proj.norm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.mlp.down_proj.norm.weight", Norm, [2]dim{dFF}},
+		{name: "layers.{i}.self_attn.q_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.k_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.v_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.self_attn.o_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.gate_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.up_proj.norm.weight", role: Norm},
+		{name: "layers.{i}.mlp.down_proj.norm.weight", role: Norm},
 	}
 	qk := []rule{
-		{"layers.{i}.self_attn.q_norm.weight", normRole, [2]dim{dHeadDim}},
-		{"layers.{i}.self_attn.k_norm.weight", normRole, [2]dim{dHeadDim}},
+		{name: "layers.{i}.self_attn.q_norm.weight", role: normRole},
+		{name: "layers.{i}.self_attn.k_norm.weight", role: normRole},
 	}
 	return cat(attnProj, qk, mlpProj, inNorms, norms)
 }
@@ -164,19 +178,19 @@ func embeddingLayer(normRole Role, norms []rule) []rule {
 // attn_sub_norm / ffn_sub_norm, Falcon3 and Llama3-8B-1.58 plain llama names,
 // the embedding models no "model." prefix (spec conversion.md §5.5, §6).
 var families = map[string]family{
-	"BitnetForCausalLM": {prefix: "model.", layer: bitnetLayer("inner_attn_ln", "ffn_layernorm")},
-	"BitNetForCausalLM": {prefix: "model.", layer: bitnetLayer("attn_sub_norm", "ffn_sub_norm")},
-	"LlamaForCausalLM":  {prefix: "model.", layer: cat(attnProj, mlpProj, blockNorms)},
-	"Qwen3Model": {embeddingModel: true, layer: embeddingLayer(Norm, []rule{
-		{"layers.{i}.input_layernorm.weight", Norm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", Norm, [2]dim{dHidden}},
-	})},
-	"Gemma3TextModel": {embeddingModel: true, layer: embeddingLayer(OffsetNorm, []rule{
-		{"layers.{i}.input_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.post_attention_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.pre_feedforward_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-		{"layers.{i}.post_feedforward_layernorm.weight", OffsetNorm, [2]dim{dHidden}},
-	})},
+	"BitnetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
+	"BitNetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
+	"LlamaForCausalLM":  newFamily("model.", tensormap.Llama, false, cat(attnProj, mlpProj, blockNorms)),
+	"Qwen3Model": newFamily("", tensormap.Qwen3Embedding, true, embeddingLayer(Norm, []rule{
+		{name: "layers.{i}.input_layernorm.weight", role: Norm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
+	})),
+	"Gemma3TextModel": newFamily("", tensormap.Gemma3Embedding, true, embeddingLayer(OffsetNorm, []rule{
+		{name: "layers.{i}.input_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.post_attention_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.pre_feedforward_layernorm.weight", role: OffsetNorm},
+		{name: "layers.{i}.post_feedforward_layernorm.weight", role: OffsetNorm},
+	})),
 }
 
 // finalNormRole is the role of the model's last norm per family.
@@ -200,102 +214,42 @@ func Architectures() []string {
 	return out
 }
 
-// Geometry is the model size read from config.json: hidden_size,
-// num_attention_heads, num_key_value_heads, head_dim, intermediate_size,
-// vocab_size and num_hidden_layers, in that field order.
+// Geometry is the model size read from config.json by the converter's
+// geometry rule (hf.Config.Dims: the keys, aliases, KV-head default and
+// head_dim precedence of hf.Config.Geometry, without its refusals), plus
+// whether the LM head is tied.
 type Geometry struct {
-	Hidden, Heads, HeadsKV, HeadDim, FF, Vocab, Layers int
+	hf.Geometry
 	// Tied is tie_word_embeddings (absent: true for the embedding models and
 	// false otherwise, the transformers defaults of these families).
 	Tied bool
 }
 
-func (g Geometry) size(d dim) uint64 {
-	switch d {
-	case dHidden:
-		return uint64(g.Hidden)
-	case dQ:
-		return uint64(g.Heads * g.HeadDim)
-	case dKV:
-		return uint64(g.HeadsKV * g.HeadDim)
-	case dFF:
-		return uint64(g.FF)
-	case dVocab:
-		return uint64(g.Vocab)
-	case dHeadDim:
-		return uint64(g.HeadDim)
-	}
-	return 0
-}
+// maxDim bounds every size ReadGeometry returns, so products of two stay
+// far inside uint64 (the tensor limit MaxTensorElements is checked after).
+const maxDim = 1 << 31
 
-// intKey reads an integer config value (JSON numbers decode as float64,
-// TOML ones as int64). ok is false when the key is absent.
-func intKey(cfg map[string]any, key string) (int, bool, error) {
-	v, present := cfg[key]
-	if !present || v == nil {
-		return 0, false, nil
-	}
-	var f float64
-	switch x := v.(type) {
-	case int64:
-		f = float64(x)
-	case int:
-		f = float64(x)
-	case float64:
-		f = x
-	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return 0, false, fmt.Errorf("config.json: %s is %q, not a number", key, x)
-		}
-	default:
-		return 0, false, fmt.Errorf("config.json: %s is %v (%T), not a number", key, v, v)
-	}
-	if f != math.Trunc(f) || f < 0 || f > 1<<31 {
-		return 0, false, fmt.Errorf("config.json: %s is %v, not a non-negative integer", key, v)
-	}
-	return int(f), true, nil
-}
-
-// ReadGeometry reads the sizes Layout needs from a config.json map: hidden_size,
-// num_attention_heads, num_key_value_heads (default: heads), head_dim
-// (default: hidden/heads), intermediate_size, vocab_size, num_hidden_layers,
-// tie_word_embeddings. A missing or non-integer size is an error naming the key.
+// ReadGeometry reads the sizes Layout needs from a config.json map with
+// hf.Config.Dims, so dummy and the converter agree on every shape, and
+// tie_word_embeddings. It still accepts configs the converter refuses (heads
+// not a multiple of KV heads, 0 layers): dummy makes such checkpoints to
+// test the refusals. A missing, non-integer or non-positive size is an error
+// naming config.json and the key, and so is a size over 2^31.
 func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	var g Geometry
-	req := []struct {
+	c := &hf.Config{Raw: cfg, Path: hf.ConfigFile}
+	hg, err := c.Dims()
+	if err != nil {
+		return g, err
+	}
+	g.Geometry = hg
+	for _, f := range []struct {
 		key string
-		dst *int
-	}{{"hidden_size", &g.Hidden}, {"num_attention_heads", &g.Heads}, {"intermediate_size", &g.FF}, {"vocab_size", &g.Vocab}, {"num_hidden_layers", &g.Layers}}
-	for _, r := range req {
-		v, ok, err := intKey(cfg, r.key)
-		if err != nil {
-			return g, err
+		v   int
+	}{{"hidden_size", hg.Hidden}, {"intermediate_size", hg.FF}, {"num_attention_heads", hg.Heads}, {"num_key_value_heads", hg.HeadsKV}, {"head_dim", hg.HeadDim}, {"vocab_size", hg.Vocab}, {"num_hidden_layers", hg.Layers}} {
+		if f.v > maxDim {
+			return g, fmt.Errorf("%s: %s %d is over the limit of 2^31", hf.ConfigFile, f.key, f.v)
 		}
-		if !ok || (v == 0 && r.key != "num_hidden_layers") {
-			return g, fmt.Errorf("config.json: %s is missing or 0", r.key)
-		}
-		*r.dst = v
-	}
-	kv, ok, err := intKey(cfg, "num_key_value_heads")
-	if err != nil {
-		return g, err
-	}
-	g.HeadsKV = g.Heads
-	if ok && kv > 0 {
-		g.HeadsKV = kv
-	}
-	hd, ok, err := intKey(cfg, "head_dim")
-	if err != nil {
-		return g, err
-	}
-	if ok && hd > 0 {
-		g.HeadDim = hd
-	} else {
-		if g.Hidden%g.Heads != 0 {
-			return g, fmt.Errorf("config.json: hidden_size %d is not a multiple of num_attention_heads %d and head_dim is not given", g.Hidden, g.Heads)
-		}
-		g.HeadDim = g.Hidden / g.Heads
 	}
 	archs, _ := cfg["architectures"].([]any)
 	arch := ""
@@ -306,7 +260,7 @@ func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	if v, present := cfg["tie_word_embeddings"]; present && v != nil {
 		b, ok := v.(bool)
 		if !ok {
-			return g, fmt.Errorf("config.json: tie_word_embeddings is %v, not a boolean", v)
+			return g, fmt.Errorf("%s: tie_word_embeddings is %v, not a boolean", hf.ConfigFile, v)
 		}
 		g.Tied = b
 	}
@@ -351,11 +305,8 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 		return nil, err
 	}
 	var out []Tensor
-	add := func(name string, role Role, shape [2]dim, layer int) error {
-		t := Tensor{Name: name, DType: hf.BF16, Role: role, Layer: layer, Shape: []uint64{g.size(shape[0])}}
-		if shape[1] != dNone {
-			t.Shape = append(t.Shape, g.size(shape[1]))
-		}
+	add := func(name string, role Role, shape tensormap.Shape, layer int) error {
+		t := Tensor{Name: name, DType: hf.BF16, Role: role, Layer: layer, Shape: shape.Sizes(g.Geometry)}
 		if role == Projection && packed {
 			if t.Shape[0]%4 != 0 {
 				return fmt.Errorf("tensor %s: %d output rows are not a multiple of 4, so it cannot be packed as U8 (generate it without --packed)", name, t.Shape[0])
@@ -368,7 +319,8 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 		out = append(out, t)
 		return nil
 	}
-	if err := add(fam.prefix+"embed_tokens.weight", Embedding, [2]dim{dVocab, dHidden}, -1); err != nil {
+	emb, norm, head := fam.global[0], fam.global[1], fam.global[2]
+	if err := add(fam.prefix+emb.name, emb.role, emb.shape, -1); err != nil {
 		return nil, err
 	}
 	for i := 0; i < g.Layers; i++ {
@@ -379,11 +331,11 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 			}
 		}
 	}
-	if err := add(fam.prefix+"norm.weight", fam.finalNormRole(), [2]dim{dHidden}, -1); err != nil {
+	if err := add(fam.prefix+norm.name, norm.role, norm.shape, -1); err != nil {
 		return nil, err
 	}
 	if !fam.embeddingModel && !g.Tied {
-		if err := add("lm_head.weight", Head, [2]dim{dVocab, dHidden}, -1); err != nil {
+		if err := add(head.name, head.role, head.shape, -1); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
 // MaxTensorElements is the largest tensor Layout accepts (2^40 elements,
@@ -32,32 +33,32 @@ const SpaceMargin = 0.05
 var ErrNoSpace = errors.New("not enough free disk space")
 
 // dimKeys names the config.json keys each dim comes from, for errors.
-var dimKeys = map[dim]string{
-	dHidden:  "hidden_size",
-	dQ:       "num_attention_heads × head_dim",
-	dKV:      "num_key_value_heads × head_dim",
-	dFF:      "intermediate_size",
-	dVocab:   "vocab_size",
-	dHeadDim: "head_dim",
+var dimKeys = map[tensormap.Dim]string{
+	tensormap.DimHidden:  "hidden_size",
+	tensormap.DimQ:       "num_attention_heads × head_dim",
+	tensormap.DimKV:      "num_key_value_heads × head_dim",
+	tensormap.DimFF:      "intermediate_size",
+	tensormap.DimVocab:   "vocab_size",
+	tensormap.DimHeadDim: "head_dim",
 }
 
 // ruleBytes is the data size of one tensor of shape sh (bf16, or U8 codes
 // + a 2-byte weight_scale for a packed projection). It fails, naming the
 // config keys, when the tensor has more than MaxTensorElements elements.
-func (g Geometry) ruleBytes(name string, role Role, sh [2]dim, packed bool) (uint64, error) {
-	n := g.size(sh[0])
-	keys := dimKeys[sh[0]] + " " + fmt.Sprint(n)
-	if sh[1] != dNone {
-		m := g.size(sh[1])
+func (g Geometry) ruleBytes(name string, role Role, sh tensormap.Shape, packed bool) (uint64, error) {
+	n := uint64(1)
+	var keys []string
+	for _, d := range sh {
+		m := d.Size(g.Geometry)
 		hi, lo := bits.Mul64(n, m)
 		if hi != 0 {
 			lo = ^uint64(0)
 		}
 		n = lo
-		keys += " × " + dimKeys[sh[1]] + " " + fmt.Sprint(m)
+		keys = append(keys, dimKeys[d]+" "+fmt.Sprint(m))
 	}
 	if n > MaxTensorElements {
-		return 0, fmt.Errorf("config.json: tensor %s would have %d elements (%s), over the limit of 2^40; check %s", name, n, keys, strings.Join(keyList(sh), " and "))
+		return 0, fmt.Errorf("config.json: tensor %s would have %d elements (%s), over the limit of 2^40; check %s", name, n, strings.Join(keys, " × "), strings.Join(keyList(sh), " and "))
 	}
 	if role == Projection && packed {
 		return n/4 + 2, nil
@@ -65,9 +66,9 @@ func (g Geometry) ruleBytes(name string, role Role, sh [2]dim, packed bool) (uin
 	return 2 * n, nil
 }
 
-func keyList(sh [2]dim) []string {
+func keyList(sh tensormap.Shape) []string {
 	out := []string{dimKeys[sh[0]]}
-	if sh[1] != dNone && dimKeys[sh[1]] != out[0] {
+	if len(sh) > 1 && dimKeys[sh[1]] != out[0] {
 		out = append(out, dimKeys[sh[1]])
 	}
 	return out
@@ -93,8 +94,7 @@ func planBytes(cfg map[string]any, packed bool) (uint64, error) {
 	}
 	var perLayer, global uint64
 	// Checked in module order, so the error names the first tensor.
-	globals := []rule{{"embed_tokens.weight", Embedding, [2]dim{dVocab, dHidden}}, {"norm.weight", Norm, [2]dim{dHidden}}}
-	for _, r := range globals {
+	for _, r := range fam.global[:2] {
 		b, err := g.ruleBytes(fam.prefix+r.name, r.role, r.shape, packed)
 		if err != nil {
 			return 0, err
@@ -109,7 +109,8 @@ func planBytes(cfg map[string]any, packed bool) (uint64, error) {
 		perLayer = addSat(perLayer, b)
 	}
 	if !fam.embeddingModel && !g.Tied {
-		b, _ := g.ruleBytes("lm_head.weight", Head, [2]dim{dVocab, dHidden}, packed)
+		head := fam.global[2]
+		b, _ := g.ruleBytes(head.name, head.role, head.shape, packed)
 		global = addSat(global, b)
 	}
 	hi, lo := bits.Mul64(perLayer, uint64(g.Layers))

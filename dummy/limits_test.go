@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
@@ -157,5 +158,44 @@ func TestCancelRemovesCreatedDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(existing); err != nil {
 		t.Errorf("pre-existing --out removed: %v", err)
+	}
+}
+
+// TestGeometryIsTheConverterRule: Layout sizes tensors with hf.Config.Dims,
+// the converter's rule (aliases such as n_embd, head_dim precedence, KV
+// heads defaulting to heads), yet still lays out configs hf.Config.Geometry
+// refuses, so the converter's refusals can be tested on a real checkpoint.
+func TestGeometryIsTheConverterRule(t *testing.T) {
+	base := map[string]any{"architectures": []any{"LlamaForCausalLM"}, "n_embd": 256, "intermediate_size": 512,
+		"n_head": 4, "head_dim": 128, "vocab_size": 64, "num_hidden_layers": 1}
+	cases := []struct {
+		name      string
+		kv        map[string]any
+		q, k      uint64 // q_proj and k_proj rows
+		converter bool   // hf.Config.Geometry accepts it
+	}{
+		{"aliases, head_dim given", nil, 512, 512, true},
+		{"head_dim null: hidden/heads", map[string]any{"head_dim": nil}, 256, 256, true},
+		{"kv heads", map[string]any{"num_key_value_heads": 2}, 512, 256, true},
+		{"heads not a multiple of kv heads", map[string]any{"num_key_value_heads": 3}, 512, 384, false},
+		{"no layers", map[string]any{"num_hidden_layers": 0}, 0, 0, false},
+	}
+	for _, tc := range cases {
+		cfg := withKeys(base, tc.kv)
+		ts, err := Layout(cfg, false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		rows := map[string]uint64{}
+		for _, x := range ts {
+			rows[x.Name] = x.Shape[0]
+		}
+		if q, k := rows["model.layers.0.self_attn.q_proj.weight"], rows["model.layers.0.self_attn.k_proj.weight"]; q != tc.q || k != tc.k {
+			t.Errorf("%s: q rows %d, k rows %d; want %d, %d", tc.name, q, k, tc.q, tc.k)
+		}
+		_, err = (&hf.Config{Raw: cfg, Path: "config.json"}).Geometry()
+		if (err == nil) != tc.converter {
+			t.Errorf("%s: hf.Config.Geometry: %v, want accepted=%v", tc.name, err, tc.converter)
+		}
 	}
 }

@@ -16,12 +16,37 @@ type Geometry struct {
 // (n_layers, n_layer), vocab_size and intermediate_size (n_inner) are
 // required and positive; see HeadGeometry for the head rule.
 func (c *Config) Geometry() (Geometry, error) {
-	g, err := c.HeadGeometry()
+	g, err := c.headRule(true)
 	if err != nil {
 		return g, err
 	}
 	get := positiveInt(c, &err)
 	get(&g.Layers, true, "num_hidden_layers", "n_layers", "n_layer")
+	get(&g.Vocab, true, "vocab_size")
+	return g, err
+}
+
+// Dims is Geometry without the checks only the converter needs: the same
+// keys, aliases, defaults and head_dim precedence, but heads need not be a
+// multiple of KV heads and num_hidden_layers may be 0. The dummy package
+// sizes its tensors with it, so it writes checkpoints the converter refuses
+// (to test those refusals); every size it returns is positive except Layers.
+func (c *Config) Dims() (Geometry, error) {
+	g, err := c.headRule(false)
+	if err != nil {
+		return g, err
+	}
+	n, ok, err := c.Int("num_hidden_layers", "n_layers", "n_layer")
+	switch {
+	case err != nil:
+		return g, err
+	case !ok:
+		return g, fmt.Errorf("%s: missing %q", c.Path, "num_hidden_layers")
+	case n < 0:
+		return g, fmt.Errorf("%s: %q must not be negative, got %d", c.Path, "num_hidden_layers", n)
+	}
+	g.Layers = n
+	get := positiveInt(c, &err)
 	get(&g.Vocab, true, "vocab_size")
 	return g, err
 }
@@ -32,7 +57,11 @@ func (c *Config) Geometry() (Geometry, error) {
 // present and not null, else hidden/heads (an error when that does not
 // divide); heads must be a multiple of KV heads. Errors name the file and
 // the key.
-func (c *Config) HeadGeometry() (Geometry, error) {
+func (c *Config) HeadGeometry() (Geometry, error) { return c.headRule(true) }
+
+// headRule is HeadGeometry; the heads-multiple-of-KV-heads check only when
+// strict.
+func (c *Config) headRule(strict bool) (Geometry, error) {
 	var g Geometry
 	var err error
 	get := positiveInt(c, &err)
@@ -57,7 +86,7 @@ func (c *Config) HeadGeometry() (Geometry, error) {
 		}
 		g.HeadDim = g.Hidden / g.Heads
 	}
-	if g.Heads%g.HeadsKV != 0 {
+	if strict && g.Heads%g.HeadsKV != 0 {
 		return g, fmt.Errorf("%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", c.Path, g.Heads, g.HeadsKV)
 	}
 	return g, nil

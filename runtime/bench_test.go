@@ -147,3 +147,49 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIQBNMatVec: one token through a 2560×6912 IQ2_BN / IQ1_BN
+// matrix (the 2B-4T ffn_up shape) with ik_llama.cpp's Q8_K64 arithmetic
+// (iqbn.go, plain Go per row); MB/s is the stored tensor bytes per second.
+func BenchmarkIQBNMatVec(b *testing.B) {
+	const k, m = 2560, 6912
+	r := rand.New(rand.NewPCG(3, 3))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	dst := make([]float32, m)
+	for _, typ := range []gguf.Type{gguf.TypeIQ2BN, gguf.TypeIQ1BN} {
+		n, err := gguf.NBytes(typ, []uint64{k, m})
+		if err != nil {
+			b.Fatal(err)
+		}
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(r.IntN(243))
+		}
+		rowB := int(n) / m
+		for row := 0; row < m; row++ {
+			// Row scale 1 (f32 1.0 for IQ2_BN, f16 0x3C00 for IQ1_BN).
+			if typ == gguf.TypeIQ2BN {
+				copy(data[row*rowB:], []byte{0, 0, 0x80, 0x3f})
+			} else {
+				copy(data[row*rowB:], []byte{0, 0x3c})
+			}
+		}
+		w, err := NewMatrix(typ, k, m, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var a Activation
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", typ, th), func(b *testing.B) {
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				for b.Loop() {
+					w.MatVec(dst, x, &a, th)
+				}
+			})
+		}
+	}
+}

@@ -9,8 +9,10 @@
 // testdata/golden/fullsize), and TQ1_0/TQ2_0 (mainline llama.cpp's
 // types) against build A's own TQ files of the golden tiny model
 // (testdata/golden/ecosystems), and Q6_K / Q4_K token_embd against build A
-// (testdata/golden/q6k-embd, q4k-embd). Options.F32Attention matches ik_llama.cpp's
-// bitnet-b1.58 logits within 1.5e-3 instead. Options.Batched switches to the
+// (testdata/golden/q6k-embd, q4k-embd). Options.F32Attention computes
+// attention and RMS norms as ik_llama.cpp 8337e4cd does (ik.go): with the
+// Q8_K64 kernels of iqbn.go its IQ1_BN/IQ2_BN logits of b158-h512 are
+// matched within 2e-6, its F32 ones within 4e-3. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
 // golden files).
 //
@@ -19,8 +21,12 @@
 // runs one token and returns its logits, EvalBatch runs many (a prompt, a
 // perplexity chunk) through each layer at once with the same bits, Hidden
 // the final normed state for pooling (Pool); Perplexity scores a token
-// stream as llama-perplexity does. Matrix, QuantizeI8S and QuantizeQ8_0
-// expose the kernels for tests elsewhere (BR-09).
+// stream as llama-perplexity does, PerplexityBase also writing its
+// --kl-divergence-base file and KLDivergence comparing with one (kld.go).
+// Matrix, QuantizeI8S, QuantizeQ8_0 and QuantizeQ8K64 expose the kernels
+// for tests elsewhere (BR-09). TL1/TL2 (and ARM or 1×4 I2_S) tensors are
+// repacked to the x86 I2_S layout, rows whose K is not a multiple of 128
+// padded with zero weights (tl.go; bitnet_b1_58-3B's ffn_down, K = 8640).
 //
 // Conventions:
 //   - Weight shapes are given in GGUF ne order: ne = [K, M] is a matrix with M
@@ -35,7 +41,10 @@
 //     the integer lanes and float accumulation of the AVX2
 //     vec_dot_tq{1,2}_0_q8_K (tq.go); a Q6_K or Q4_K LM head takes Q8_K
 //     as well (vec_dot_q{6,4}_K_q8_K, q6k.go, q4k.go) and such a
-//     token_embd row is dequantized as get_rows does.
+//     token_embd row is dequantized as get_rows does; IQ1_BN and IQ2_BN
+//     weights take ik_llama.cpp's Q8_K64 activations (four scales per row)
+//     and its kernels' integer sums and float order (iqbn.go, checked
+//     against ik_llama.cpp 8337e4cd's logits).
 //   - Work is split over goroutines (internal/parallel) by output rows,
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.
@@ -76,4 +85,12 @@
 // front of every ternary projection, q/k RMSNorm per head, and per arch the
 // FFN activation, Gemma3's √hidden embedding scale and post norms (a table,
 // embedArchs); Embed pools (mean, cls, last) and L2-normalises.
+//
+// Both entry points share one loader (loader.go): the architecture lookup,
+// the header keys, the layer-count bound, the head-dimension rule and the
+// tensor loading with shape checks (every matrix type and I2_S layout for
+// both). What differs per family or architecture is data: a headerRule
+// (default context, whether feed_forward_length is required, where the head
+// dimension comes from) and the list of per-layer norm vectors of each
+// archs / embedArchs row.
 package runtime

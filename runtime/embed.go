@@ -3,9 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
-	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -19,7 +17,38 @@ type embedArchSpec struct {
 	// postNorms adds the post_attention_norm / post_ffw_norm RMSNorms on the
 	// attention and FFN outputs before each residual add (Gemma3).
 	postNorms bool
+	// vectors are the norm vectors of a block (embedNorms, plus
+	// gemmaPostNorms for Gemma3).
+	vectors []vecRow[embedLayer]
 }
+
+// embedNorms are the per-layer vectors every embedding arch has: the block
+// norms, the per-head q/k norms and the seven per-projection input norms
+// (*_norm_in, BitNet's extra RMSNorm before each quantized projection).
+var embedNorms = []vecRow[embedLayer]{
+	{"attn_norm", vHidden, func(l *embedLayer) *[]float32 { return &l.attnNorm }},
+	{"ffn_norm", vHidden, func(l *embedLayer) *[]float32 { return &l.ffnNorm }},
+	{"attn_q_norm", vHeadDim, func(l *embedLayer) *[]float32 { return &l.qNorm }},
+	{"attn_k_norm", vHeadDim, func(l *embedLayer) *[]float32 { return &l.kNorm }},
+	{"attn_q_norm_in", vHidden, func(l *embedLayer) *[]float32 { return &l.qIn }},
+	{"attn_k_norm_in", vHidden, func(l *embedLayer) *[]float32 { return &l.kIn }},
+	{"attn_v_norm_in", vHidden, func(l *embedLayer) *[]float32 { return &l.vIn }},
+	{"attn_output_norm_in", vQ, func(l *embedLayer) *[]float32 { return &l.oIn }},
+	{"ffn_gate_norm_in", vHidden, func(l *embedLayer) *[]float32 { return &l.gateIn }},
+	{"ffn_up_norm_in", vHidden, func(l *embedLayer) *[]float32 { return &l.upIn }},
+	{"ffn_down_norm_in", vFF, func(l *embedLayer) *[]float32 { return &l.downIn }},
+}
+
+// gemmaPostNorms are Gemma3's extra block norms (spec postNorms).
+var gemmaPostNorms = []vecRow[embedLayer]{
+	{"post_attention_norm", vHidden, func(l *embedLayer) *[]float32 { return &l.postAttnNorm }},
+	{"post_ffw_norm", vHidden, func(l *embedLayer) *[]float32 { return &l.postFFNNorm }},
+}
+
+// embedHeader is how LoadEmbedding reads the header: a 32768-token default
+// context, feed_forward_length required, at most 2^16 layers, the head
+// dimension from key_length else rope.dimension_count.
+var embedHeader = headerRule{ctxDefault: 32768, ffnRequired: true, maxLayers: 1 << 16, headDimFromRope: true}
 
 // embedArchs lists the GGUF architectures LoadEmbedding accepts; each file
 // embed_<arch>.go adds its row in an init function.
@@ -116,57 +145,29 @@ func OpenEmbedding(path string, opts Options) (*EmbeddingModel, *reader.File, er
 // ErrUnsupportedArch or ErrMissing where they apply and name the key or
 // tensor.
 func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
-	kv := func(key string) (gguf.Value, bool) { return gguf.Lookup(f.KVs, key) }
-	av, ok := kv("general.architecture")
-	if !ok {
-		return nil, fmt.Errorf("key general.architecture: %w", ErrMissing)
-	}
-	arch, _ := av.V.(string)
-	spec, ok := embedArchs[arch]
-	if !ok {
-		return nil, fmt.Errorf("general.architecture %q: %w for embeddings (supported: qwen3, gemma3)", arch, ErrUnsupportedArch)
-	}
-	m := &EmbeddingModel{Arch: arch, spec: spec, opts: opts}
-	p := &m.Params
-	r := kvReader{arch: arch, kv: kv}
-	r.uint(&p.NLayer, "block_count", 0, true)
-	r.uint(&p.NEmbd, "embedding_length", 0, true)
-	r.uint(&p.NHead, "attention.head_count", 0, true)
-	r.uint(&p.NHeadKV, "attention.head_count_kv", p.NHead, false)
-	r.uint(&p.NFF, "feed_forward_length", 0, true)
-	r.uint(&p.NCtx, "context_length", 32768, false)
-	r.float(&p.RopeTheta, "rope.freq_base", 10000, false)
-	r.float(&p.RopeThetaSWA, "rope.freq_base_swa", p.RopeTheta, false)
-	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
-	r.uint(&p.SlidingWindow, "attention.sliding_window", 0, false)
-	r.positive("rope.freq_base", float64(p.RopeTheta))
-	r.positive("context_length", float64(p.NCtx))
-	r.positive("rope.freq_base_swa", float64(p.RopeThetaSWA))
-	if r.err != nil {
-		return nil, r.err
-	}
-	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NFF == 0 || p.NHead%p.NHeadKV != 0 || p.NLayer > 1<<16 {
-		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, FFN %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NFF, p.NHead, p.NHeadKV)
-	}
-	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
+	l, err := newLoader(f, opts, IsEmbeddingArch, " for embeddings (supported: qwen3, gemma3)")
+	if err != nil {
 		return nil, err
 	}
-	var rope, vl int
-	r.uint(&rope, "rope.dimension_count", p.NEmbd/p.NHead, false)
-	r.uint(&p.HeadDim, "attention.key_length", rope, false)
-	r.uint(&vl, "attention.value_length", p.HeadDim, false)
-	r.float(&p.AttnScale, "attention.scale", float32(1/math.Sqrt(float64(max(p.HeadDim, 1)))), false)
-	if r.err != nil {
-		return nil, r.err
+	arch, spec := l.arch, embedArchs[l.arch]
+	m := &EmbeddingModel{Arch: arch, spec: spec, opts: opts}
+	p := &m.Params
+	h, err := l.header(embedHeader, func(r *kvReader, h *header) {
+		r.float(&p.RopeThetaSWA, "rope.freq_base_swa", h.RopeTheta, false)
+		r.uint(&p.SlidingWindow, "attention.sliding_window", 0, false)
+		r.positive("rope.freq_base_swa", float64(p.RopeThetaSWA))
+	})
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case p.HeadDim == 0 || p.HeadDim%2 != 0:
-		return nil, fmt.Errorf("head dimension %d (key %s.attention.key_length, else rope.dimension_count, else embedding_length %d / attention.head_count %d) must be even and non-zero; fix the GGUF metadata", p.HeadDim, arch, p.NEmbd, p.NHead)
-	case vl != p.HeadDim:
-		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
-	case rope != p.HeadDim:
-		return nil, fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", arch, rope, p.HeadDim)
-	case !(p.AttnScale > 0):
+	p.NLayer, p.NEmbd, p.NHead, p.NHeadKV, p.HeadDim = h.NLayer, h.NEmbd, h.NHead, h.NHeadKV, h.HeadDim
+	p.NFF, p.NCtx, p.RopeTheta, p.RMSEps = h.NFF, h.NCtx, h.RopeTheta, h.RMSEps
+	kv := l.kv
+	l.r.float(&p.AttnScale, "attention.scale", float32(1/math.Sqrt(float64(p.HeadDim))), false)
+	if l.r.err != nil {
+		return nil, l.r.err
+	}
+	if !(p.AttnScale > 0) {
 		return nil, fmt.Errorf("key %s.attention.scale %v must be positive", arch, p.AttnScale)
 	}
 	p.Causal = true
@@ -200,60 +201,19 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 		return nil, fmt.Errorf("key %s.attention.sliding_window %d without %s.attention.sliding_window_pattern: which layers slide is unknown", arch, p.SlidingWindow, arch)
 	}
 
-	t, err := newTensorLoader(f)
-	if err != nil {
+	if err := l.tensors(); err != nil {
 		return nil, err
 	}
-	if m.tokEmbd, err = t.matrix("token_embd.weight", p.NEmbd, -1); err != nil {
+	if m.tokEmbd, err = l.matrix("token_embd.weight", p.NEmbd, -1); err != nil {
 		return nil, err
 	}
 	p.NVocab = m.tokEmbd.M
-	if m.outputNorm, err = t.vector("output_norm.weight", p.NEmbd); err != nil {
+	if m.outputNorm, err = l.vector("output_norm.weight", p.NEmbd); err != nil {
 		return nil, err
 	}
-	qDim, kvDim := p.NHead*p.HeadDim, p.NHeadKV*p.HeadDim
 	m.layers = make([]embedLayer, p.NLayer)
-	for i := range m.layers {
-		l := &m.layers[i]
-		b := fmt.Sprintf("blk.%d.", i)
-		if err := l.projections.load(b, p.NEmbd, qDim, kvDim, p.NFF, t.matrix); err != nil {
-			return nil, err
-		}
-		vecs := []struct {
-			dst  *[]float32
-			name string
-			n    int
-		}{
-			{&l.attnNorm, "attn_norm", p.NEmbd},
-			{&l.ffnNorm, "ffn_norm", p.NEmbd},
-			{&l.qNorm, "attn_q_norm", p.HeadDim},
-			{&l.kNorm, "attn_k_norm", p.HeadDim},
-			{&l.qIn, "attn_q_norm_in", p.NEmbd},
-			{&l.kIn, "attn_k_norm_in", p.NEmbd},
-			{&l.vIn, "attn_v_norm_in", p.NEmbd},
-			{&l.oIn, "attn_output_norm_in", qDim},
-			{&l.gateIn, "ffn_gate_norm_in", p.NEmbd},
-			{&l.upIn, "ffn_up_norm_in", p.NEmbd},
-			{&l.downIn, "ffn_down_norm_in", p.NFF},
-		}
-		if spec.postNorms {
-			vecs = append(vecs,
-				struct {
-					dst  *[]float32
-					name string
-					n    int
-				}{&l.postAttnNorm, "post_attention_norm", p.NEmbd},
-				struct {
-					dst  *[]float32
-					name string
-					n    int
-				}{&l.postFFNNorm, "post_ffw_norm", p.NEmbd})
-		}
-		for _, s := range vecs {
-			if *s.dst, err = t.vector(b+s.name+".weight", s.n); err != nil {
-				return nil, err
-			}
-		}
+	if err := loadLayers(l, &h, m.layers, func(x *embedLayer) *projections { return &x.projections }, spec.vectors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -265,61 +225,4 @@ func anyBool(b []bool) bool {
 		}
 	}
 	return false
-}
-
-// tensorLoader decodes named tensors of a File with shape checks.
-type tensorLoader struct {
-	f     File
-	infos map[string]gguf.TensorInfo
-}
-
-func newTensorLoader(f File) (*tensorLoader, error) {
-	infos := make(map[string]gguf.TensorInfo, len(f.Tensors))
-	for _, ti := range f.Tensors {
-		if strings.HasSuffix(ti.Name, "_scale") {
-			return nil, fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data)", ti.Name)
-		}
-		infos[ti.Name] = ti
-	}
-	return &tensorLoader{f: f, infos: infos}, nil
-}
-
-// matrix loads a 2-D tensor with ne = [k, rows] (rows < 0: any).
-func (t *tensorLoader) matrix(name string, k, rows int) (*Matrix, error) {
-	ti, ok := t.infos[name]
-	if !ok {
-		return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
-	}
-	if len(ti.Ne) != 2 || ti.Ne[0] != uint64(k) || (rows >= 0 && ti.Ne[1] != uint64(rows)) || ti.Ne[1] == 0 || ti.Ne[1] > 1<<31 {
-		return nil, fmt.Errorf("tensor %s: ne %v, want [%d, %d]", name, ti.Ne, k, rows)
-	}
-	data, err := t.f.Data(name)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	w, err := NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	return w, nil
-}
-
-// vector loads a 1-D tensor of n elements as float32.
-func (t *tensorLoader) vector(name string, n int) ([]float32, error) {
-	ti, ok := t.infos[name]
-	if !ok {
-		return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
-	}
-	if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
-		return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)
-	}
-	data, err := t.f.Data(name)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	v, err := decodeVector(ti.Type, n, data)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	return v, nil
 }

@@ -1,6 +1,9 @@
 package runtime
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Gemma3 (BitNet embedding 270M): GELU(tanh)-gated FFN, token embedding
 // scaled by √hidden, post-attention and post-FFN RMSNorms (HF
@@ -8,7 +11,7 @@ import "math"
 // Qwen3's; the attention scale is 1/√head_dim unless attention.scale says
 // otherwise (= 1/√query_pre_attn_scalar, see EmbeddingParams.AttnScale).
 func init() {
-	embedArchs["gemma3"] = embedArchSpec{act: embGELUTanh, embedScale: true, postNorms: true}
+	embedArchs["gemma3"] = embedArchSpec{act: embGELUTanh, embedScale: true, postNorms: true, vectors: append(slices.Clone(embedNorms), gemmaPostNorms...)}
 }
 
 // embGELUTanh is HF's gelu_pytorch_tanh: 0.5·x·(1 + tanh(√(2/π)·(x +

@@ -17,7 +17,7 @@ import (
 // used in place, not copied (viewF32, viewU16): a Matrix built from a
 // mapped file reads the file's pages.
 type Matrix struct {
-	Type gguf.Type // F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K or Q4_K
+	Type gguf.Type // F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN or IQ2_BN
 	K, M int       // ne[0] (inputs per row), ne[1] (rows)
 	// Scale is the per-tensor weight scale of an I2_S tensor (the float32 at
 	// byte K·M/4); 0 for other types.
@@ -25,8 +25,13 @@ type Matrix struct {
 
 	f32  []float32 // F32
 	u16  []uint16  // F16, BF16 bits
-	raw  []byte    // I2_S packed codes (K·M/4 bytes), Q8_0/TQ*_0/Q*_K blocks
+	raw  []byte    // I2_S packed codes (kPad·M/4 bytes), Q8_0/TQ*_0/Q*_K blocks
 	rowB int       // bytes per row of raw
+	// kPad is an I2_S matrix's packed row length: K, or K rounded up to
+	// 128 with zero weights for a TL1/TL2/ARM tensor whose K is not a
+	// multiple of 128 (newRepackedMatrix; the activation is padded with
+	// zeros, which changes neither its int8 scale nor a dot product).
+	kPad int
 
 	// I2_S: per-row pair code sums and code-3 flags for the batched
 	// kernel (i2sPairCodes), computed on the first MatMul.
@@ -38,8 +43,9 @@ type Matrix struct {
 // NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0), I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
-// conversion spec), and the Q8_K-activation types TQ1_0, TQ2_0, Q6_K and
-// Q4_K (k % 256 == 0; tq.go, q6k.go, q4k.go). data must hold at least
+// conversion spec), the Q8_K-activation types TQ1_0, TQ2_0, Q6_K and
+// Q4_K (k % 256 == 0; tq.go, q6k.go, q4k.go), IQ1_BN and IQ2_BN
+// (k % 64 == 0, k ≥ 512, as ik_llama.cpp multiplies them; iqbn.go). data must hold at least
 // gguf.NBytes(typ, ne) bytes; the I2_S scale is read from byte k·m/4. The Matrix keeps (views) data: it must
 // not change while the Matrix is used. Errors name the problem; the caller
 // adds the tensor name.
@@ -73,6 +79,7 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 		}
 		w.raw = data[:n/4]
 		w.rowB = k / 4
+		w.kPad = k
 		w.Scale = math.Float32frombits(binary.LittleEndian.Uint32(data[n/4:]))
 		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
 			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
@@ -83,8 +90,10 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 		}
 		w.raw = data[:need]
 		w.rowB = int(need) / m
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		return newIQBNMatrix(typ, k, m, data)
 	default:
-		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K)", typ)
+		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN, IQ2_BN)", typ)
 	}
 	return w, nil
 }
@@ -101,6 +110,8 @@ type Activation struct {
 	d   []float32 // Q8_0, Q8_K block scales
 	s   float32   // I2_S activation scale
 	sum int32     // I2_S Σq
+	// d64, minus64: Q8_K64 group scales and d·Σq (IQ1_BN, IQ2_BN; iqbn.go).
+	d64, minus64 [q8K64Groups]float32
 	// lut1 is the one-token I2_S table (buildI2SLUT1), scratch of MatVec.
 	lut1 []int16
 
@@ -131,10 +142,13 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 		a.d = resizeF32(a.d, len(x)/q8Block)
 		QuantizeQ8_0(a.q, a.d, x)
 	case gguf.TypeI2S:
-		a.q = resizeI8(a.q, len(x))
-		a.s, a.sum = QuantizeI8S(a.q, x)
+		a.q = resizeI8(a.q, w.kPad)
+		a.s, a.sum = QuantizeI8S(a.q[:len(x)], x)
+		clear(a.q[len(x):])
 	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
 		a.prepareQ8K(x, w.Type, w.M)
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		a.prepareQ8K64(x)
 	}
 }
 
@@ -160,7 +174,8 @@ func resizeF32(b []float32, n int) []float32 {
 //   - I2_S: float32(float32(sumi − Σq)/s)·scale, sumi = Σ code·q exact
 //     (ggml_vec_dot_i2_i8_s with bitnet.cpp's epilogue);
 //   - TQ1_0, TQ2_0, Q6_K, Q4_K: ggml's AVX2 vec_dot_*_q8_K (tq.go, q6k.go,
-//     q4k.go).
+//     q4k.go);
+//   - IQ1_BN, IQ2_BN: ik_llama.cpp's Q8_K64 kernels (iqbn.go).
 func (w *Matrix) Row(r int, a *Activation) float32 {
 	if a.typ != w.Type {
 		panic("runtime: activation prepared for another weight type")
@@ -183,6 +198,8 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 		return dotQ8_0(w.raw[r*w.rowB:(r+1)*w.rowB], a.q, a.d)
 	case gguf.TypeI2S:
 		return i2sOut(dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		return w.iqbnRow(r, a)
 	case gguf.TypeTQ1_0:
 		return dotTQ1_0(w.raw[r*w.rowB:(r+1)*w.rowB], a)
 	case gguf.TypeTQ2_0:
@@ -267,7 +284,7 @@ func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 // matVecI2S runs one prepared token through the one-token table kernel
 // (dotI2SLUT1Rows: dotI2S's sums, one table read per packed byte).
 func (w *Matrix) matVecI2S(dst []float32, a *Activation, threads int) {
-	nb := w.K / 128
+	nb := w.kPad / 128
 	if cap(a.lut1) < nb*i2sLUT1PerBlock {
 		a.lut1 = make([]int16, nb*i2sLUT1PerBlock)
 	}
@@ -367,7 +384,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
 	n := len(acts)
 	groups := (n + i2sLanes - 1) / i2sLanes
-	per := w.K / 128 * i2sLUTPerBlock
+	per := w.kPad / 128 * i2sLUTPerBlock
 	if cap(sc.lut) < groups*per {
 		sc.lut = make([]uint64, groups*per)
 	}
@@ -381,7 +398,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 	}
 	parallel.For(groups, threads, func(lo, hi int) {
 		for g := lo; g < hi; g++ {
-			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.K)
+			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.kPad)
 		}
 	})
 	groupsK := i2sPairGroups(w.rowB)
@@ -429,7 +446,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 // runtime (issue 10, type-id collisions).
 func notMainline(typ gguf.Type) error {
 	if typ.IsMainlineOnly() {
-		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K, Q4_K); run the file with llama.cpp", typ, typ.ID())
+		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN, IQ2_BN); run the file with llama.cpp", typ, typ.ID())
 	}
 	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bitnet-convert/bitnet-convert/format"
 	"math"
-	"strings"
+	"slices"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -36,10 +36,27 @@ type archSpec struct {
 	// rows the converter interleaved (ggml LLAMA_ROPE_TYPE_NORM); the
 	// BitNet archs pair i with i + d/2 (NEOX).
 	ropeNorm bool
-	// subNorms: the block has attn_sub_norm and ffn_sub_norm (BitNet's
-	// SubLN); plain llama has neither.
-	subNorms bool
+	// vectors are the norm vectors of a block: attn_norm and ffn_norm, and
+	// for BitNet's SubLN attn_sub_norm [q] and ffn_sub_norm [ff] (plain
+	// llama has neither).
+	vectors []vecRow[layer]
 }
+
+// blockNorms and subLNNorms are the per-layer vectors of the causal archs.
+var (
+	blockNorms = []vecRow[layer]{
+		{"attn_norm", vHidden, func(l *layer) *[]float32 { return &l.attnNorm }},
+		{"ffn_norm", vHidden, func(l *layer) *[]float32 { return &l.ffnNorm }},
+	}
+	subLNNorms = append(slices.Clone(blockNorms),
+		vecRow[layer]{"attn_sub_norm", vQ, func(l *layer) *[]float32 { return &l.attnSubNorm }},
+		vecRow[layer]{"ffn_sub_norm", vFF, func(l *layer) *[]float32 { return &l.ffnSubNorm }})
+)
+
+// causalHeader is how Load reads the header: a 2048-token default context
+// (llama.cpp's), feed_forward_length optional (then blk.0.ffn_gate's rows),
+// the head dimension from key_length else embedding_length / head_count.
+var causalHeader = headerRule{ctxDefault: 2048}
 
 // archs lists the GGUF general.architecture values the runtime runs. The
 // graph is the same except for the FFN activation (conversion spec §4.6);
@@ -56,15 +73,15 @@ type archSpec struct {
 //     same attention: q and the softmax probabilities rounded to F16 for
 //     the products with the F16 KV cache. ik_llama.cpp (flash attention,
 //     f32 operands, testdata/golden/b158-h512) is matched within a
-//     tolerance with Options.F32Attention.
+//     stated tolerance with Options.F32Attention (ik.go).
 var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU, subNorms: true},
-	"bitnet-b1.58": {ffn: ReLU2, subNorms: true},
-	"bitnet-25":    {ffn: ReLU2, subNorms: true},
+	"bitnet":       {ffn: SiLU, vectors: subLNNorms},
+	"bitnet-b1.58": {ffn: ReLU2, vectors: subLNNorms},
+	"bitnet-25":    {ffn: ReLU2, vectors: subLNNorms},
 	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
 	// them (llm_build_llama: SiLU FFN, normal rope, the same attention,
 	// untied output head); testdata/llama holds its reference.
-	"llama": {ffn: SiLU, ropeNorm: true},
+	"llama": {ffn: SiLU, ropeNorm: true, vectors: blockNorms},
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -117,13 +134,14 @@ type Options struct {
 	// llama-embedding are reproduced to 1e-6; without it they differ by up
 	// to 0.08. Default false (the one-token path, the _seq_ golden files).
 	Batched bool
-	// F32Attention keeps q and the softmax probabilities in float32 for the
-	// products with the F16 KV cache (exact products summed in float64), as
-	// ik_llama.cpp's flash attention does, instead of rounding both to F16
-	// as bitnet.cpp does (ggml's mul_mat converts the f32 operand of an F16
-	// weight to F16, its vec_dot_type). For comparisons with ik_llama.cpp
-	// (testdata/golden/b158-h512: within 1.4e-3 with it, 1e-2 without).
-	// Default false: bitnet.cpp's arithmetic, bit-exact.
+	// F32Attention computes attention and the RMS norms as ik_llama.cpp's
+	// CPU build does (ik.go: its flash attention on the F16 KV cache, q and
+	// the probabilities in float32, online softmax over 128-key blocks;
+	// its fused RMS norm), instead of bitnet.cpp's F16-rounded operands.
+	// For comparisons with ik_llama.cpp: its IQ1_BN/IQ2_BN logits of
+	// b158-h512 within 2e-6, its F32 ones within 1.5e-3 (its F32 matrix
+	// products sum in another order). Default false: bitnet.cpp's
+	// arithmetic, bit-exact.
 	F32Attention bool
 	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
@@ -200,206 +218,64 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 
 // Load builds a Model from a GGUF file: arch bitnet (silu FFN),
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
-// I2_S, TQ1_0, TQ2_0, Q6_K and Q4_K are supported for the matrices, TL1/TL2 with
-// Options.TLKernels (run as I2_S, see NewTLMatrix), F32/F16/BF16 for norm
-// vectors.
+// I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN and IQ2_BN are supported for the
+// matrices, TL1/TL2 with Options.TLKernels (run as I2_S, see NewTLMatrix),
+// F32/F16/BF16 for norm vectors. A file with IQ1_BN/IQ2_BN tensors (made
+// for ik_llama.cpp) runs with Options.F32Attention set: its home runtime's
+// arithmetic.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
-	kv := func(key string) (gguf.Value, bool) { return gguf.Lookup(f.KVs, key) }
-	av, ok := kv("general.architecture")
-	if !ok {
-		return nil, fmt.Errorf("key general.architecture: %w", ErrMissing)
-	}
-	arch, _ := av.V.(string)
-	spec, ok := archs[arch]
-	if !ok {
-		return nil, fmt.Errorf("general.architecture %q: %w (supported: bitnet, bitnet-b1.58, bitnet-25, llama)", arch, ErrUnsupportedArch)
-	}
-	m := &Model{Arch: arch, opts: opts, spec: spec}
-	p := &m.Params
-	p.FFN = spec.ffn
-	r := kvReader{arch: arch, kv: kv}
-	r.activation(&p.FFN)
-	r.uint(&p.NLayer, "block_count", 0, true)
-	r.uint(&p.NEmbd, "embedding_length", 0, true)
-	r.uint(&p.NHead, "attention.head_count", 0, true)
-	r.uint(&p.NHeadKV, "attention.head_count_kv", p.NHead, false)
-	r.uint(&p.NCtx, "context_length", 2048, false)
-	r.uint(&p.NFF, "feed_forward_length", 0, false)
-	r.float(&p.RopeTheta, "rope.freq_base", 10000, false)
-	r.float(&p.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
-	r.positive("rope.freq_base", float64(p.RopeTheta))
-	r.positive("context_length", float64(p.NCtx))
-	if r.err != nil {
-		return nil, r.err
-	}
-	if p.NLayer == 0 || p.NEmbd == 0 || p.NHead == 0 || p.NHeadKV == 0 || p.NHead%p.NHeadKV != 0 {
-		return nil, fmt.Errorf("bad hyper-parameters: %d layers, embedding %d, %d heads, %d KV heads (heads must be a multiple of KV heads)", p.NLayer, p.NEmbd, p.NHead, p.NHeadKV)
-	}
-	if err := checkLayerCount(arch, f.Tensors, p.NLayer); err != nil {
-		return nil, err
-	}
-	_, explicitHeadDim := kv(arch + ".attention.key_length")
-	var vl, rd int
-	r.uint(&p.HeadDim, "attention.key_length", p.NEmbd/p.NHead, false)
-	r.uint(&vl, "attention.value_length", p.HeadDim, false)
-	if r.err != nil {
-		return nil, r.err
-	}
-	if vl != p.HeadDim {
-		return nil, fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", arch, vl, p.HeadDim)
-	}
-	if p.HeadDim == 0 || p.HeadDim%2 != 0 {
-		if explicitHeadDim {
-			return nil, fmt.Errorf("key %s.attention.key_length %d: the head dimension must be even and non-zero; fix the GGUF metadata", arch, p.HeadDim)
-		}
-		return nil, fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", arch, p.NEmbd, arch, p.NHead, p.HeadDim)
-	}
-	if r.uint(&rd, "rope.dimension_count", p.HeadDim, false); r.err != nil {
-		return nil, r.err
-	}
-	if rd != p.HeadDim {
-		return nil, fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", arch, rd, p.HeadDim)
-	}
-
-	infos := make(map[string]gguf.TensorInfo, len(f.Tensors))
 	for _, ti := range f.Tensors {
-		if strings.HasSuffix(ti.Name, ".scale") || strings.HasSuffix(ti.Name, "_scale") {
-			return nil, fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data or the values)", ti.Name)
+		if ti.Type == gguf.TypeIQ1BN || ti.Type == gguf.TypeIQ2BN {
+			opts.F32Attention = true
 		}
-		infos[ti.Name] = ti
 	}
-	if opts.TLKernels == nil {
-		ks, _, err := StoredKernelConfig(f.KVs)
-		if err != nil {
-			return nil, err
-		}
-		opts.TLKernels = ks
-	}
-	// I2_S in the ARM or 1×4 layout (recorded by our converter under
-	// format.LayoutKey) is repacked to the x86 layout the kernel reads.
-	layout := format.LayoutX86
-	if v, ok := gguf.Lookup(f.KVs, format.LayoutKey); ok {
-		s, _ := v.V.(string)
-		l, err := format.ParseLayout(s)
-		if err != nil {
-			return nil, fmt.Errorf("key %s: %w", format.LayoutKey, err)
-		}
-		layout = l
-	}
-	if opts.I2SLayout != "" {
-		l, err := format.ParseLayout(string(opts.I2SLayout))
-		if err != nil {
-			return nil, fmt.Errorf("I2_S layout option: %w", err)
-		}
-		layout = l
-	}
-	matrix := func(name string, k, rows int) (*Matrix, error) {
-		ti, ok := infos[name]
-		if !ok {
-			return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
-		}
-		if len(ti.Ne) != 2 || ti.Ne[0] != uint64(k) || (rows >= 0 && ti.Ne[1] != uint64(rows)) || ti.Ne[1] == 0 || ti.Ne[1] > 1<<31 {
-			return nil, fmt.Errorf("tensor %s: ne %v, want [%d, %d]", name, ti.Ne, k, rows)
-		}
-		data, err := f.Data(name)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
-		}
-		var w *Matrix
-		if ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2 {
-			kern, ok := findKernel(opts.TLKernels, int(ti.Ne[1]), k)
-			if !ok {
-				return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
-			}
-			w, err = NewTLMatrix(ti.Type, k, int(ti.Ne[1]), data, kern)
-		} else if ti.Type == gguf.TypeI2S && layout != format.LayoutX86 {
-			w, err = newRepackedMatrix(format.I2S{Layout: layout}, k, int(ti.Ne[1]), data)
-		} else {
-			w, err = NewMatrix(ti.Type, k, int(ti.Ne[1]), data)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
-		}
-		return w, nil
-	}
-	vector := func(name string, n int) ([]float32, error) {
-		ti, ok := infos[name]
-		if !ok {
-			return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
-		}
-		if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
-			return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)
-		}
-		data, err := f.Data(name)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
-		}
-		v, err := decodeVector(ti.Type, n, data)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", name, err)
-		}
-		return v, nil
-	}
-
-	var err error
-	if m.tokEmbd, err = matrix("token_embd.weight", p.NEmbd, -1); err != nil {
+	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama)")
+	if err != nil {
 		return nil, err
 	}
-	p.NVocab = m.tokEmbd.M
-	var vs int
-	if r.uint(&vs, "vocab_size", p.NVocab, false); r.err != nil {
-		return nil, r.err
+	spec := archs[l.arch]
+	ffn := spec.ffn
+	l.r.activation(&ffn)
+	h, err := l.header(causalHeader, nil)
+	if err != nil {
+		return nil, err
 	}
-	if vs != p.NVocab {
-		return nil, fmt.Errorf("key %s.vocab_size %d differs from token_embd.weight rows %d", arch, vs, p.NVocab)
+	if err := l.tensors(); err != nil {
+		return nil, err
+	}
+	m := &Model{Arch: l.arch, opts: opts, spec: spec}
+	if m.tokEmbd, err = l.matrix("token_embd.weight", h.NEmbd, -1); err != nil {
+		return nil, err
+	}
+	nVocab := m.tokEmbd.M
+	var vs int
+	if l.r.uint(&vs, "vocab_size", nVocab, false); l.r.err != nil {
+		return nil, l.r.err
+	}
+	if vs != nVocab {
+		return nil, fmt.Errorf("key %s.vocab_size %d differs from token_embd.weight rows %d", l.arch, vs, nVocab)
 	}
 	m.output = m.tokEmbd
-	if _, ok := infos["output.weight"]; ok {
-		if m.output, err = matrix("output.weight", p.NEmbd, p.NVocab); err != nil {
+	if _, ok := l.infos["output.weight"]; ok {
+		if m.output, err = l.matrix("output.weight", h.NEmbd, nVocab); err != nil {
 			return nil, err
 		}
 	}
-	if m.outputNorm, err = vector("output_norm.weight", p.NEmbd); err != nil {
+	if m.outputNorm, err = l.vector("output_norm.weight", h.NEmbd); err != nil {
 		return nil, err
 	}
-	if p.NFF == 0 {
-		if ti, ok := infos["blk.0.ffn_gate.weight"]; ok && len(ti.Ne) == 2 {
-			p.NFF = int(ti.Ne[1])
+	if h.NFF == 0 {
+		if ti, ok := l.infos["blk.0.ffn_gate.weight"]; ok && len(ti.Ne) == 2 {
+			h.NFF = int(ti.Ne[1])
 		}
 	}
-	qDim, kvDim := p.NHead*p.HeadDim, p.NHeadKV*p.HeadDim
-	m.layers = make([]layer, p.NLayer)
-	for i := range m.layers {
-		l := &m.layers[i]
-		b := fmt.Sprintf("blk.%d.", i)
-		if err := l.projections.load(b, p.NEmbd, qDim, kvDim, p.NFF, matrix); err != nil {
-			return nil, err
-		}
-		vecs := []struct {
-			dst  *[]float32
-			name string
-			n    int
-		}{
-			{&l.attnNorm, "attn_norm", p.NEmbd},
-			{&l.ffnNorm, "ffn_norm", p.NEmbd},
-		}
-		if spec.subNorms {
-			vecs = append(vecs, []struct {
-				dst  *[]float32
-				name string
-				n    int
-			}{
-				{&l.attnSubNorm, "attn_sub_norm", qDim},
-				{&l.ffnSubNorm, "ffn_sub_norm", p.NFF},
-			}...)
-		}
-		for _, s := range vecs {
-			if *s.dst, err = vector(b+s.name+".weight", s.n); err != nil {
-				return nil, err
-			}
-		}
+	m.Params = Params{NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead, NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, NFF: h.NFF,
+		NVocab: nVocab, NCtx: h.NCtx, RopeTheta: h.RopeTheta, RMSEps: h.RMSEps, FFN: ffn}
+	m.layers = make([]layer, h.NLayer)
+	if err := loadLayers(l, &h, m.layers, func(x *layer) *projections { return &x.projections }, spec.vectors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -469,10 +345,12 @@ func (w *Matrix) embedRow(dst []float32, id int) {
 		w.embedRowQ4K(dst, id)
 	case gguf.TypeI2S:
 		for i := range k {
-			e := id*k + i
+			e := id*w.kPad + i
 			g, j := e/128, e%128
 			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
 			dst[i] = float32(int(c)-1) * w.Scale
 		}
+	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
+		w.iqbnEmbedRow(dst, id)
 	}
 }

@@ -47,17 +47,35 @@ func Perplexity(m *Model, ids []int32, nCtx, chunks int, bos int32) (PerplexityR
 // PerplexityProgress is Perplexity calling progress (when not nil) after
 // every chunk with the running perplexity.
 func PerplexityProgress(m *Model, ids []int32, nCtx, chunks int, bos int32, progress func(ChunkProgress)) (PerplexityResult, error) {
-	var res PerplexityResult
-	if nCtx < 4 {
-		return res, fmt.Errorf("context %d is too small (need ≥ 4)", nCtx)
+	n, err := PerplexityChunks(len(ids), nCtx, chunks)
+	if err != nil {
+		return PerplexityResult{}, err
 	}
-	n := len(ids) / nCtx
+	return perplexity(m, ids, nCtx, n, bos, progress, nil)
+}
+
+// PerplexityChunks is the number of chunks Perplexity scores for nIDs
+// tokens: every whole chunk of nCtx, at most chunks when chunks > 0.
+// Errors: nCtx < 4, fewer than nCtx tokens.
+func PerplexityChunks(nIDs, nCtx, chunks int) (int, error) {
+	if nCtx < 4 {
+		return 0, fmt.Errorf("context %d is too small (need ≥ 4)", nCtx)
+	}
+	n := nIDs / nCtx
 	if n == 0 {
-		return res, fmt.Errorf("%d tokens is less than one chunk of %d (use a longer text or a smaller context)", len(ids), nCtx)
+		return 0, fmt.Errorf("%d tokens is less than one chunk of %d (use a longer text or a smaller context)", nIDs, nCtx)
 	}
 	if chunks > 0 && chunks < n {
 		n = chunks
 	}
+	return n, nil
+}
+
+// perplexity scores n chunks; scored, when set, gets each chunk's scored
+// rows (positions nCtx/2 … nCtx−2) and their next tokens before they are
+// summed, and may stop the run with an error.
+func perplexity(m *Model, ids []int32, nCtx, n int, bos int32, progress func(ChunkProgress), scored func(c int, rows [][]float32, next []int32) error) (PerplexityResult, error) {
+	var res PerplexityResult
 	s := m.NewSession(nCtx)
 	first := nCtx / 2
 	var nll, nll2 float64
@@ -73,11 +91,17 @@ func PerplexityProgress(m *Model, ids []int32, nCtx, chunks int, bos int32, prog
 			return res, fmt.Errorf("chunk %d: %w", c, err)
 		}
 		for i, logits := range rows {
-			j := first + i
-			next := chunk[j+1]
-			if next < 0 || int(next) >= len(logits) {
-				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, j+1, next)
+			if next := chunk[first+i+1]; next < 0 || int(next) >= len(logits) {
+				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, first+i+1, next)
 			}
+		}
+		if scored != nil {
+			if err := scored(c, rows, chunk[first+1:]); err != nil {
+				return res, fmt.Errorf("chunk %d: %w", c, err)
+			}
+		}
+		for i, logits := range rows {
+			next := chunk[first+i+1]
 			v := -LogSoftmax(logits, int(next))
 			nll += v
 			nll2 += v * v

@@ -224,7 +224,7 @@ func (s *Session) forward(tokens []int32) {
 	for li := range m.layers {
 		l := &m.layers[li]
 		for t := range x {
-			rmsNorm(xnE[t], x[t], l.attnNorm, p.RMSEps)
+			s.rmsNorm(xnE[t], x[t], l.attnNorm, p.RMSEps)
 			s.emit("attn_norm", li, xnE[t])
 		}
 		l.wq.matMul(q, xnE, &s.mm, th)
@@ -258,7 +258,7 @@ func (s *Session) forward(tokens []int32) {
 				copy(xnQ[t], att[t])
 				continue
 			}
-			rmsNorm(xnQ[t], att[t], l.attnSubNorm, p.RMSEps)
+			s.rmsNorm(xnQ[t], att[t], l.attnSubNorm, p.RMSEps)
 			s.emit("attn_sub_norm", li, xnQ[t])
 		}
 		l.wo.matMul(o, xnQ, &s.mm, th)
@@ -267,7 +267,7 @@ func (s *Session) forward(tokens []int32) {
 			for i := range x[t] {
 				x[t][i] += o[t][i]
 			}
-			rmsNorm(xnE[t], x[t], l.ffnNorm, p.RMSEps)
+			s.rmsNorm(xnE[t], x[t], l.ffnNorm, p.RMSEps)
 		}
 		l.wGate.matMul(gate, xnE, &s.mm, th)
 		l.wUp.matMul(up, xnE, &s.mm, th)
@@ -291,7 +291,7 @@ func (s *Session) forward(tokens []int32) {
 				copy(xnF[t], g)
 				continue
 			}
-			rmsNorm(xnF[t], g, l.ffnSubNorm, p.RMSEps)
+			s.rmsNorm(xnF[t], g, l.ffnSubNorm, p.RMSEps)
 		}
 		l.wDown.matMul(down, xnF, &s.mm, th)
 		for t := range x {
@@ -302,7 +302,7 @@ func (s *Session) forward(tokens []int32) {
 		}
 	}
 	for t := range x {
-		rmsNorm(s.hidden[t], x[t], m.outputNorm, p.RMSEps)
+		s.rmsNorm(s.hidden[t], x[t], m.outputNorm, p.RMSEps)
 	}
 	s.pos += n
 }
@@ -415,10 +415,16 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 // attendHead computes query head h's softmax(K·q/sqrt(d))·V over the first
 // n positions of the F16 cache into out. Unless Options.F32Attention
 // (bitnet.cpp, ggml's mul_mat against F16 tensors) q and the probabilities
-// are rounded to F16 first and the products follow ggml's F16 dot;
-// otherwise products are summed in float64. The softmax sums exp in float64
+// are rounded to F16 first and the products follow ggml's F16 dot; with it
+// ik_llama.cpp's flash attention runs (attendHeadIK), or, for a head size
+// that is not a multiple of 8, f32 operands with the products summed in
+// float64. The softmax sums exp in float64
 // and scales by float32(1/sum). GQA: head h reads KV head h/(NHead/NHeadKV).
 func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
+	if s.m.opts.F32Attention && s.m.Params.HeadDim%8 == 0 {
+		s.attendHeadIK(sc, kc, vc, n, h, q, out)
+		return
+	}
 	p := s.m.Params
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd

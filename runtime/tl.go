@@ -21,9 +21,6 @@ func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern format.Kernel) (*Mat
 	if kern.M != m || kern.K != k {
 		return nil, fmt.Errorf("kernel config is for M=%d K=%d, tensor is M=%d K=%d", kern.M, kern.K, m, k)
 	}
-	if k%128 != 0 {
-		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
-	}
 	if typ != gguf.TypeTL1 && typ != gguf.TypeTL2 {
 		return nil, fmt.Errorf("type %s is not TL1 or TL2", typ)
 	}
@@ -33,30 +30,38 @@ func NewTLMatrix(typ gguf.Type, k, m int, data []byte, kern format.Kernel) (*Mat
 
 // newRepackedMatrix decodes a ternary tensor in format f (TL1, TL2, or I2_S
 // in the ARM or 1×4 layout) and repacks it as an x86 I2_S matrix with the
-// same per-tensor scale.
+// same per-tensor scale. A row length that is not a multiple of 128
+// (bitnet_b1_58-3B's ffn_down, K = 8640, which bitnet.cpp's TL kernels
+// run) is padded with zero weights to the next multiple (Matrix.kPad): the
+// per-token int8 arithmetic then gives the same integer sums as over K.
 func newRepackedMatrix(f format.Format, k, m int, data []byte) (*Matrix, error) {
 	typ := f.Name()
 	if err := f.Check(k, m); err != nil {
 		return nil, err
-	}
-	if k%128 != 0 {
-		return nil, fmt.Errorf("%s row length %d is not a multiple of 128 (needed by the I2_S kernel it runs on)", typ, k)
 	}
 	t := make([]int8, m*k)
 	scales, err := f.Decode(t, data, k, m)
 	if err != nil {
 		return nil, err
 	}
+	kp := (k + 127) / 128 * 128
+	if kp != k {
+		p := make([]int8, m*kp)
+		for r := 0; r < m; r++ {
+			copy(p[r*kp:], t[r*k:(r+1)*k])
+		}
+		t = p
+	}
 	scale := scales[0]
 	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
 		return nil, fmt.Errorf("%s scale is %v", typ, scale)
 	}
 	i2s := format.I2S{Layout: format.LayoutX86}
-	packed := make([]byte, m*k/4+format.I2STailBytes)
-	if err := i2s.Encode(packed, t, scales, k, m); err != nil {
+	packed := make([]byte, m*kp/4+format.I2STailBytes)
+	if err := i2s.Encode(packed, t, scales, kp, m); err != nil {
 		return nil, err
 	}
-	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed[:m*k/4], rowB: k / 4}, nil
+	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed[:m*kp/4], rowB: kp / 4, kPad: kp}, nil
 }
 
 // findKernel returns the kernel of kerns for an M×K weight.

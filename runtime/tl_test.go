@@ -68,3 +68,65 @@ func TestGoldenTL(t *testing.T) {
 		t.Fatal("TL2 file with the TL1 config loaded")
 	}
 }
+
+// TestRepackedTail: a repacked ternary tensor whose K is not a multiple of
+// 128 (here I2_S in the ARM layout, K = 320 = 2.5 blocks; TL files take the
+// same path) is padded with zero weights, and every row equals the I2_S
+// arithmetic over the K real weights: float32(float32(Σ t·q)/s)·scale with
+// q the int8 activation of the K inputs — for one token and for a batch.
+func TestRepackedTail(t *testing.T) {
+	const k, m = 320, 6
+	codes := make([]int8, k*m)
+	for i := range codes {
+		codes[i] = int8((i*7+i/5)%3) - 1
+	}
+	f := format.I2S{Layout: format.LayoutARM}
+	nb, err := f.Bytes(k, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, nb)
+	if err := f.Encode(data, codes, []float32{0.75}, k, m); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newRepackedMatrix(f, k, m, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.K != k || w.kPad != 384 {
+		t.Fatalf("K %d kPad %d, want %d 384", w.K, w.kPad, k)
+	}
+	xs := make([][]float32, 5)
+	dst := make([][]float32, len(xs))
+	for i := range xs {
+		xs[i] = make([]float32, k)
+		for j := range xs[i] {
+			xs[i][j] = float32((j*13+i*5)%17) - 8.25
+		}
+		dst[i] = make([]float32, m)
+	}
+	w.MatMul(dst, xs, 2)
+	for i, x := range xs {
+		q := make([]int8, k)
+		s, _ := QuantizeI8S(q, x)
+		one := make([]float32, m)
+		w.MatVec(one, x, nil, 1)
+		for r := 0; r < m; r++ {
+			var sum int32
+			for j := 0; j < k; j++ {
+				sum += int32(codes[r*k+j]) * int32(q[j])
+			}
+			want := float32(sum) / s * 0.75
+			if one[r] != want || dst[i][r] != want {
+				t.Fatalf("token %d row %d: MatVec %v MatMul %v, want %v", i, r, one[r], dst[i][r], want)
+			}
+		}
+	}
+	row := make([]float32, k)
+	w.embedRow(row, 1)
+	for j, v := range row {
+		if v != float32(codes[k+j])*0.75 {
+			t.Fatalf("embedRow 1 element %d: %v", j, v)
+		}
+	}
+}

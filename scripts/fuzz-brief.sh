@@ -32,6 +32,7 @@ targets=(
   "./internal/kernels      FuzzQuantizeI8S         100000"
   "./internal/kernels      FuzzConverterKernels    60000"
   "./runtime               FuzzQ8KTypes            20000"
+  "./runtime               FuzzReadKLBaseHeader    100000"
 )
 
 failed=()

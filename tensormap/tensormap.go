@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/bitnet-convert/bitnet-convert/hf"
 )
 
 // Class is the role of a tensor, which decides its output type.
@@ -33,11 +35,79 @@ func (c Class) String() string {
 	return fmt.Sprintf("class(%d)", int(c))
 }
 
+// Dim is a size of the model geometry (hf.Geometry) that one dimension of
+// a tensor has.
+type Dim int
+
+// Geometry sizes, as hf.Config.Geometry reads them from config.json.
+const (
+	DimHidden  Dim = iota + 1 // hidden_size
+	DimQ                      // num_attention_heads × head_dim
+	DimKV                     // num_key_value_heads × head_dim
+	DimFF                     // intermediate_size
+	DimVocab                  // vocab_size
+	DimHeadDim                // head_dim (else hidden_size / num_attention_heads)
+)
+
+// Shape is a tensor's expected HF shape in geometry sizes: [out, in] for a
+// matrix (GGUF ne is the reverse), [n] for a vector.
+type Shape []Dim
+
+// Size returns the size d has in g (0 for an unknown Dim).
+func (d Dim) Size(g hf.Geometry) uint64 {
+	switch d {
+	case DimHidden:
+		return uint64(g.Hidden)
+	case DimQ:
+		return uint64(g.Heads) * uint64(g.HeadDim)
+	case DimKV:
+		return uint64(g.HeadsKV) * uint64(g.HeadDim)
+	case DimFF:
+		return uint64(g.FF)
+	case DimVocab:
+		return uint64(g.Vocab)
+	case DimHeadDim:
+		return uint64(g.HeadDim)
+	}
+	return 0
+}
+
+// Sizes returns s in g: the HF shape a tensor of this rule must have.
+func (s Shape) Sizes(g hf.Geometry) []uint64 {
+	out := make([]uint64, len(s))
+	for i, d := range s {
+		out[i] = d.Size(g)
+	}
+	return out
+}
+
+// Why explains the first head-derived dimension of s in g, e.g.
+// " (num_attention_heads 32 × head_dim 128 = 4096)", for a shape mismatch
+// error ("" when s has none: hidden, FFN and vocabulary sizes are config
+// keys themselves).
+func (s Shape) Why(g hf.Geometry) string {
+	for _, d := range s {
+		switch d {
+		case DimQ:
+			return fmt.Sprintf(" (num_attention_heads %d × head_dim %d = %d)", g.Heads, g.HeadDim, d.Size(g))
+		case DimKV:
+			return fmt.Sprintf(" (num_key_value_heads %d × head_dim %d = %d)", g.HeadsKV, g.HeadDim, d.Size(g))
+		case DimHeadDim:
+			return fmt.Sprintf(" (head_dim %d)", g.HeadDim)
+		}
+	}
+	return ""
+}
+
 // Rule maps one HF tensor stem to a GGUF stem. HF and GGUF may contain {bid}.
 type Rule struct {
 	HF    string
 	GGUF  string
 	Class Class
+	// Shape is the HF shape the tensor must have (BR-15: q rows =
+	// heads·head_dim, k/v rows = kv_heads·head_dim); the converter checks
+	// every tensor against it and dummy writes it.
+	Shape Shape
 	// Flags are free-form markers the converters read from the table, e.g.
 	// "gemma-norm" for the (1+w) fix.
 	Flags []string

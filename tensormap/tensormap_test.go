@@ -3,6 +3,8 @@ package tensormap
 import (
 	"fmt"
 	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/hf"
 )
 
 func TestBitNetTable(t *testing.T) {
@@ -120,4 +122,55 @@ func ExampleTable_Lookup() {
 	m, _ := BitNet.Lookup("model.layers.7.mlp.ffn_sub_norm.weight")
 	fmt.Println(m.GGUF, m.Class, m.Block)
 	// Output: blk.7.ffn_sub_norm.weight norm 7
+}
+
+// TestShapes: every rule of every table declares its HF shape, and the
+// shapes follow the geometry (q rows heads·head_dim, k/v rows
+// kv_heads·head_dim, head norms head_dim, the rest hidden/FFN/vocab),
+// with the explanation the converter's mismatch error prints.
+func TestShapes(t *testing.T) {
+	g := hf.Geometry{Hidden: 3072, FF: 23040, Heads: 12, HeadsKV: 4, HeadDim: 256, Vocab: 131072, Layers: 2}
+	tables := map[string]*Table{"bitnet": BitNet, "llama": Llama, "qwen3": Qwen3Embedding, "gemma3": Gemma3Embedding}
+	for name, tab := range tables {
+		for _, r := range tab.rules {
+			if len(r.Shape) == 0 || len(r.Shape) > 2 || (r.Class == Norm) != (len(r.Shape) == 1) {
+				t.Errorf("%s %s: shape %v for class %s", name, r.HF, r.Shape, r.Class)
+			}
+		}
+	}
+	cases := []struct {
+		hf   string
+		want []uint64
+		why  string
+	}{
+		{"model.embed_tokens.weight", []uint64{131072, 3072}, ""},
+		{"lm_head.weight", []uint64{131072, 3072}, ""},
+		{"model.layers.0.self_attn.q_proj.weight", []uint64{3072, 3072}, " (num_attention_heads 12 × head_dim 256 = 3072)"},
+		{"model.layers.0.self_attn.k_proj.weight", []uint64{1024, 3072}, " (num_key_value_heads 4 × head_dim 256 = 1024)"},
+		{"model.layers.0.self_attn.o_proj.weight", []uint64{3072, 3072}, " (num_attention_heads 12 × head_dim 256 = 3072)"},
+		{"model.layers.1.mlp.down_proj.weight", []uint64{3072, 23040}, ""},
+		{"model.layers.1.mlp.gate_proj.weight", []uint64{23040, 3072}, ""},
+		{"model.layers.1.post_attention_layernorm.weight", []uint64{3072}, ""},
+	}
+	for _, c := range cases {
+		m, ok := Llama.Lookup(c.hf)
+		if !ok {
+			t.Fatalf("%s: no match", c.hf)
+		}
+		if got := m.Rule.Shape.Sizes(g); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: shape %v, want %v", c.hf, got, c.want)
+		}
+		if got := m.Rule.Shape.Why(g); got != c.why {
+			t.Errorf("%s: why %q, want %q", c.hf, got, c.why)
+		}
+	}
+	for hfName, want := range map[string]uint64{"layers.0.self_attn.q_norm.weight": 256, "layers.0.self_attn.o_proj.norm.weight": 3072, "layers.0.mlp.down_proj.norm.weight": 23040} {
+		m, _ := Gemma3Embedding.Lookup(hfName)
+		if got := m.Rule.Shape.Sizes(g); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: shape %v, want [%d]", hfName, got, want)
+		}
+	}
+	if m, _ := BitNet.Lookup("model.layers.0.mlp.ffn_sub_norm.weight"); fmt.Sprint(m.Rule.Shape.Sizes(g)) != "[23040]" {
+		t.Errorf("ffn_sub_norm: shape %v", m.Rule.Shape.Sizes(g))
+	}
 }

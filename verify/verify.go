@@ -52,6 +52,9 @@ func DefaultThresholds(ternary bool) Thresholds {
 type Options struct {
 	GGUF string // the file to verify
 	HF   string // the Hugging Face checkpoint it came from ("" = runtime checks only)
+	// RefGGUF, instead of HF, is another GGUF of the same model (the input
+	// of a requant): tensors and logits are compared with it (refgguf.go).
+	RefGGUF string
 	// Prompt is tokenized with the GGUF's vocabulary; IDs are used as given.
 	// With neither, the default prompt is used (ids when the file has no
 	// vocabulary).
@@ -120,6 +123,7 @@ type Numbers struct {
 type Report struct {
 	GGUF     string        `json:"gguf"`
 	HF       string        `json:"hf,omitempty"`
+	Ref      string        `json:"ref_gguf,omitempty"`
 	Arch     string        `json:"arch"`
 	Ternary  bool          `json:"ternary"`
 	Tensors  []TensorCheck `json:"tensors,omitempty"`
@@ -186,6 +190,9 @@ func Run(opts Options) (*Report, error) {
 	}
 	if opts.Adjust != nil {
 		opts.Adjust(&rep.Thresholds)
+	}
+	if opts.RefGGUF != "" {
+		return runRefGGUF(f, rep, opts)
 	}
 	if runtime.IsEmbeddingArch(rep.Arch) {
 		opts.stage("embed the prompts")
@@ -437,7 +444,11 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				return compareTernary(ti, data, src, kernels, fileLayout(f), opts.Threads, &codes)
+				detail := compareTernary(ti, data, src, kernels, fileLayout(f), opts.Threads, &codes)
+				if strings.HasPrefix(detail, "ternary code") && ti.Type == gguf.TypeI2S {
+					detail += layoutHint(ti, data, src, fileLayout(f), opts.GGUF)
+				}
+				return detail
 			}
 			return compareFloat(ti, data, w, func(b []byte) { releasePages(f, b) })
 		}()
@@ -516,6 +527,42 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 		}
 	}
 	return ""
+}
+
+// layoutHint is added to an I2_S code mismatch: when the data decodes to
+// the source's codes in another layout of format.Layouts (bitnet.cpp's ARM
+// builds since 112f853 write QK_I2_S = 64 blocks, x86 builds without
+// ACT_PARALLEL the 1×4 interleave; GGUF records neither), it names that
+// layout and the requant command that rewrites the file; else "".
+func layoutHint(ti gguf.TensorInfo, data []byte, src *convert.Source, read format.Layout, path string) string {
+	k, m := int(ti.Ne[0]), int(ti.Ne[1])
+	want, _, err := src.Ternary(ti.Name)
+	if err != nil {
+		return ""
+	}
+	got := make([]int8, k*m)
+	for _, l := range format.Layouts {
+		f := format.I2S{Layout: l}
+		if l == read || f.Check(k, m) != nil {
+			continue
+		}
+		if _, err := f.Decode(got, data, k, m); err != nil || firstDiff(got, want) >= 0 {
+			continue
+		}
+		return fmt.Sprintf("; read as the %s layout, but the data matches the %s layout (written by %s): `bitnet-convert requant %s --from-layout %s --outtype i2_s` rewrites it in the x86 layout (add --i2s-layout %s to keep the layout, recorded in the file; run and perplexity take --from-layout %s to run it as it is)", read, l, layoutWriter(l), path, l, l, l)
+	}
+	return ""
+}
+
+// layoutWriter names the bitnet.cpp build that writes I2_S layout l.
+func layoutWriter(l format.Layout) string {
+	switch l {
+	case format.LayoutARM:
+		return "an ARM (NEON) build of bitnet.cpp since 112f853"
+	case format.LayoutX86_1x4:
+		return "an x86 build of bitnet.cpp without ACT_PARALLEL"
+	}
+	return "an x86 build of bitnet.cpp, or this tool by default"
 }
 
 func firstDiff(a, b []int8) int {

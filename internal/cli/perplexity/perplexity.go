@@ -31,7 +31,17 @@ type PerplexityOptions struct {
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
-	Out          io.Writer
+	// KLBase is --kl-divergence-base FILE: written by a plain run (the
+	// base model's log-probabilities), read with --kl-divergence.
+	KLBase string
+	// KLD is --kl-divergence: compare with KLBase instead of scoring -f.
+	KLD bool
+	// Force (--force) overwrites an existing KLBase when writing it.
+	Force bool
+	// CtxSet records that -c was given (a --kl-divergence run takes the
+	// base's chunk size, and refuses another).
+	CtxSet bool
+	Out    io.Writer
 	// Err receives notices, and the progress (a bar and the time per
 	// chunk) when ErrIsTerminal is set; nil discards them.
 	Err           io.Writer
@@ -45,7 +55,7 @@ type PerplexityOptions struct {
 func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
-		Use:   "perplexity -m FILE -f TEXT [-c 128] [--chunks N] [--json]",
+		Use:   "perplexity -m FILE (-f TEXT [--kl-divergence-base OUT] | --kl-divergence --kl-divergence-base FILE) [-c 128] [--chunks N] [--json]",
 		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
 run each chunk on an empty KV cache as one batch (the same logits as one token per call), and score positions c/2 … c−2 with the
@@ -53,7 +63,15 @@ log-probability of the next token, as llama-perplexity does. Prints the running 
 each chunk ("[1]x,[2]y,…") and then "Final estimate: PPL = X +/- E", E being llama-perplexity's
 uncertainty PPL·√(var(NLL)/(N−1)). TEXT may be "-" (stdin) or a pipe such as <(zcat wiki.gz); at
 most 512 MiB of text is read. On a terminal stderr shows a progress bar. -c must not exceed the
-model's context_length (checked after loading the model; a usage error, exit 2).`,
+model's context_length (checked after loading the model; a usage error, exit 2).
+
+--kl-divergence-base OUT also saves the base model's log-probabilities of every scored token in
+llama-perplexity's format (OUT is written whole or not at all, at most 8 GiB: the size is checked
+before the run; --force overwrites). --kl-divergence --kl-divergence-base FILE then runs another
+model over the tokens stored in FILE (no -f) and prints, as llama-perplexity does, per chunk the
+PPL, ln(PPL(Q)/PPL(base)), the mean KL divergence, the RMS of Δp and the share of positions with
+the same top token, and at the end the statistics (Mean KLD, percentiles, Same top p). A base of
+another vocabulary or chunk size (-c) is refused.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
@@ -68,8 +86,16 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 			if opts.Model == "" {
 				return usage.Errorf("-m/--model FILE is required")
 			}
-			if opts.File == "" {
+			opts.CtxSet = cmd.Flags().Changed("ctx-size")
+			switch {
+			case opts.KLD && opts.KLBase == "":
+				return usage.Errorf("--kl-divergence needs --kl-divergence-base FILE (written by a run of the base model)")
+			case opts.KLD && opts.File != "":
+				return usage.Errorf("-f is not read with --kl-divergence: the tokens come from the --kl-divergence-base file")
+			case !opts.KLD && opts.File == "":
 				return usage.Errorf("-f/--file TEXT is required")
+			case opts.Force && (opts.KLD || opts.KLBase == ""):
+				return usage.Errorf("--force only applies to writing --kl-divergence-base FILE")
 			}
 			if opts.Ctx < 4 {
 				return usage.Errorf("-c %d: the chunk size must be ≥ 4", opts.Ctx)
@@ -102,6 +128,9 @@ model's context_length (checked after loading the model; a usage error, exit 2).
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
+	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
+	f.BoolVar(&opts.KLD, "kl-divergence", false, "compare with the --kl-divergence-base FILE: mean KLD, same-top-p %")
+	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --kl-divergence-base file")
 	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll, per-chunk values) instead of the llama-perplexity lines")
 	return cmd
 }
@@ -129,6 +158,14 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)
+		}
+	}
+	if opts.KLD {
+		return kldRun(opts)
+	}
+	if opts.KLBase != "" {
+		if err := checkBasePath(opts.KLBase, opts.Model, opts.Force); err != nil {
+			return err
 		}
 	}
 	text, err := fsutil.ReadText(opts.File, opts.Stdin, fsutil.MaxTextBytes)
@@ -164,17 +201,8 @@ func perplexityRun(opts *PerplexityOptions) error {
 		return fmt.Errorf("tokenize %s: %w", opts.File, err)
 	}
 	text = nil
-	// llama-perplexity replaces each chunk's first token by BOS when the
-	// vocabulary adds BOS (llama's default for SPM vocabularies when the
-	// GGUF does not say).
-	addBOS := v.Model == "llama"
-	if v.AddBOS != nil {
-		addBOS = *v.AddBOS
-	}
-	bos := int32(-1)
-	if addBOS && v.BOS >= 0 {
-		bos = v.BOS
-	}
+	// llama-perplexity replaces each chunk's first token by BOS.
+	bos := chunkBOS(v)
 	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Tokens: len(ids), ChunkPPL: []float64{}}
 	var bar *progressbar.ProgressBar
 	start := time.Now()
@@ -196,7 +224,12 @@ func perplexityRun(opts *PerplexityOptions) error {
 		}
 		_ = bar.Add(1)
 	}
-	r, err := runtime.PerplexityProgress(m, ids, opts.Ctx, opts.Chunks, bos, progress)
+	var r runtime.PerplexityResult
+	if opts.KLBase != "" {
+		r, err = writeBase(opts, m, ids, bos, progress)
+	} else {
+		r, err = runtime.PerplexityProgress(m, ids, opts.Ctx, opts.Chunks, bos, progress)
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}

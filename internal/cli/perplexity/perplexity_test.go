@@ -27,7 +27,12 @@ func TestNewCmdPerplexity(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", []string{"-m", "x.gguf", "-f", "t.txt"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128}, ""},
-		{"all", []string{"-m", "x.gguf", "-f", "t.txt", "-c", "64", "--chunks", "4", "--threads", "2"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 64, Chunks: 4, Threads: 2}, ""},
+		{"all", []string{"-m", "x.gguf", "-f", "t.txt", "-c", "64", "--chunks", "4", "--threads", "2"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 64, Chunks: 4, Threads: 2, CtxSet: true}, ""},
+		{"kld base", []string{"-m", "x.gguf", "-f", "t.txt", "--kl-divergence-base", "b", "--force"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, KLBase: "b", Force: true}, ""},
+		{"kld", []string{"-m", "x.gguf", "--kl-divergence", "--kl-divergence-base", "b"}, &PerplexityOptions{Model: "x.gguf", Ctx: 128, KLBase: "b", KLD: true}, ""},
+		{"kld without base", []string{"-m", "x", "--kl-divergence"}, nil, "needs --kl-divergence-base"},
+		{"kld with -f", []string{"-m", "x", "-f", "t", "--kl-divergence", "--kl-divergence-base", "b"}, nil, "-f is not read"},
+		{"force without base", []string{"-m", "x", "-f", "t", "--force"}, nil, "--force only applies"},
 		{"no model", []string{"-f", "t.txt"}, nil, "-m/--model"},
 		{"no file", []string{"-m", "x"}, nil, "-f/--file"},
 		{"tiny ctx", []string{"-m", "x", "-f", "t", "-c", "2"}, nil, "-c 2"},

@@ -29,9 +29,12 @@ import (
 // Options are the parsed flags of verify.
 type Options struct {
 	GGUF, HF, Prompt, IDs, KernelConfig, WeightScale string
-	Pooling                                          string // embedding models: mean, cls or last (default: the file's)
-	Tokens, Threads                                  int
-	JSON                                             bool
+	// RefGGUF is --ref-gguf: compare GGUF with this file instead of a
+	// checkpoint (the proof of a requant).
+	RefGGUF         string
+	Pooling         string // embedding models: mean, cls or last (default: the file's)
+	Tokens, Threads int
+	JSON            bool
 	// AllowTieFallback: tie_word_embeddings false but no lm_head.weight:
 	// token_embd is the head, as hf2gguf --allow-tie-fallback converts it.
 	AllowTieFallback bool
@@ -54,7 +57,7 @@ var ErrFailed = errors.New("verification failed")
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "verify --gguf FILE [--hf DIR] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json]",
+		Use:   "verify --gguf FILE [--hf DIR | --ref-gguf A.gguf] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json]",
 		Short: "Check a GGUF against its Hugging Face source and a float reference; exit 1 on failure",
 		Long: `verify loads the GGUF in the bundled runtime. With --hf it checks every tensor against the
 checkpoint (ternary codes exactly, scales within 1 ulp, float tensors exactly after rounding), the
@@ -75,16 +78,35 @@ Embedding models (arch qwen3, gemma3) are checked on 5 default prompts (or --pro
 similarity of the runtime's pooled, L2-normalised embedding and the float reference's, per prompt,
 at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files).
 
+--ref-gguf A.gguf proves a requant: "verify --ref-gguf A.gguf B.gguf" (or --gguf B.gguf) compares B
+with A tensor by tensor (same ternary codes; scales exact between f32 scales, within 2^-11 relative
+where either file stores f16 scales: TQ1_0, TQ2_0, IQ1_BN; float tensors byte-equal, or equal to
+A's values stored in B's type) and runs both in the runtime: the logits must be bit-identical when
+both files run the same kernels on the same stored values (I2_S of any layout, TL1 and TL2 share
+one), else stay within the ternary limits above. The first differing tensor is named; exit 1.
+
 A threshold flag left out keeps the default; NaN and negative values are usage errors (exit 2).
 On a terminal, stderr shows each stage as it starts and how long it took. The prompt plus --tokens must fit in the model's
 context_length; that is checked after loading the model and is also a usage error (exit 2).`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
 			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
+			if len(args) == 1 {
+				switch {
+				case opts.RefGGUF == "":
+					return usage.Errorf("unexpected argument %q: give the file as --gguf FILE", args[0])
+				case opts.GGUF != "":
+					return usage.Errorf("--gguf %s and the argument %s: give the file to check once", opts.GGUF, args[0])
+				}
+				opts.GGUF = args[0]
+			}
 			if opts.GGUF == "" {
 				return usage.Errorf("--gguf FILE is required")
+			}
+			if opts.RefGGUF != "" && opts.HF != "" {
+				return usage.Errorf("--ref-gguf and --hf exclude each other (verify against one reference at a time)")
 			}
 			if opts.Prompt != "" && opts.IDs != "" {
 				return usage.Errorf("--prompt and --ids exclude each other")
@@ -119,6 +141,7 @@ context_length; that is checked after loading the model and is also a usage erro
 	f := cmd.Flags()
 	f.StringVar(&opts.GGUF, "gguf", "", "the GGUF file to verify")
 	f.StringVar(&opts.HF, "hf", "", "the Hugging Face checkpoint directory it was converted from")
+	f.StringVar(&opts.RefGGUF, "ref-gguf", "", "another GGUF of the same model (a requant's input) to compare with")
 	f.StringVarP(&opts.Prompt, "prompt", "p", "", "prompt text (default: "+strconv.Quote(verify.DefaultPrompt)+")")
 	f.StringVar(&opts.IDs, "ids", "", "prompt as comma-separated token ids")
 	f.IntVar(&opts.Tokens, "tokens", 8, "greedy tokens generated after the prompt and scored by both models")
@@ -179,9 +202,14 @@ func Run(opts *Options) error {
 	if opts.IDs != "" {
 		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
 	}
-	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
+	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, RefGGUF: opts.RefGGUF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
 	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
 		return fmt.Errorf("--gguf: %w", err)
+	}
+	if opts.RefGGUF != "" {
+		if err := fsutil.CheckRegular(opts.RefGGUF); err != nil {
+			return fmt.Errorf("--ref-gguf: %w", err)
+		}
 	}
 	if opts.KernelConfig != "" {
 		b, err := fsutil.ReadFile(opts.KernelConfig)
@@ -283,9 +311,18 @@ func printReport(w io.Writer, r *verify.Report) {
 		fmt.Fprintf(w, "  structure: %d tensors checked against %s, %d differ\n", len(r.Tensors), r.HF, bad)
 		fmt.Fprintf(w, "  metadata:  %d mismatches\n", len(r.Metadata))
 	}
+	if r.Ref != "" {
+		bad := 0
+		for _, t := range r.Tensors {
+			if !t.OK {
+				bad++
+			}
+		}
+		fmt.Fprintf(w, "  tensors:   %d checked against %s, %d differ\n", len(r.Tensors), r.Ref, bad)
+	}
 	fmt.Fprintf(w, "  prompt:    %d positions\n", len(r.IDs))
 	if s := r.Sanity; s != nil {
-		if r.HF == "" {
+		if r.HF == "" && r.Ref == "" {
 			fmt.Fprintln(w, "  runtime sanity only (no --hf): the file is not compared with its checkpoint or a reference")
 		}
 		fmt.Fprintf(w, "  logits:    %d of %d positions finite, smallest spread %.4g at position %d (min %.3g), largest |logit| %.4g\n",
@@ -294,7 +331,11 @@ func printReport(w io.Writer, r *verify.Report) {
 	if n := r.Numbers; n != nil {
 		th := r.Thresholds
 		fmt.Fprintf(w, "  top-1 agreement %.3f (min %.3f), max |Δlogit| %.4g (max %.4g), mean KL %.3g (max %.3g)\n", n.Top1Agreement, th.MinTop1, n.MaxAbsDelta, th.MaxDelta, n.MeanKL, th.MaxKL)
-		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, reference %.4f\n", n.PPLRuntime, n.PPLReference)
+		ref := "reference"
+		if r.Ref != "" {
+			ref = "--ref-gguf file"
+		}
+		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, %s %.4f\n", n.PPLRuntime, ref, n.PPLReference)
 	}
 	for i, e := range r.Embeddings {
 		if r.HF == "" {
@@ -310,7 +351,7 @@ func printReport(w io.Writer, r *verify.Report) {
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "  FAIL %s\n", f)
 	}
-	if r.Pass && r.HF == "" && r.Sanity != nil {
+	if r.Pass && r.HF == "" && r.Ref == "" && r.Sanity != nil {
 		fmt.Fprintln(w, "PASS (runtime sanity only)")
 	} else if r.Pass {
 		fmt.Fprintln(w, "PASS")

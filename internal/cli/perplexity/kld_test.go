@@ -1,0 +1,115 @@
+package perplexity
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
+)
+
+func kldOpts(model string, out *bytes.Buffer) *PerplexityOptions {
+	return &PerplexityOptions{Model: filepath.Join(golden, "gguf", model), Ctx: 128, Chunks: 2, Out: out}
+}
+
+// TestKLDivergence: a base saved from the F32 golden model, compared with
+// the same model, gives a mean KLD of only the base's 16-bit rounding and
+// 100 % same top token; the I2_S model gives a larger KLD and fewer equal
+// top tokens. The base file has exactly llama-perplexity's size for
+// 2 chunks of 128 over 512 ids.
+func TestKLDivergence(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.kld")
+	var out bytes.Buffer
+	o := kldOpts("ggml-model-f32.gguf", &out)
+	o.File, o.KLBase = filepath.Join(golden, "outputs/ppl_text.txt"), base
+	if err := perplexityRun(o); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := runtime.KLBaseSize(128, 512, 2); fi.Size() != want || want != 20+4*256+2*2*63*(512+4) {
+		t.Fatalf("base is %d bytes, want %d", fi.Size(), want)
+	}
+	if !strings.Contains(out.String(), "Final estimate: PPL = ") {
+		t.Fatalf("base run output %q", out.String())
+	}
+	// Without --force the base is kept.
+	if err := perplexityRun(o); err == nil || !strings.Contains(err.Error(), "pass --force") {
+		t.Fatalf("second base run: %v", err)
+	}
+
+	kld := func(model string) string {
+		var out bytes.Buffer
+		o := kldOpts(model, &out)
+		o.KLD, o.KLBase, o.Chunks = true, base, 0
+		if err := perplexityRun(o); err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		return out.String()
+	}
+	meanKLD := func(out string) float64 {
+		_, after, ok := strings.Cut(out, "Mean    KLD:")
+		if !ok {
+			t.Fatalf("no Mean KLD line:\n%s", out)
+		}
+		v, err := strconv.ParseFloat(strings.Fields(after)[0], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	same := kld("ggml-model-f32.gguf")
+	for _, w := range []string{"chunk             PPL", "====== KL divergence statistics ======", "Same top p: 100.000 ± 0.000 %"} {
+		if !strings.Contains(same, w) {
+			t.Errorf("same model: output lacks %q:\n%s", w, same)
+		}
+	}
+	if v := meanKLD(same); math.Abs(v) > 1e-5 {
+		t.Errorf("same model: mean KLD %v, want only the base's rounding (< 1e-5)", v)
+	}
+	other := kld("ggml-model-i2_s.gguf")
+	if v := meanKLD(other); v < 1e-3 || strings.Contains(other, "Same top p: 100.000") || !strings.Contains(other, "Mean PPL(base)") {
+		t.Errorf("I2_S model: mean KLD %v, output\n%s", v, other)
+	}
+
+	// Refusals, one line each: another chunk size, another vocabulary,
+	// a truncated file, a file that is no base.
+	o = kldOpts("ggml-model-i2_s.gguf", &bytes.Buffer{})
+	o.KLD, o.KLBase, o.Ctx, o.CtxSet = true, base, 64, true
+	var ue *usage.Error
+	if err := perplexityRun(o); err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "computed with -c 128") {
+		t.Errorf("-c 64: %v", err)
+	}
+	vocab := filepath.Join(dir, "vocab.kld")
+	var b bytes.Buffer
+	if err := runtime.WriteKLBaseHeader(&b, &runtime.KLBase{NCtx: 128, NVocab: 300, NChunk: 1, Tokens: make([]int32, 128)}); err != nil {
+		t.Fatal(err)
+	}
+	b.Write(make([]byte, runtime.KLBaseSize(128, 300, 1)-int64(b.Len())))
+	os.WriteFile(vocab, b.Bytes(), 0o644)
+	whole, _ := os.ReadFile(base)
+	short := filepath.Join(dir, "short.kld")
+	os.WriteFile(short, whole[:len(whole)-2], 0o644)
+	notBase := filepath.Join(golden, "outputs/ppl_text.txt")
+	for _, c := range []struct{ file, want string }{
+		{vocab, "vocabulary of 300 tokens"},
+		{short, "need "},
+		{notBase, `does not start with "_logits_"`},
+	} {
+		o := kldOpts("ggml-model-i2_s.gguf", &bytes.Buffer{})
+		o.KLD, o.KLBase = true, c.file
+		err := perplexityRun(o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", c.file, err, c.want)
+		}
+	}
+}

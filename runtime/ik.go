@@ -1,0 +1,136 @@
+package runtime
+
+import "math"
+
+// Options.F32Attention selects ik_llama.cpp's arithmetic for the parts of
+// the graph that are not matrix products (ikawrakow/ik_llama.cpp 8337e4cd,
+// CPU, AVX2 without AVX512, flash attention on, F16 KV cache): its flash
+// attention (attendHeadIK) and its fused RMS norm (rmsNormIK). With the
+// Q8_K64 kernels of iqbn.go this reproduces ik's IQ1_BN/IQ2_BN logits of
+// b158-h512 to 2e-6 (testdata/golden/ecosystems/b158-h512-ik; the rest is
+// the order of ik's F32 LM head, which is not emulated).
+
+// rmsNorm is the RMS norm of the model's runtime: bitnet.cpp's
+// (x·scale)·w, or ik_llama.cpp's fused (scale·w)·x with F32Attention.
+func (s *Session) rmsNorm(dst, x, w []float32, eps float32) {
+	if s.m.opts.F32Attention {
+		rmsNormIK(dst, x, w, eps)
+		return
+	}
+	rmsNorm(dst, x, w, eps)
+}
+
+// rmsNormIK is ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
+// (ggml/src/ggml.c): Σx² in float64, scale = 1/sqrtf(mean + eps), then
+// y = (scale·w)·x, each product rounded to float32.
+func rmsNormIK(dst, x, w []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		t := scale * w[i]
+		dst[i] = t * v
+	}
+}
+
+// ikKStep is the key block of ik_llama.cpp's CPU flash attention for head
+// size 128 when its KV length is a multiple of 128 (iqk_fa_128_128.cpp;
+// the KV length is padded to 256 with flash attention).
+const ikKStep = 128
+
+// attendHeadIK is attendHead as ik_llama.cpp's CPU flash attention computes
+// one query row on F16 K/V (ggml/src/iqk/fa/iqk_fa_templates.h FlashAttn
+// with FlashQKfp32, FlashMS, FlashQKV; ikawrakow/ik_llama.cpp 8337e4cd,
+// AVX2 without AVX512), for Options.F32Attention:
+//
+//   - K·q per key by mul_mat_Qx_Qy_MxN_fa4 (iqk_gemm_floats.cpp): q in
+//     f32, K widened from F16, two fused multiply-add chains per key over
+//     elements 8i+0…3 and 8i+4…7 (i ascending), added at the end;
+//   - s = scale·K·q (masked keys −inf), in blocks of ikKStep keys: the
+//     block maximum M (a new maximum rescales the running sum S and the
+//     accumulator by expf(M_old − M)), p = v_expf(s − M) (expVec), S += the
+//     block's p summed as sixteen 8-lane vectors added in order, then the
+//     lanes as hsum_float_8 (sumExp8);
+//   - out_d = Σ_l p_l·V[l][d] as one fused multiply-add chain per d in key
+//     order, times float32(1/S).
+func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
+	p := s.m.Params
+	hd := p.HeadDim
+	kvDim := p.NHeadKV * hd
+	kvh := h / (p.NHead / p.NHeadKV)
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	sc.probs = resizeF32(sc.probs, ikKStep)
+	prob := sc.probs
+	for i := range out {
+		out[i] = 0
+	}
+	mx := float32(math.Inf(-1))
+	var sum float32
+	for k0 := 0; k0 < n; k0 += ikKStep {
+		bmax := float32(math.Inf(-1))
+		for l := range prob {
+			j := k0 + l
+			if j >= n {
+				prob[l] = float32(math.Inf(-1))
+				continue
+			}
+			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
+			prob[l] = scale * dotF16F32ik(krow, q)
+			bmax = max(bmax, prob[l])
+		}
+		if bmax > mx {
+			if !math.IsInf(float64(mx), -1) {
+				m := float32(math.Exp(float64(mx - bmax)))
+				sum *= m
+				for i := range out {
+					out[i] *= m
+				}
+			}
+			mx = bmax
+		}
+		var acc [8]float32
+		for l := range prob {
+			prob[l] = expVec(prob[l] - mx)
+		}
+		for v := 0; v < ikKStep; v += 8 {
+			for i := range acc {
+				acc[i] += prob[v+i]
+			}
+		}
+		sum += sumExp8(acc[:])
+		for l := range prob {
+			j := k0 + l
+			if j >= n {
+				break
+			}
+			vrow := vc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
+			pl := prob[l]
+			for i, hv := range vrow {
+				out[i] = fma32(out[i], f16Table[hv], pl)
+			}
+		}
+	}
+	inv := 1 / sum
+	for i := range out {
+		out[i] = inv * out[i]
+	}
+}
+
+// dotF16F32ik is mul_mat_Qx_Qy_MxN_fa4's dot of one F16 key row with the
+// f32 query (len a multiple of 8): chain lo over elements 8i+0…3, chain hi
+// over 8i+4…7, each a fused multiply-add in element order, then lo + hi.
+func dotF16F32ik(k []uint16, q []float32) float32 {
+	var lo, hi float32
+	for i := 0; i+8 <= len(k); i += 8 {
+		for j := 0; j < 4; j++ {
+			lo = fma32(lo, f16Table[k[i+j]], q[i+j])
+		}
+		for j := 4; j < 8; j++ {
+			hi = fma32(hi, f16Table[k[i+j]], q[i+j])
+		}
+	}
+	return lo + hi
+}

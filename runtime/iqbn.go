@@ -1,0 +1,214 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+)
+
+// IQ1_BN / IQ2_BN weights (ik_llama.cpp's ternary types 134/135) multiply
+// with ik_llama.cpp's Q8_K64 activations as its x86 AVX2 CPU build does
+// (ikawrakow/ik_llama.cpp 8337e4cd, built without HAVE_FANCY_SIMD):
+//
+//   - the activation row is quantized by quantize_row_q8_K64_ref's __AVX__
+//     branch (ggml/src/iqk/iqk_quantize.cpp): element e belongs to group
+//     (e mod 16)/4 (four groups, one per 32-bit lane of a 16-element load);
+//     d_g = max_g|x|/127, q = round-half-even(x·(1/d_g)) saturated to int8,
+//     and minus_g = d_g·Σ_{e∈g} q_e, each rounded to float32;
+//   - the weight codes c ∈ {0, 1, 2} (ternary c − 1) are multiplied with q in
+//     exact integer arithmetic, one int32 sum S_g per group
+//     (mul_mat_iq1bn_q8_K64 / mul_mat_iq2bn_q8_K64 in
+//     ggml/src/iqk/iqk_gemm_1bit.cpp: maddubs/madd lanes, the two 128-bit
+//     halves added, so lane g holds exactly the group-g products);
+//   - per group v_g = fma(d_g, float32(S_g), −minus_g) (_mm_fmsub_ps), then
+//     hsum_float_4: (v_0 + v_2) + (v_1 + v_3), times the row scale (f32 for
+//     IQ2_BN, f16 widened for IQ1_BN).
+//
+// Every step is a float32 operation in that order, so the row result equals
+// the reference's bit for bit; it does not depend on batch size (the
+// reference's multi-token kernels keep the same exact integer sums).
+
+// q8K64Groups is the number of scales Q8_K64 keeps per activation row.
+const q8K64Groups = 4
+
+// newIQBNMatrix wraps an IQ1_BN or IQ2_BN tensor with ne = [k, m]: each row
+// is its scale (IQ2_BN f32, IQ1_BN f16) followed by k/64 blocks (16 resp.
+// 13 bytes, format.IQ2BN / format.IQ1BN). k must be a multiple of 64 and at
+// least 512 (ik_llama.cpp's quantize_row_q8_K64_ref asserts k ≥ 512). A row
+// scale that is NaN or infinite is an error. data must hold
+// gguf.NBytes(typ, [k, m]) bytes (checked by NewMatrix).
+func newIQBNMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
+	var f format.Format = format.IQ2BN{}
+	rowB := 4 + k/4
+	if typ == gguf.TypeIQ1BN {
+		f = format.IQ1BN{}
+		rowB = 2 + 13*k/format.QKBN
+	}
+	if err := f.(format.RuntimeChecker).RuntimeCheck(k, m); err != nil {
+		return nil, err
+	}
+	w := &Matrix{Type: typ, K: k, M: m, raw: data[:rowB*m], rowB: rowB}
+	for r := 0; r < m; r++ {
+		if s := w.iqbnScale(r); math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) {
+			return nil, fmt.Errorf("%s row %d scale is %v", typ, r, s)
+		}
+	}
+	return w, nil
+}
+
+// iqbnScale returns row r's weight scale.
+func (w *Matrix) iqbnScale(r int) float32 {
+	row := w.raw[r*w.rowB:]
+	if w.Type == gguf.TypeIQ1BN {
+		return f16ToF32(binary.LittleEndian.Uint16(row))
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(row))
+}
+
+// QuantizeQ8K64 quantizes x (len k, a multiple of 16) to ik_llama.cpp's
+// Q8_K64 as its x86 build does (quantize_row_q8_K64_ref, __AVX__ branch,
+// ggml/src/iqk/iqk_quantize.cpp): q (len k) gets the int8 codes in element
+// order, d the four group scales max|x|/127 and minus the four products
+// d_g·Σq over each group, where element e is in group (e mod 16)/4. A group
+// of zeros has d = 0 and codes 0. It panics on mismatched lengths.
+func QuantizeQ8K64(q []int8, d, minus *[q8K64Groups]float32, x []float32) {
+	if len(q) != len(x) || len(x)%16 != 0 {
+		panic(fmt.Sprintf("runtime: QuantizeQ8K64 lengths %d, %d", len(q), len(x)))
+	}
+	var mx [q8K64Groups]float32
+	for e, v := range x {
+		g := e % 16 / 4
+		if a := float32(math.Abs(float64(v))); a > mx[g] {
+			mx[g] = a
+		}
+	}
+	var id [q8K64Groups]float32
+	for g := range mx {
+		d[g] = mx[g] / 127
+		if d[g] > 0 {
+			id[g] = 1 / d[g]
+		}
+	}
+	var sum [q8K64Groups]int32
+	for e, v := range x {
+		g := e % 16 / 4
+		r := math.RoundToEven(float64(id[g] * v))
+		// _mm_packs_epi32 then _mm_packs_epi16 saturate to int8.
+		r = max(-128, min(127, r))
+		q[e] = int8(r)
+		sum[g] += int32(q[e])
+	}
+	for g := range sum {
+		minus[g] = d[g] * float32(sum[g])
+	}
+}
+
+// prepareQ8K64 fills a with x's Q8_K64 form.
+func (a *Activation) prepareQ8K64(x []float32) {
+	a.q = resizeI8(a.q, len(x))
+	QuantizeQ8K64(a.q, &a.d64, &a.minus64, x)
+}
+
+// iqbnRow is row r of an IQ1_BN/IQ2_BN matrix times the Q8_K64 activation a.
+func (w *Matrix) iqbnRow(r int, a *Activation) float32 {
+	row := w.raw[r*w.rowB : (r+1)*w.rowB]
+	var s [q8K64Groups]int32
+	if w.Type == gguf.TypeIQ2BN {
+		s = sumsIQ2BN(row[4:], a.q)
+	} else {
+		s = sumsIQ1BN(row[2:], a.q)
+	}
+	var v [q8K64Groups]float32
+	for g := range v {
+		v[g] = fma32(-a.minus64[g], a.d64[g], float32(s[g]))
+	}
+	return w.iqbnScale(r) * ((v[0] + v[2]) + (v[1] + v[3]))
+}
+
+// sumsIQ2BN returns the per-group sums Σ c·q of one IQ2_BN row's blocks
+// (16 bytes per 64 weights; byte j of block b holds the codes of elements
+// 64b + j + 16i in bits 2i, all of group j/4).
+func sumsIQ2BN(blocks []byte, q []int8) [q8K64Groups]int32 {
+	var s [q8K64Groups]int32
+	for b := 0; b < len(blocks)/16; b++ {
+		blk := blocks[16*b : 16*b+16 : 16*b+16]
+		qb := q[64*b : 64*b+64 : 64*b+64]
+		for j, c := range blk {
+			s[j/4] += int32(c&3)*int32(qb[j]) + int32(c>>2&3)*int32(qb[j+16]) +
+				int32(c>>4&3)*int32(qb[j+32]) + int32(c>>6)*int32(qb[j+48])
+		}
+	}
+	return s
+}
+
+// iq1Trits[v] are the five base-3 digits (0..2, least significant first) an
+// IQ1_BN byte v stands for: digit j is ((v·3^(4−j)) mod 256)·3 >> 8, the
+// _mm256_mullo_epi16 / _mm256_mulhi_epu16 pair of ik_llama.cpp's
+// DequantizerIQ1BN (format.IQ1BN documents the packing).
+var iq1Trits = func() (t [256][5]int8) {
+	mult := [5]int{81, 27, 9, 3, 1}
+	for v := range t {
+		for j, m := range mult {
+			t[v][j] = int8((v * m % 256 * 3) >> 8)
+		}
+	}
+	return t
+}()
+
+// sumsIQ1BN returns the per-group sums Σ c·q of one IQ1_BN row's blocks
+// (13 bytes per 64 weights: for each 16-element group i16, bytes 3·i16+k
+// hold elements 16·i16 + 5k + j, and digit i16 of byte 12 element
+// 16·i16 + 15).
+func sumsIQ1BN(blocks []byte, q []int8) [q8K64Groups]int32 {
+	var s [q8K64Groups]int32
+	for b := 0; b < len(blocks)/13; b++ {
+		blk := blocks[13*b : 13*b+13 : 13*b+13]
+		qb := q[64*b : 64*b+64 : 64*b+64]
+		extra := &iq1Trits[blk[12]]
+		for i16 := 0; i16 < 4; i16++ {
+			base := 16 * i16
+			for kk := 0; kk < 3; kk++ {
+				t := &iq1Trits[blk[3*i16+kk]]
+				for j := 0; j < 5; j++ {
+					e := 5*kk + j
+					s[e/4] += int32(t[j]) * int32(qb[base+e])
+				}
+			}
+			s[3] += int32(extra[i16]) * int32(qb[base+15])
+		}
+	}
+	return s
+}
+
+// iqbnEmbedRow writes row id of an IQ1_BN/IQ2_BN matrix as (c − 1)·scale,
+// as ik_llama.cpp's dequantize_row_iq{1,2}_bn.
+func (w *Matrix) iqbnEmbedRow(dst []float32, id int) {
+	row := w.raw[id*w.rowB : (id+1)*w.rowB]
+	d := w.iqbnScale(id)
+	if w.Type == gguf.TypeIQ2BN {
+		blocks := row[4:]
+		for b := 0; b < w.K/64; b++ {
+			for j, c := range blocks[16*b : 16*b+16] {
+				for i := 0; i < 4; i++ {
+					dst[64*b+j+16*i] = d * float32(int(c>>(2*uint(i))&3)-1)
+				}
+			}
+		}
+		return
+	}
+	blocks := row[2:]
+	for b := 0; b < w.K/64; b++ {
+		blk := blocks[13*b : 13*b+13]
+		for i16 := 0; i16 < 4; i16++ {
+			for kk := 0; kk < 3; kk++ {
+				for j, t := range iq1Trits[blk[3*i16+kk]] {
+					dst[64*b+16*i16+5*kk+j] = d * float32(int(t)-1)
+				}
+			}
+			dst[64*b+16*i16+15] = d * float32(int(iq1Trits[blk[12]][i16])-1)
+		}
+	}
+}
