@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // Layout is the bit layout of an I2_S tensor. GGUF records none (spec
@@ -124,6 +125,10 @@ func (f I2S) Encode(dst []byte, codes []int8, scales []float32, k, m int) error 
 		switch f.layout() {
 		case LayoutX86_1x4:
 			ok = pack1x4(dst[:n/4], codes, k)
+		case LayoutX86:
+			// The same bytes as pack2 with 32-byte groups, in AVX2 where
+			// the machine has it (internal/kernels.PackI2S).
+			ok = kernels.PackI2S(dst[:n/4], codes)
 		default:
 			ok = pack2(dst[:n/4], codes, f.qk()/4, true)
 		}

@@ -86,6 +86,46 @@ func BenchmarkPerplexityLarge(b *testing.B) {
 	}
 }
 
+// BenchmarkLargeTests: llama-bench's pp128 (one batch, logits of the last
+// token) and tg32 (32 one-token calls) on the full-size bitnet_b1_58-large
+// I2_S file (as BenchmarkPerplexityLarge), at 1 and 2 threads; reports
+// tokens/s. The bench command runs the same tests; docs/performance.md
+// sets both beside llama-bench.
+func BenchmarkLargeTests(b *testing.B) {
+	dir := os.Getenv("BITNET_FULLSIZE_DIR")
+	if dir == "" {
+		b.Skip("set BITNET_FULLSIZE_DIR to a directory holding large-i2_s.gguf")
+	}
+	for _, th := range []int{1, 2} {
+		m := openModel(b, filepath.Join(dir, "large-i2_s.gguf"), th)
+		s := m.NewSession(160)
+		ids := make([]int32, 128)
+		for i := range ids {
+			ids[i] = int32(1 + (i*7919)%(m.Params.NVocab-1))
+		}
+		b.Run(fmt.Sprintf("pp128/threads=%d", th), func(b *testing.B) {
+			for b.Loop() {
+				s.Reset()
+				if _, err := s.EvalBatch(ids, len(ids)-1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(128*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+		b.Run(fmt.Sprintf("tg32/threads=%d", th), func(b *testing.B) {
+			for b.Loop() {
+				s.Reset()
+				for _, id := range ids[:32] {
+					if _, err := s.Eval(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(32*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
 // BenchmarkI2SMatMul: 128 token rows through a 1536×1536 I2_S matrix (the
 // bitnet_b1_58-large attention shape), the batched path of prompt and
 // perplexity evaluation; MB/s is packed weight bytes × tokens per second,

@@ -49,10 +49,13 @@
 //     tokens or attention heads, each result computed whole by one
 //     goroutine, so results never depend on the thread count.
 //   - Batches: each token row is quantized on its own and every dot product
-//     keeps its order; the I2_S kernels (i2s_batch.go: a four-token lookup
-//     table for batches, a 256-entry one for single tokens, dotI2S as the
-//     definition) compute the same exact integer sums, int16 lane wrap
-//     included. The kernels are plain functions over slices.
+//     keeps its order; the I2_S kernels compute the same exact integer
+//     sums, int16 lane wrap included: with assembly
+//     (internal/kernels.Accelerated) DotI2S per row and DotI2S4 for four
+//     tokens of a batch, else the pure-Go tables of i2s_batch.go (a
+//     four-token lookup table for batches, a 256-entry one for single
+//     tokens), dotI2S being the definition. The kernels are plain
+//     functions over slices.
 //   - The rope's cos/sin are glibc's cosf/sinf, step by step (libmf.go),
 //     as the reference calls the C library.
 //   - Float code follows the reference's operation order: ggml's AVX2

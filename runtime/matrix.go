@@ -268,8 +268,19 @@ func (w *Matrix) MatVec(dst, x []float32, a *Activation, threads int) {
 // the one-token table: below it the table costs more than it saves.
 const lut1MinRows = 256
 
-// matVecPrepared is MatVec after Prepare.
+// matVecPrepared is MatVec after Prepare. I2_S rows go through the
+// one-token table kernel unless DotI2S runs in assembly, which streams
+// the packed rows faster (docs/performance.md).
 func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
+	if w.Type == gguf.TypeI2S && kernels.Accelerated() {
+		// Row's I2_S case without its per-row type switch.
+		parallel.For(w.M, threads, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				dst[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+			}
+		})
+		return
+	}
 	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
 		w.matVecI2S(dst, a, threads)
 		return
@@ -352,6 +363,22 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		w.matVecPrepared(dst[0], &acts[0], threads)
 	case w.Type == gguf.TypeI2S:
 		w.matMulI2S(dst, acts, sc, threads)
+	case w.Type == gguf.TypeF16 && kernels.Accelerated():
+		// With the assembly DotF16 the stored row is read directly (the
+		// same products in the same order as dotF16Wide), a few rows
+		// at a time so they stay in L1 for every token.
+		const tile = 4
+		parallel.For(w.M, threads, func(lo, hi int) {
+			for r0 := lo; r0 < hi; r0 += tile {
+				r1 := min(r0+tile, hi)
+				for t := range acts {
+					x, d := acts[t].f, dst[t]
+					for r := r0; r < r1; r++ {
+						d[r] = dotF16ggml(w.u16[r*w.K:(r+1)*w.K], x)
+					}
+				}
+			}
+		})
 	case w.Type == gguf.TypeF16:
 		if len(sc.rowf) < max(threads, 1) {
 			sc.rowf = make([][]float32, max(threads, 1))
@@ -379,9 +406,20 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 	}
 }
 
-// matMulI2S runs the prepared token activations in groups of i2sLanes
-// through dotI2SLUT; a row the kernel refuses (code 3) takes dotI2S.
+// i2sAsmRowTile is the number of weight rows matMulI2SAsm multiplies with
+// one token before the next: 16 rows of the largest presets' 4096 inputs
+// (16 KiB) and one token's activations stay in L1 for all of them.
+const i2sAsmRowTile = 16
+
+// matMulI2S runs the prepared token activations through the assembly
+// DotI2S when there is one (matMulI2SAsm), else in groups of i2sLanes
+// through the pure-Go dotI2SLUT; a row the table kernel refuses (code 3)
+// takes dotI2S. Both give dotI2S's sums.
 func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
+	if kernels.Accelerated() {
+		w.matMulI2SAsm(dst, acts, threads)
+		return
+	}
 	n := len(acts)
 	groups := (n + i2sLanes - 1) / i2sLanes
 	per := w.kPad / 128 * i2sLUTPerBlock
@@ -437,6 +475,34 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 				}
 			}
 			r0 = r1
+		}
+	})
+}
+
+// matMulI2SAsm is matMulI2S with the assembly kernels: for each tile of
+// i2sAsmRowTile rows, the tokens four at a time (DotI2S4, one read of a
+// row for four tokens) against every row of the tile, the last one to
+// three tokens with DotI2S. Both give dotI2S's sums.
+func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
+	n4 := len(acts) &^ 3
+	parallel.For(w.M, threads, func(lo, hi int) {
+		for r0 := lo; r0 < hi; r0 += i2sAsmRowTile {
+			r1 := min(r0+i2sAsmRowTile, hi)
+			for t := 0; t < n4; t += 4 {
+				a := acts[t : t+4 : t+4]
+				for r := r0; r < r1; r++ {
+					s := kernels.DotI2S4(w.raw[r*w.rowB:(r+1)*w.rowB], a[0].q, a[1].q, a[2].q, a[3].q)
+					for k := range a {
+						dst[t+k][r] = i2sOut(s[k], &a[k], w.Scale)
+					}
+				}
+			}
+			for t := n4; t < len(acts); t++ {
+				a, d := &acts[t], dst[t]
+				for r := r0; r < r1; r++ {
+					d[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+				}
+			}
 		}
 	})
 }

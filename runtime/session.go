@@ -16,6 +16,9 @@ type Session struct {
 	nCtx   int
 	pos    int
 	kCache [][]uint16 // per layer, [nCtx][NHeadKV·HeadDim] F16 bits
+	// vCache is per layer [NHeadKV·HeadDim][nCtx] F16 bits: transposed,
+	// as llama.cpp stores V without flash attention, so the column of one
+	// output dimension over the positions is contiguous.
 	vCache [][]uint16
 
 	// Row scratch for up to rowsCap tokens, reused across calls: one row
@@ -245,7 +248,7 @@ func (s *Session) forward(tokens []int32) {
 			at := (pos0 + t) * kvDim
 			for i := range kvDim {
 				kc[at+i] = f32ToF16(k[t][i])
-				vc[at+i] = f32ToF16(v[t][i])
+				vc[i*s.nCtx+pos0+t] = f32ToF16(v[t][i])
 			}
 			s.emit("Qcur", li, q[t])
 			s.emit("Kcur", li, k[t])
@@ -484,12 +487,11 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 		padded[j] = pj
 	}
 	for i := range out {
-		for j := range vcol {
-			vcol[j] = 0
-			if j < n {
-				vcol[j] = vc[j*kvDim+kvh*hd+i]
-			}
-		}
+		// Positions from n on (later tokens of the batch, stale cells)
+		// count as zeros, like ggml's masked cells.
+		col := (kvh*hd + i) * s.nCtx
+		copy(vcol, vc[col:col+n])
+		clear(vcol[n:])
 		if roundP {
 			out[i] = dotF16ggml(vcol, padded)
 		} else {

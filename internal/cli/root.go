@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/bench"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/codegen"
 	dummycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/dummy"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/embed"
@@ -62,6 +63,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return tokenize.NewCmdTokenize(nil) },
 	func() *cobra.Command { return run.NewCmdRun(nil) },
 	func() *cobra.Command { return perplexity.NewCmdPerplexity(nil) },
+	func() *cobra.Command { return bench.NewCmdBench(nil) },
 	func() *cobra.Command { return codegen.NewCmdCodegen(nil) },
 	func() *cobra.Command { return embed.NewCmdEmbed(nil) },
 	func() *cobra.Command { return dummycmd.NewCmdDummy(nil) },

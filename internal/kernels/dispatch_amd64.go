@@ -17,11 +17,21 @@ func impl() string {
 	return "pure Go (no AVX2/F16C)"
 }
 
+func accelerated() bool { return useAVX2 }
+
 func dotI2S(row []byte, q []int8) int32 {
 	if useAVX2 {
 		return dotI2SAVX2(row, q)
 	}
 	return dotI2SRef(row, q)
+}
+
+func dotI2S4(row []byte, q0, q1, q2, q3 []int8) (s [4]int32) {
+	if useAVX2 {
+		dotI2S4AVX2(row, q0, q1, q2, q3, &s)
+		return s
+	}
+	return dotI2S4Ref(row, q0, q1, q2, q3)
 }
 
 func dotF16Body(w []uint16, x []float32) float32 {

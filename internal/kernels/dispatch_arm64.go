@@ -11,7 +11,14 @@ package kernels
 
 func impl() string { return "arm64 NEON assembly" }
 
+func accelerated() bool { return true }
+
 func dotI2S(row []byte, q []int8) int32 { return dotI2SNEON(row, q) }
+
+// dotI2S4 has no NEON version of its own: four NEON dots.
+func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
+	return [4]int32{dotI2SNEON(row, q0), dotI2SNEON(row, q1), dotI2SNEON(row, q2), dotI2SNEON(row, q3)}
+}
 
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 

@@ -36,3 +36,11 @@ package kernels
 // Impl names the kernel implementation this build selected on this machine,
 // for benchmarks and reports.
 func Impl() string { return impl() }
+
+// Accelerated reports whether the runtime's kernels (DotI2S, DotF16,
+// QuantizeI8S) run in assembly on this machine: AVX2 + F16C on amd64,
+// NEON on arm64; false with the purego tag or without AVX2/F16C. The
+// runtime then calls DotI2S and DotF16 row by row instead of its pure-Go
+// table kernels, which compute the same sums faster than the pure-Go
+// references but slower than the assembly (docs/performance.md).
+func Accelerated() bool { return accelerated() }

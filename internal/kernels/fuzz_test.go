@@ -26,6 +26,17 @@ func FuzzDotI2S(f *testing.F) {
 		if got, want := DotI2S(row, q), dotI2SRef(row, q); got != want {
 			t.Fatalf("nb=%d: kernel %d, reference %d", nb, got, want)
 		}
+		// DotI2S4 with the activation and three rotations of it.
+		var qs [4][]int8
+		for k := range qs {
+			qs[k] = append(append([]int8(nil), q[k*len(q)/4:]...), q[:k*len(q)/4]...)
+		}
+		got4 := DotI2S4(row, qs[0], qs[1], qs[2], qs[3])
+		for k := range qs {
+			if want := dotI2SRef(row, qs[k]); got4[k] != want {
+				t.Fatalf("nb=%d: DotI2S4 token %d: kernel %d, reference %d", nb, k, got4[k], want)
+			}
+		}
 	})
 }
 

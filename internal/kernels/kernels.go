@@ -17,6 +17,19 @@ func DotI2S(row []byte, q []int8) int32 {
 	return dotI2S(row, q)
 }
 
+// DotI2S4 returns DotI2S(row, q_t) for four activation rows q0…q3 at once
+// (the same integer sums, int16 lane wrap included), reading the packed row
+// once: the batched I2_S product (runtime's matMul) takes tokens four at a
+// time. It panics if len(row) is not a multiple of 32 or a len(q_t) <
+// 4·len(row).
+func DotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
+	n := 4 * len(row)
+	if len(row)%32 != 0 || len(q0) < n || len(q1) < n || len(q2) < n || len(q3) < n {
+		panic("kernels: DotI2S4 length mismatch")
+	}
+	return dotI2S4(row, q0, q1, q2, q3)
+}
+
 // DotF16 returns Σ_k f16(w_k)·x_k in the summation order of ggml's AVX2 +
 // F16C ggml_vec_dot_f16 (see dotF16Ref): 32-element steps into four
 // 8-lane float32 accumulators, GGML_F32x8_REDUCE, then the tail of fewer

@@ -65,6 +65,130 @@ done:
 	MOVL         AX, ret+48(FP)
 	RET
 
+// func dotI2S4AVX2(row []byte, q0 []int8, q1 []int8, q2 []int8, q3 []int8, sums *[4]int32)
+// Requires: AVX, AVX2, CMOV
+TEXT ·dotI2S4AVX2(SB), NOSPLIT, $0-128
+	MOVQ         row_base+0(FP), AX
+	MOVQ         q0_base+24(FP), CX
+	MOVQ         q1_base+48(FP), DX
+	MOVQ         q2_base+72(FP), BX
+	MOVQ         q3_base+96(FP), SI
+	MOVQ         row_len+8(FP), DI
+	SHRQ         $0x05, DI
+	MOVL         $0x03030303, R8
+	VMOVD        R8, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, R8
+	VMOVD        R8, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+	VPXOR        Y5, Y5, Y5
+
+group4:
+	CMPQ    DI, $0x00
+	JE      done4
+	MOVQ    $0x00000020, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	SUBQ    R8, DI
+	VPXOR   Y6, Y6, Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	VPXOR   Y9, Y9, Y9
+
+block4:
+	VMOVDQU    (AX), Y10
+	VPSRLW     $0x06, Y10, Y11
+	VPAND      Y0, Y11, Y11
+	VPSRLW     $0x04, Y10, Y12
+	VPAND      Y0, Y12, Y12
+	VPSRLW     $0x02, Y10, Y13
+	VPAND      Y0, Y13, Y13
+	VPAND      Y0, Y10, Y10
+	VPMADDUBSW (CX), Y11, Y14
+	VPMADDUBSW 32(CX), Y12, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 64(CX), Y13, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 96(CX), Y10, Y15
+	VPADDW     Y15, Y14, Y14
+	VPADDW     Y14, Y6, Y6
+	ADDQ       $0x00000080, CX
+	VPMADDUBSW (DX), Y11, Y14
+	VPMADDUBSW 32(DX), Y12, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 64(DX), Y13, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 96(DX), Y10, Y15
+	VPADDW     Y15, Y14, Y14
+	VPADDW     Y14, Y7, Y7
+	ADDQ       $0x00000080, DX
+	VPMADDUBSW (BX), Y11, Y14
+	VPMADDUBSW 32(BX), Y12, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 64(BX), Y13, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 96(BX), Y10, Y15
+	VPADDW     Y15, Y14, Y14
+	VPADDW     Y14, Y8, Y8
+	ADDQ       $0x00000080, BX
+	VPMADDUBSW (SI), Y11, Y14
+	VPMADDUBSW 32(SI), Y12, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 64(SI), Y13, Y15
+	VPADDW     Y15, Y14, Y14
+	VPMADDUBSW 96(SI), Y10, Y15
+	VPADDW     Y15, Y14, Y14
+	VPADDW     Y14, Y9, Y9
+	ADDQ       $0x00000080, SI
+	ADDQ       $0x20, AX
+	DECQ       R8
+	JNE        block4
+	VPMADDWD   Y1, Y6, Y6
+	VPADDD     Y6, Y2, Y2
+	VPMADDWD   Y1, Y7, Y7
+	VPADDD     Y7, Y3, Y3
+	VPMADDWD   Y1, Y8, Y8
+	VPADDD     Y8, Y4, Y4
+	VPMADDWD   Y1, Y9, Y9
+	VPADDD     Y9, Y5, Y5
+	JMP        group4
+
+done4:
+	MOVQ         sums+120(FP), AX
+	VEXTRACTI128 $0x01, Y2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0x4e, X2, X0
+	VPADDD       X0, X2, X2
+	VPSHUFD      $0xb1, X2, X0
+	VPADDD       X0, X2, X2
+	VMOVD        X2, (AX)
+	VEXTRACTI128 $0x01, Y3, X0
+	VPADDD       X0, X3, X3
+	VPSHUFD      $0x4e, X3, X0
+	VPADDD       X0, X3, X3
+	VPSHUFD      $0xb1, X3, X0
+	VPADDD       X0, X3, X3
+	VMOVD        X3, 4(AX)
+	VEXTRACTI128 $0x01, Y4, X0
+	VPADDD       X0, X4, X4
+	VPSHUFD      $0x4e, X4, X0
+	VPADDD       X0, X4, X4
+	VPSHUFD      $0xb1, X4, X0
+	VPADDD       X0, X4, X4
+	VMOVD        X4, 8(AX)
+	VEXTRACTI128 $0x01, Y5, X0
+	VPADDD       X0, X5, X5
+	VPSHUFD      $0x4e, X5, X0
+	VPADDD       X0, X5, X5
+	VPSHUFD      $0xb1, X5, X0
+	VPADDD       X0, X5, X5
+	VMOVD        X5, 12(AX)
+	VZEROUPPER
+	RET
+
 // func dotF16AVX2(w []uint16, x []float32) float32
 // Requires: AVX, F16C, SSE
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52

@@ -82,6 +82,70 @@ func TestDotI2SMatchesReference(t *testing.T) {
 	}
 }
 
+// TestDotI2S4MatchesReference: the four-token kernel gives dotI2SRef of each
+// token on random rows, the wrapping and extreme cases and rows of every
+// length class (groups of 32 blocks and a partial one), with activation
+// rows that differ per token and are longer than the row needs.
+func TestDotI2S4MatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 15))
+	for _, nb := range []int{0, 1, 2, 12, 31, 32, 33, 48, 64, 65, 100} {
+		for trial := 0; trial < 12; trial++ {
+			row, _ := randI2S(r, nb)
+			var qs [4][]int8
+			for k := range qs {
+				_, qs[k] = randI2S(r, nb)
+				qs[k] = append(qs[k], int8(k+1))
+			}
+			switch trial {
+			case 1: // every lane of token 2 wraps, token 0 at the other extreme
+				for i := range row {
+					row[i] = 0xaa
+				}
+				for i := range qs[2] {
+					qs[2][i] = -128
+					qs[0][i] = 127
+				}
+			case 2: // all codes 3 (a damaged file) with extreme activations
+				for i := range row {
+					row[i] = 0xff
+				}
+				for k := range qs {
+					for i := range qs[k] {
+						qs[k][i] = [2]int8{-128, 127}[(i+k)%2]
+					}
+				}
+			}
+			got := DotI2S4(row, qs[0], qs[1], qs[2], qs[3])
+			for k := range qs {
+				if want := dotI2SRef(row, qs[k][:128*nb]); got[k] != want {
+					t.Fatalf("nb=%d trial %d token %d: kernel %d, reference %d (%s)", nb, trial, k, got[k], want, Impl())
+				}
+			}
+		}
+	}
+}
+
+func TestDotI2S4Panics(t *testing.T) {
+	q := make([]int8, 128)
+	for _, c := range []struct {
+		row   int
+		short int
+	}{{31, -1}, {32, 0}, {32, 3}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("row %d, short activation %d: no panic", c.row, c.short)
+				}
+			}()
+			qs := [4][]int8{q, q, q, q}
+			if c.short >= 0 {
+				qs[c.short] = q[:127]
+			}
+			DotI2S4(make([]byte, c.row), qs[0], qs[1], qs[2], qs[3])
+		}()
+	}
+}
+
 // TestDotI2SUsesPrefix checks that a longer q (the caller's scratch) is
 // read only for the row's inputs.
 func TestDotI2SUsesPrefix(t *testing.T) {

@@ -57,6 +57,12 @@ func dotI2SRef(row []byte, q []int8) int32 {
 	return total
 }
 
+// dotI2S4Ref is DotI2S4's reference: dotI2SRef of the row with each
+// activation row.
+func dotI2S4Ref(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
+	return [4]int32{dotI2SRef(row, q0), dotI2SRef(row, q1), dotI2SRef(row, q2), dotI2SRef(row, q3)}
+}
+
 // reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators: acc0+acc2 and
 // acc1+acc3 added lane by lane, then lanes l and l+4 added, then
 // (t0+t1)+(t2+t3).

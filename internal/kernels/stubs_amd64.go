@@ -9,6 +9,11 @@ package kernels
 //go:noescape
 func dotI2SAVX2(row []byte, q []int8) int32
 
+// dotI2S4AVX2 stores Σ code·q_t for the I2_S row and each of the four activation rows into sums; len(row) is a multiple of 32 and every len(q_t) ≥ 4·len(row).
+//
+//go:noescape
+func dotI2S4AVX2(row []byte, q0 []int8, q1 []int8, q2 []int8, q3 []int8, sums *[4]int32)
+
 // dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).
 //
 //go:noescape

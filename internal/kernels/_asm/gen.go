@@ -23,6 +23,7 @@ import (
 func main() {
 	ConstraintExpr("!purego")
 	dotI2S()
+	dotI2S4()
 	dotF16()
 	absMaxBits()
 	quantI8S()
@@ -116,6 +117,94 @@ func dotI2S() {
 	VMOVD(lo, r)
 	VZEROUPPER()
 	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// dotI2S4: dotI2S of one packed row against four activation rows at once
+// (reference: four calls of dotI2SRef). Each block's four code vectors are
+// isolated once and multiplied with each token's 128 activation bytes; each
+// token has its own 16-bit and 32-bit accumulators, so every token gets
+// the lanes, the wrap and the 32-block widening of dotI2S (wrapping int16
+// addition is associative, so grouping the four products differently
+// gives the same lane values).
+func dotI2S4() {
+	TEXT("dotI2S4AVX2", NOSPLIT, "func(row []byte, q0, q1, q2, q3 []int8, sums *[4]int32)")
+	Pragma("noescape")
+	Doc("dotI2S4AVX2 stores Σ code·q_t for the I2_S row and each of the four activation rows into sums; len(row) is a multiple of 32 and every len(q_t) ≥ 4·len(row).")
+	row := Load(Param("row").Base(), GP64())
+	qs := []Register{
+		Load(Param("q0").Base(), GP64()), Load(Param("q1").Base(), GP64()),
+		Load(Param("q2").Base(), GP64()), Load(Param("q3").Base(), GP64()),
+	}
+	nb := Load(Param("row").Len(), GP64())
+	SHRQ(U8(5), nb)
+
+	mask := broadcast32(0x03030303)
+	ones := broadcast32(0x00010001)
+	var acc32, acc16 [4]VecVirtual
+	for t := range acc32 {
+		acc32[t] = YMM()
+		VPXOR(acc32[t], acc32[t], acc32[t])
+	}
+
+	Label("group4")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("done4"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	for t := range acc16 {
+		acc16[t] = YMM()
+		VPXOR(acc16[t], acc16[t], acc16[t])
+	}
+
+	Label("block4")
+	p3 := YMM()
+	VMOVDQU(Mem{Base: row}, p3)
+	p := []VecVirtual{YMM(), YMM(), YMM(), p3}
+	for s, sh := range []uint8{6, 4, 2} {
+		VPSRLW(U8(sh), p3, p[s])
+		VPAND(mask, p[s], p[s])
+	}
+	VPAND(mask, p3, p3)
+	t0, t1 := YMM(), YMM()
+	for t, q := range qs {
+		VPMADDUBSW(Mem{Base: q}, p[0], t0)
+		VPMADDUBSW(Mem{Base: q, Disp: 32}, p[1], t1)
+		VPADDW(t1, t0, t0)
+		VPMADDUBSW(Mem{Base: q, Disp: 64}, p[2], t1)
+		VPADDW(t1, t0, t0)
+		VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], t1)
+		VPADDW(t1, t0, t0)
+		VPADDW(t0, acc16[t], acc16[t])
+		ADDQ(U32(128), q)
+	}
+	ADDQ(U8(32), row)
+	DECQ(g)
+	JNE(LabelRef("block4"))
+
+	for t := range acc16 {
+		VPMADDWD(ones, acc16[t], acc16[t])
+		VPADDD(acc16[t], acc32[t], acc32[t])
+	}
+	JMP(LabelRef("group4"))
+
+	Label("done4")
+	out := Load(Param("sums"), GP64())
+	for t := range acc32 {
+		hi := XMM()
+		VEXTRACTI128(U8(1), acc32[t], hi)
+		lo := acc32[t].AsX()
+		VPADDD(hi, lo, lo)
+		VPSHUFD(U8(0x4e), lo, hi)
+		VPADDD(hi, lo, lo)
+		VPSHUFD(U8(0xb1), lo, hi)
+		VPADDD(hi, lo, lo)
+		VMOVD(lo, Mem{Base: out, Disp: 4 * t})
+	}
+	VZEROUPPER()
 	RET()
 }
 
