@@ -158,6 +158,9 @@ func benchRun(opts *BenchOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
+	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+		return err
+	}
 	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {

@@ -61,4 +61,4 @@ func (o *OptFloat) Type() string { return "float" }
 
 // FromLayoutUsage is the help text of the runtime commands' --from-layout
 // flag (runtime.Options.I2SLayout).
-const FromLayoutUsage = "I2_S layout of a file that does not record one (bitnet.cpp's own ARM or 1x4 files): x86, arm, x86-1x4 (default: the file's bitnet_convert.i2s_layout, else x86)"
+const FromLayoutUsage = "I2_S layout of a file that does not record one (bitnet.cpp's own ARM or 1x4 files): x86, arm, x86-1x4 (default: the file's bitnet_convert.i2s_layout, else x86; a value other than the recorded layout is a usage error)"

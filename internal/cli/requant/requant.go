@@ -21,6 +21,8 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 )
@@ -104,7 +106,7 @@ target runtime. Tensors are streamed one at a time and the output is written ato
 	f := cmd.Flags()
 	f.StringVar(&opts.OutType, "outtype", "", "output type: "+strings.Join(outTypeNames(), ", "))
 	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./<input name>-<outtype>.gguf)")
-	f.StringVar(&opts.FromLayout, "from-layout", "", "I2_S layout of the input: x86, arm, x86-1x4 (default: the file's bitnet_convert.i2s_layout, else x86)")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.I2SLayout, "i2s-layout", "", "I2_S layout written for --outtype i2_s: x86 (default), arm, x86-1x4")
 	f.StringVar(&opts.TokenEmbdType, "token-embedding-type", "", "retype token_embd: F32, F16, BF16, Q8_0, Q6_K (default: keep)")
 	f.StringVar(&opts.OutputType, "output-tensor-type", "", "retype an untied output head: F32, F16, BF16, Q8_0, Q6_K (default: keep)")
@@ -142,6 +144,9 @@ func Run(opts *Options) error {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+	}
+	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {
+		return err
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	ropts := convert.RequantOptions{
