@@ -106,10 +106,12 @@ func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, ou
 			if j >= n {
 				break
 			}
-			vrow := vc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
+			// vc is transposed ([kvDim][nCtx], Session.vCache): the
+			// value of dimension d at position j is vc[d·nCtx + j].
 			pl := prob[l]
-			for i, hv := range vrow {
-				out[i] = fma32(out[i], f16Table[hv], pl)
+			base := kvh*hd*s.nCtx + j
+			for i := range out {
+				out[i] = fma32(out[i], f16Table[vc[base+i*s.nCtx]], pl)
 			}
 		}
 	}
