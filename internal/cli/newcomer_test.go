@@ -49,3 +49,56 @@ func TestTLNoticeNamesInputDir(t *testing.T) {
 		}
 	}
 }
+
+// The round trip I2_S → TQ2_0 → I2_S keeps every code, but the final f32
+// scales are the original ones rounded to f16. verify is not loosened for
+// that: --hf and --ref-gguf against the original I2_S fail on the first
+// scale in one line that says it is the f16 rounding and what checks such a
+// file; --ref-gguf against the TQ2_0 file it was requantized from passes.
+func TestRoundTripScalesF16(t *testing.T) {
+	tmp := t.TempDir()
+	orig := filepath.Join(golden, "../gguf/ggml-model-i2_s.gguf")
+	tq := filepath.Join(tmp, "tiny-tq2_0.gguf")
+	back := filepath.Join(tmp, "tiny-i2_s.gguf")
+	for _, args := range [][]string{
+		{"requant", orig, "--outtype", "tq2_0", "--outfile", tq},
+		{"requant", tq, "--outtype", "i2_s", "--outfile", back},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"--hf", []string{"verify", "--gguf", back, "--hf", golden}, 1,
+			[]string{"tensor blk.0.", ": scale 0 of 1 is ", "exactly that scale rounded to f16", "`verify --ref-gguf` against the file it was requantized from"}},
+		{"--ref-gguf original", []string{"verify", "--ref-gguf", orig, back}, 1,
+			[]string{"(I2_S, reference I2_S): scale of element ", "exactly that scale rounded to f16", "compare it with the f16-scale file it was requantized from"}},
+		{"--ref-gguf the TQ2_0 input", []string{"verify", "--ref-gguf", tq, back}, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := Main(tc.args, &out, &errb)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errb.String())
+			}
+			if tc.code == 0 {
+				return
+			}
+			got := errb.String()
+			if strings.Count(got, "\n") != 1 {
+				t.Errorf("stderr is not one line: %q", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("stderr %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
