@@ -102,3 +102,55 @@ func TestRoundTripScalesF16(t *testing.T) {
 		})
 	}
 }
+
+// verify on a --no-vocab file without --ids runs fixed ids and says which
+// on stderr (it used them silently); with --ids there is no notice.
+func TestVerifyNoVocabSaysIDs(t *testing.T) {
+	tmp := t.TempDir()
+	nv := filepath.Join(tmp, "nv.gguf")
+	var out, errb bytes.Buffer
+	if code := Main([]string{"hf2gguf", golden, "--no-vocab", "--outfile", nv}, &out, &errb); code != 0 {
+		t.Fatalf("hf2gguf: exit %d: %s", code, errb.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify", "--gguf", nv, "--hf", golden}, "bitnet-convert: " + nv + " has no vocabulary: the prompt is the ids 1,100,200,300,400,7,8 (pass --ids to choose others)\n"},
+		{[]string{"verify", "--gguf", nv, "--hf", golden, "--ids", "5,6"}, ""},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := Main(tc.args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		if got := errb.String(); (tc.want == "" && strings.Contains(got, "no vocabulary")) || !strings.Contains(got, tc.want) {
+			t.Errorf("%v: stderr %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// --kernel-config on a file without TL tensors is accepted with a one-line
+// notice by every runtime command that takes it (bench said nothing).
+func TestKernelConfigOnNonTLFileNotice(t *testing.T) {
+	i2s := filepath.Join(golden, "../gguf/ggml-model-i2_s.gguf")
+	ini := filepath.Join(golden, "../gguf/kernel_config_tl2.ini")
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Hello world, this is a tiny BitNet test. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "bitnet-convert: --kernel-config has no effect: the file has no TL1/TL2 tensors\n"
+	for _, args := range [][]string{
+		{"run", "-m", i2s, "--ids", "1,2", "-n", "1", "--kernel-config", ini},
+		{"perplexity", "-m", i2s, "-f", text, "-c", "32", "--chunks", "1", "--kernel-config", ini},
+		{"bench", "-m", i2s, "-p", "4", "-n", "1", "-r", "1", "--kernel-config", ini},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		if strings.Count(errb.String(), want) != 1 {
+			t.Errorf("%s: stderr %q, want the notice once", args[0], errb.String())
+		}
+	}
+}

@@ -183,6 +183,13 @@ func benchRun(opts *BenchOptions) error {
 		if err != nil {
 			return modelfile.Explain("bench", opts.Model, err)
 		}
+		if opts.KernelConfig != "" && th == opts.Threads[0] {
+			// As run and perplexity do: a tiling that differs from the
+			// stored one, or one for a file without TL tensors.
+			if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+				fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
+			}
+		}
 		base := describe(opts.Model, f)
 		bos := bosID(f.KVs, m.Params.NVocab)
 		base.NThreads = rtOpts.Threads

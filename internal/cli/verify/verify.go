@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -227,6 +228,16 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	// A file without a vocabulary runs on fixed ids: say which.
+	idsNotice := ""
+	if opts.IDs == "" && opts.Prompt == "" {
+		if f, err := reader.Open(opts.GGUF); err == nil {
+			if _, ok := f.Get("tokenizer.ggml.tokens"); !ok {
+				idsNotice = fmt.Sprintf("%s has no vocabulary: the prompt is the ids %s (pass --ids to choose others)", opts.GGUF, joinIDs(verify.NoVocabIDs(f)))
+			}
+			f.Close()
+		}
+	}
 	kcNotice := ""
 	if vo.KernelConfig != nil {
 		// As run does: a tiling that differs from the stored one, or one
@@ -261,6 +272,9 @@ func Run(opts *Options) error {
 	}
 	if err != nil {
 		return modelfile.Explain("verify", opts.GGUF, err)
+	}
+	if opts.Err != nil && idsNotice != "" && rep.Pass && rep.Embeddings == nil {
+		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", idsNotice)
 	}
 	if opts.Err != nil && kcNotice != "" && rep.Pass {
 		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
@@ -367,4 +381,13 @@ func printReport(w io.Writer, r *verify.Report) {
 	} else {
 		fmt.Fprintln(w, "FAIL")
 	}
+}
+
+// joinIDs formats token ids as --ids takes them ("1,100,200").
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
 }
