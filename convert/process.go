@@ -245,7 +245,7 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 			// Finite weights near the float32 maximum overflow torch's
 			// float32 abs-mean too; summing in float64 instead would
 			// change the golden scales, so the tensor is refused rather
-			// than written with a +Inf scale no runtime accepts (D5).
+			// than written with a +Inf scale no runtime accepts (defect D5).
 			return nil, 0, nil, fmt.Errorf("tensor %s: the abs-mean of its weights overflows float32 (%v); the weights are not a trained model's (values near 3.4e38), fix the checkpoint", t.HFName, m)
 		}
 		inv := 1 / m

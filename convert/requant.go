@@ -104,6 +104,9 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
+	if err := checkRequantShapes(f, path); err != nil {
+		return nil, err
+	}
 	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
 	p.Runtime = format.RuntimeBitnetCpp
 	spec, ternaryOut := format.Lookup(string(opts.OutType))

@@ -69,6 +69,19 @@ func (s *Source) Tensor(ggufName string) (PlannedTensor, bool) {
 // −1/0/1) and the per-tensor scale of the projection ggufName. Errors name
 // the tensor; a non-projection is an error.
 func (s *Source) Ternary(ggufName string) ([]int8, float32, error) {
+	codes, scale, err := s.TernaryView(ggufName)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append([]int8(nil), codes...), scale, nil
+}
+
+// TernaryView is Ternary without the copy: the codes are s's own buffer,
+// valid until the next call of any method of s that reads tensor data
+// (Ternary, TernaryView, Float32, Float32HF), which may overwrite them. For a
+// caller that looks at one matrix at a time (verify) it saves a copy of every
+// projection and the garbage of one. The caller must not modify the codes.
+func (s *Source) TernaryView(ggufName string) ([]int8, float32, error) {
 	t, d, err := s.read(ggufName)
 	if err != nil {
 		return nil, 0, err
@@ -84,7 +97,7 @@ func (s *Source) Ternary(ggufName string) ([]int8, float32, error) {
 	if codes, _, err = s.conv.ropeOrder(&t, codes, nil); err != nil {
 		return nil, 0, err
 	}
-	return append([]int8(nil), codes...), scale, nil
+	return codes, scale, nil
 }
 
 // Float32 returns a fresh copy of the float32 values an F32 conversion writes

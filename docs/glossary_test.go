@@ -14,6 +14,8 @@ import (
 var (
 	// idRE matches BR-NN and NC-NN case ids.
 	idRE = regexp.MustCompile(`\b(BR|NC)-\d+\b`)
+	// defectRE matches a cited campaign defect: "defect D7", "Defect D2".
+	defectRE = regexp.MustCompile(`\b[Dd]efects? (D\d+)\b`)
 	// sectionRE matches a spec section, optionally preceded by the spec's
 	// name: "conversion.md §7.2", "codegen spec §4.2", "spec §5.5", "§3.1".
 	sectionRE = regexp.MustCompile(`(?:\b(conversion|codegen|runtime)(?:\.md)?(?: spec)?,? )?§ ?(\d+(?:\.\d+)*)`)
@@ -45,6 +47,11 @@ func missing(line string, keys map[string]bool, sections map[string]bool) []stri
 			out = append(out, id)
 		}
 	}
+	for _, m := range defectRE.FindAllStringSubmatch(line, -1) {
+		if !keys[m[1]] {
+			out = append(out, m[1])
+		}
+	}
 	for _, m := range sectionRE.FindAllStringSubmatch(line, -1) {
 		spec, num := m[1], m[2]
 		switch {
@@ -69,7 +76,7 @@ func sectionNumbers(keys map[string]bool) map[string]bool {
 }
 
 func TestMissingFindsUnknownIDs(t *testing.T) {
-	keys := map[string]bool{"BR-06": true, "NC-03": true, "conversion §2.4": true, "codegen §4.2": true}
+	keys := map[string]bool{"D7": true, "BR-06": true, "NC-03": true, "conversion §2.4": true, "codegen §4.2": true}
 	sections := sectionNumbers(keys)
 	for _, tc := range []struct {
 		line string
@@ -81,6 +88,7 @@ func TestMissingFindsUnknownIDs(t *testing.T) {
 		{"// runtime spec §1", []string{"runtime §1"}},
 		{"x := \"NC-7\" // NC-03", []string{"NC-7"}},
 		{"// BR-066 is not BR-06", []string{"BR-066"}},
+		{"// defect D7 and Defect D99; D98 alone is not a citation", []string{"D99"}},
 	} {
 		got := missing(tc.line, keys, sections)
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
@@ -89,7 +97,7 @@ func TestMissingFindsUnknownIDs(t *testing.T) {
 	}
 }
 
-// Every BR-, NC- and § id cited in a .go file of the module has its line in
+// Every BR-, NC-, § and defect Dn id cited in a .go file of the module has its line in
 // glossary.md.
 func TestGlossaryCoversCitedIDs(t *testing.T) {
 	keys := glossaryKeys(t)

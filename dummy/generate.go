@@ -399,7 +399,70 @@ func findTokenizerFiles(dir string) ([]tokFile, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("tokenizer: %s holds none of %s (or their .gz)", dir, strings.Join(TokenizerFiles, ", "))
 	}
+	for _, tf := range out {
+		if strings.HasSuffix(tf.name, ".json") {
+			if err := checkJSONFile(tf.src); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return out, nil
+}
+
+// checkJSONFile refuses a tokenizer .json file (plain or .gz) that is not
+// one JSON object, naming it, before anything is written: copied as it is,
+// it would only fail later in hf2gguf (Hugging Face tokenizers cannot load
+// it either). The file is read as a token stream, so its size does not
+// matter.
+func checkJSONFile(src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("tokenizer: %w", err)
+	}
+	defer in.Close()
+	var r io.Reader = in
+	if strings.HasSuffix(src, ".gz") {
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return fmt.Errorf("tokenizer %s: %w", src, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("tokenizer %s: %s; give a directory with the model's own tokenizer files", src, why)
+	}
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err == io.EOF {
+		return bad("the file is empty, want a JSON object")
+	}
+	if d, ok := tok.(json.Delim); err == nil && (!ok || d != '{') {
+		return bad("not a JSON object")
+	}
+	for depth := 1; err == nil && depth > 0; {
+		if tok, err = dec.Token(); err == nil {
+			if d, ok := tok.(json.Delim); ok {
+				if d == '{' || d == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			}
+		}
+	}
+	if err == nil {
+		if _, err = dec.Token(); err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			return bad("data after the JSON object")
+		}
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return bad("not valid JSON: " + err.Error())
 }
 
 // copyTokenizerFile copies src to dst atomically, gunzipping a .gz source.

@@ -247,7 +247,7 @@ func ReadGeometry(cfg map[string]any) (Geometry, error) {
 		key string
 		v   int
 	}{{"hidden_size", hg.Hidden}, {"intermediate_size", hg.FF}, {"num_attention_heads", hg.Heads}, {"num_key_value_heads", hg.HeadsKV}, {"head_dim", hg.HeadDim}, {"vocab_size", hg.Vocab}, {"num_hidden_layers", hg.Layers}} {
-		if f.v > maxDim {
+		if int64(f.v) > maxDim {
 			return g, fmt.Errorf("%s: %s %d is over the limit of 2^31", hf.ConfigFile, f.key, f.v)
 		}
 	}

@@ -1,8 +1,8 @@
 // Package format is the one place where the ternary GGUF weight layouts of
 // every BitNet runtime are written down: each type is one small file behind
 // the Format interface (type id, row-length rule, size, pack codes + scales →
-// bytes, unpack → codes + scales), and the type table (Lookup, ForType) maps
-// --outtype names and ggml type ids to them.
+// bytes, unpack → codes + scales, a scale as stored), and the type table
+// (Lookup, ForType) maps --outtype names and ggml type ids to them.
 //
 //	file        type          id   block / row              scale                     runtime
 //	i2s.go      I2_S x86      36   128 codes → 32 B         f32 per tensor, then pad   bitnet.cpp x86

@@ -24,6 +24,11 @@ type Format interface {
 	// ScaleGroup is the number of consecutive elements sharing one scale for
 	// a row length k: 0 means one scale for the whole tensor.
 	ScaleGroup(k int) int
+	// StoredScale is a scale s as Encode stores it and Decode returns it
+	// (f16-rounded for TQ1_0, TQ2_0 and IQ1_BN, unchanged where the format
+	// stores float32), so that a checker can derive the expected scales of
+	// a tensor without an Encode/Decode round of the whole matrix.
+	StoredScale(s float32) float32
 	// Check returns nil when an [m, k] weight can be stored in this format,
 	// else the reason (naming the row length or shape and the rule), for a
 	// "tensor X: reason" error or an --allow-fallback note.

@@ -262,3 +262,48 @@ func TestPack2RefusesBadCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredScale: for every format, the scales Decode returns after Encode
+// are exactly StoredScale of the scales given (f16 rounding for TQ1_0, TQ2_0
+// and IQ1_BN, none for the float32 formats), over scales that f16 rounds
+// (not exact in f16, near its subnormal and overflow ends) and 0, so that
+// verify may derive expected scales without an Encode/Decode round.
+func TestStoredScale(t *testing.T) {
+	const k, m = 256, 64
+	r := rand.New(rand.NewPCG(3, 4))
+	values := []float32{0.0123456, 1.0 / 3, 2.7182817, 6.1e-5, 3e-8, 65504, 65519, 0.5}
+	f16 := map[gguf.Type]bool{gguf.TypeTQ1_0: true, gguf.TypeTQ2_0: true, gguf.TypeIQ1BN: true}
+	for _, f := range all {
+		for _, v := range values {
+			codes := make([]int8, k*m)
+			for i := range codes {
+				codes[i] = int8(r.IntN(3)) - 1
+			}
+			sc := make([]float32, format.NumScales(f, k, m))
+			for i := range sc {
+				sc[i] = v
+			}
+			nb, _ := f.Bytes(k, m)
+			data := make([]byte, nb)
+			if err := f.Encode(data, codes, sc, k, m); err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			got, err := f.Decode(make([]int8, k*m), data, k, m)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			want := f.StoredScale(v)
+			if f16[f.Type()] != (want != v) && v != 0.5 && v != 65504 {
+				t.Errorf("%s: StoredScale(%v) = %v: rounding does not match the stored type", f.Name(), v, want)
+			}
+			for g, s := range got {
+				if s != want {
+					t.Fatalf("%s: scale %d decoded %v, StoredScale(%v) = %v", f.Name(), g, s, v, want)
+				}
+			}
+		}
+		if s := f.StoredScale(0); s != 0 {
+			t.Errorf("%s: StoredScale(0) = %v", f.Name(), s)
+		}
+	}
+}

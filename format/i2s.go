@@ -78,6 +78,9 @@ func (I2S) Type() gguf.Type { return gguf.TypeI2S }
 // ScaleGroup is 0: one scale per tensor.
 func (I2S) ScaleGroup(int) int { return 0 }
 
+// StoredScale is s unchanged: the scale is stored as float32.
+func (I2S) StoredScale(s float32) float32 { return s }
+
 // qk is the block length of the layout (K must be a multiple).
 func (f I2S) qk() int {
 	if f.layout() == LayoutARM {

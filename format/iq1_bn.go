@@ -31,6 +31,10 @@ func (IQ1BN) Type() gguf.Type { return gguf.TypeIQ1BN }
 // ScaleGroup is k: one f16 scale per row.
 func (IQ1BN) ScaleGroup(k int) int { return k }
 
+// StoredScale is s rounded to f16 (quantize.F32ToF16, as Encode stores it)
+// and widened back, as Decode returns it.
+func (IQ1BN) StoredScale(s float32) float32 { return quantize.F16ToF32(quantize.F32ToF16(s)) }
+
 // Check: K must be a multiple of 64.
 func (IQ1BN) Check(k, m int) error { return checkQK(k, QKBN, "IQ1_BN") }
 

@@ -33,6 +33,9 @@ func (IQ2BN) Type() gguf.Type { return gguf.TypeIQ2BN }
 // ScaleGroup is k: one scale per row.
 func (IQ2BN) ScaleGroup(k int) int { return k }
 
+// StoredScale is s unchanged: the scale is stored as float32.
+func (IQ2BN) StoredScale(s float32) float32 { return s }
+
 // Check: K must be a multiple of 64.
 func (IQ2BN) Check(k, m int) error { return checkQK(k, QKBN, "IQ2_BN") }
 

@@ -144,6 +144,9 @@ func (TL1) Type() gguf.Type { return gguf.TypeTL1 }
 // ScaleGroup is 0: one scale per tensor.
 func (TL1) ScaleGroup(int) int { return 0 }
 
+// StoredScale is s unchanged: the scale is stored as float32.
+func (TL1) StoredScale(s float32) float32 { return s }
+
 // Check: the shape needs a kernel in Kernels.
 func (f TL1) Check(k, m int) error { return checkKernel(f.Kernels, TL1Arch, k, m) }
 

@@ -277,6 +277,9 @@ func (TL2) Type() gguf.Type { return gguf.TypeTL2 }
 // ScaleGroup is 0: one scale per tensor.
 func (TL2) ScaleGroup(int) int { return 0 }
 
+// StoredScale is s unchanged: the scale is stored as float32.
+func (TL2) StoredScale(s float32) float32 { return s }
+
 // Check: the shape needs a kernel in Kernels.
 func (f TL2) Check(k, m int) error { return checkKernel(f.Kernels, TL2Arch, k, m) }
 

@@ -33,6 +33,10 @@ func (TQ1_0) Type() gguf.Type { return gguf.TypeTQ1_0 }
 // ScaleGroup is 256: one f16 scale per block.
 func (TQ1_0) ScaleGroup(int) int { return QKK }
 
+// StoredScale is s rounded to f16 (quantize.F32ToF16, as Encode stores it)
+// and widened back, as Decode returns it.
+func (TQ1_0) StoredScale(s float32) float32 { return quantize.F16ToF32(quantize.F32ToF16(s)) }
+
 // Check: K must be a multiple of 256.
 func (TQ1_0) Check(k, m int) error { return checkQK(k, QKK, "TQ1_0") }
 

@@ -28,6 +28,10 @@ func (TQ2_0) Type() gguf.Type { return gguf.TypeTQ2_0 }
 // ScaleGroup is 256: one f16 scale per block.
 func (TQ2_0) ScaleGroup(int) int { return QKK }
 
+// StoredScale is s rounded to f16 (quantize.F32ToF16, as Encode stores it)
+// and widened back, as Decode returns it.
+func (TQ2_0) StoredScale(s float32) float32 { return quantize.F16ToF32(quantize.F32ToF16(s)) }
+
 // Check: K must be a multiple of 256 (a block straddling rows mixes rows;
 // bitnet.cpp's llama-quantize writes such rows anyway and they compute
 // garbage).

@@ -160,7 +160,7 @@ func (c *Checkpoint) chooseFiles() (files []string, expect map[string]string, er
 		for t, shard := range wm {
 			if strings.ContainsFunc(shard, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				// A NUL or control character: no file can have the name,
-				// and the raw byte would end up in the message (D17).
+				// and the raw byte would end up in the message (defect D17).
 				return nil, nil, fmt.Errorf("%s: weight_map gives tensor %q the shard %q, which is not a valid file name; fix the index", indexPath, t, shard)
 			}
 			if filepath.IsLocal(shard) {

@@ -132,7 +132,10 @@ func (l *loader) header(rule headerRule, extra func(r *kvReader, h *header)) (he
 	if err := checkLayerCount(l.arch, l.f.Tensors, h.NLayer); err != nil {
 		return h, err
 	}
-	return h, l.headDim(&h, rule.headDimFromRope)
+	if err := l.headDim(&h, rule.headDimFromRope); err != nil {
+		return h, err
+	}
+	return h, productsFit(l.arch, h.NHead, h.NHeadKV, h.HeadDim)
 }
 
 // headDim sets h.HeadDim from attention.key_length, else (fromRope)

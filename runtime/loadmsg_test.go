@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,11 +28,24 @@ func TestLoadHyperParamMessages(t *testing.T) {
 		{"block_count string", map[string]gguf.Value{"bitnet.block_count": gguf.String("2")},
 			[]string{"bitnet.block_count", "non-negative integer"}},
 		{"head_count 2^31", map[string]gguf.Value{"bitnet.attention.head_count": gguf.Uint32(1 << 31), "bitnet.attention.head_count_kv": gguf.Uint32(1)},
-			[]string{"bitnet.embedding_length 16", "bitnet.attention.head_count 2147483648", "head dimension 0"}},
+			map[bool][]string{ // 2^31 is beyond int on 32-bit builds
+				false: {"bitnet.embedding_length 16", "bitnet.attention.head_count 2147483648", "head dimension 0"},
+				true:  {"key bitnet.attention.head_count: value 2147483648 is out of range (at most 2147483647)"},
+			}[strconv.IntSize == 32]},
 		{"odd head dim", map[string]gguf.Value{"bitnet.embedding_length": gguf.Uint32(6), "bitnet.attention.head_count": gguf.Uint32(2), "bitnet.attention.head_count_kv": gguf.Uint32(1)},
 			[]string{"bitnet.embedding_length 6", "bitnet.attention.head_count 2", "head dimension 3"}},
 		{"key_length odd", map[string]gguf.Value{"bitnet.attention.key_length": gguf.Uint32(3)},
 			[]string{"bitnet.attention.key_length 3"}},
+		// heads × head dimension = 2^32: beyond int on 32-bit builds
+		// (scripts/cross.sh runs this test for linux/386 and linux/arm);
+		// on 64-bit builds the product fits and the q tensor's shape is
+		// what is wrong.
+		{"heads × head dim 2^32", map[string]gguf.Value{"bitnet.attention.head_count": gguf.Uint32(1 << 16), "bitnet.attention.head_count_kv": gguf.Uint32(1 << 16),
+			"bitnet.attention.key_length": gguf.Uint32(1 << 16), "bitnet.attention.value_length": gguf.Uint32(1 << 16), "bitnet.rope.dimension_count": gguf.Uint32(1 << 16)},
+			map[bool][]string{
+				true:  {"keys bitnet.attention.head_count × attention.key_length (head dimension): 65536 × 65536 = 4294967296 does not fit in this 32-bit build (largest 2147483647); use a 64-bit build"},
+				false: {"tensor blk.0.attn_q.weight", "want [16, 4294967296]"},
+			}[strconv.IntSize == 32]},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

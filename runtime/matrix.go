@@ -509,7 +509,9 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 
 // notMainline refuses the mainline ggml types bitnet.cpp does not have
 // (MXFP4, NVFP4, Q1_0): the file was made for llama.cpp, not for a BitNet
-// runtime (issue 10, type-id collisions).
+// runtime. Mainline ggml gives ids 39–41 to these types while bitnet.cpp
+// gives 39 to TL2 (gguf.Type.IsMainlineOnly; ggml/src/ggml.c type_traits in
+// ggml-org/llama.cpp).
 func notMainline(typ gguf.Type) error {
 	if typ.IsMainlineOnly() {
 		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN, IQ2_BN); run the file with llama.cpp", typ, typ.ID())

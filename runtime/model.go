@@ -280,6 +280,27 @@ func Load(f File, opts Options) (*Model, error) {
 	return m, nil
 }
 
+// productsFit checks that the widths Load and Session compute from the
+// hyper-parameters (heads × head dimension for q and for k/v, the row
+// scratch of max(embedding, FFN, q) values) fit in int. Every key is below
+// maxHyperParam, so the products fit on 64-bit builds; on a 32-bit build
+// (int is 32 bits: linux/386, linux/arm) a product beyond 2^31−1 is one
+// error line naming the keys instead of a wrapped size.
+func productsFit(arch string, nHead, nHeadKV, headDim int) error {
+	for _, c := range []struct {
+		keys string
+		a, b int
+	}{
+		{"attention.head_count × attention.key_length (head dimension)", nHead, headDim},
+		{"attention.head_count_kv × attention.key_length (head dimension)", nHeadKV, headDim},
+	} {
+		if n := int64(c.a) * int64(c.b); n > math.MaxInt {
+			return fmt.Errorf("keys %s.%s: %d × %d = %d does not fit in this 32-bit build (largest %d); use a 64-bit build of bitnet-convert", arch, c.keys, c.a, c.b, n, math.MaxInt)
+		}
+	}
+	return nil
+}
+
 // decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.
 func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
 	if err := notMainline(t); err != nil {

@@ -5,14 +5,14 @@
 #
 #   linux/arm64    qemu-aarch64 (Debian package qemu-user)
 #   linux/arm      qemu-arm     (qemu-user)
-#   linux/386      qemu-i386    (qemu-user) when it can start a Go binary;
-#                  qemu-i386 7.2 (bookworm) crashes every Go 386 program at
-#                  thread start, so the host kernel's IA-32 support runs it
-#                  natively instead (a real 32-bit process either way)
+#   linux/386      qemu-i386    (qemu-user) with GODEBUG=asyncpreemptoff=1,
+#                  and natively as well when the host kernel runs IA-32
+#                  binaries (many VM kernels do not)
 #   windows/amd64  wine         (Debian packages wine, wine64)
 #
 # Every target's GGUF must be byte-identical to the host's, and verify must
-# pass; on the 32-bit targets a 3 GiB file must fail with one line. The internal/osx tests (mmap, page release, free space, rename over
+# pass; on the 32-bit targets a 3 GiB file and hyper-parameter products
+# beyond int must fail with one line. The internal/osx tests (mmap, page release, free space, rename over
 # an existing file) also run on each of those targets. .ci/run installs the
 # packages; this script only checks they are there.
 #
@@ -20,6 +20,18 @@
 # lacks: the script links a forwarding DLL (ProcessPrng → advapi32's
 # SystemFunction036, the same CSPRNG) into a throw-away Wine prefix with the
 # mingw-w64 linker (binutils-mingw-w64-x86-64). Nothing is downloaded.
+#
+# Why qemu-i386 needs GODEBUG=asyncpreemptoff=1 (docs/platforms.md has the
+# experiments): Debian bookworm's qemu-i386 7.2 gives a thread the %gs TLS
+# base of another thread once a signal handler has run in it. A static C
+# program shows it too (glibc keeps its TLS behind %gs as Go 386 keeps g):
+# four threads that signal themselves read each other's __thread variable.
+# Go's runtime signals its own threads (SIGURG, asynchronous preemption), so
+# every Go 386 program dies within milliseconds ("morestack on gsignal",
+# "bad g in signal handler"), whatever -cpu, GO386 or -ldflags. With
+# asynchronous preemption off no signal is delivered unless one is sent, and
+# hf2gguf + verify run reliably; a test that gets SIGCHLD (it starts a child
+# process) would still crash, so TestProcessAlive is skipped there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -59,7 +71,7 @@ run_target() {
   local test=$work/osx-$name.test
   [[ $name == windows-* ]] && test=$test.exe
   GOOS=${name%-*} GOARCH=${name#*-} CGO_ENABLED=0 go test -c -o "$test" ./internal/osx
-  (cd "$work" && "$@" "$test" -test.count=1)
+  (cd "$work" && "$@" "$test" -test.count=1 ${osx_skip:+-test.skip "$osx_skip"})
 }
 
 # check_too_big NAME RUNNER... : on a 32-bit target a file larger than int
@@ -80,6 +92,18 @@ check_too_big() {
   fi
 }
 
+# check_int_products NAME RUNNER... : on a 32-bit target a GGUF whose
+# hyper-parameter products (heads × head dimension) exceed int fails with one
+# line naming the keys (runtime TestLoadHyperParamMessages, which expects the
+# 32-bit message when int has 32 bits).
+check_int_products() {
+  local name=$1; shift
+  local test=$work/runtime-$name.test
+  echo "cross: $name: hyper-parameter products beyond int fail with one line"
+  [ -e "$test" ] || GOOS=${name%-*} GOARCH=${name#*-} CGO_ENABLED=0 go test -c -o "$test" ./runtime
+  (cd "$root/runtime" && "$@" "$test" -test.count=1 -test.run '^TestLoadHyperParamMessages$')
+}
+
 need() { command -v "$1" >/dev/null 2>&1 || { echo "cross: $1 not found (install Debian package $2)" >&2; exit 1; }; }
 need qemu-aarch64 qemu-user
 need qemu-arm qemu-user
@@ -90,13 +114,19 @@ need x86_64-w64-mingw32-ld binutils-mingw-w64-x86-64
 run_target linux-arm64 qemu-aarch64
 run_target linux-arm qemu-arm
 check_too_big linux-arm qemu-arm
-if qemu-i386 "$work/bitnet-convert-linux-386" --version >/dev/null 2>&1; then
-  run_target linux-386 qemu-i386
-else
-  echo "cross: $(qemu-i386 --version | head -1) cannot start Go 386 binaries; running linux/386 natively (IA-32)"
+check_int_products linux-arm qemu-arm
+# qemu-i386: see the top of this file for why asynchronous preemption is off.
+qemu386=(env GODEBUG=asyncpreemptoff=1 qemu-i386)
+osx_skip='^TestProcessAlive$' run_target linux-386 "${qemu386[@]}"
+check_too_big linux-386 "${qemu386[@]}"
+check_int_products linux-386 "${qemu386[@]}"
+if "$work/bitnet-convert-linux-386" --version >/dev/null 2>&1; then
   run_target linux-386
+  check_too_big linux-386
+  check_int_products linux-386
+else
+  echo "cross: this kernel does not run IA-32 binaries; linux/386 ran under qemu-i386 only"
 fi
-check_too_big linux-386
 
 # A private Wine prefix, with the ProcessPrng shim when Wine lacks the DLL.
 export WINEPREFIX=$work/wine WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="

@@ -2,12 +2,18 @@ package verify
 
 import (
 	"bufio"
+	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
 // BenchmarkReference runs the float reference alone, with synthesized
@@ -73,4 +79,59 @@ func peakRSSKB() int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkCheckStructure is verify's tensor-by-tensor check against the
+// checkpoint (checkStructure: every ternary code and scale, every float
+// value) on 2 layers of the 2B-4T widths (hidden 2560, ffn 6912, packed U8,
+// vocabulary cut to 32000), as I2_S (one f32 scale) and TQ2_0 (an f16 scale
+// per 256 weights). MB/s counts the GGUF's tensor bytes. The checkpoint is
+// generated into a temporary directory (about 0.4 GB):
+//
+//	go test -run '^$' -bench CheckStructure -benchtime 3x ./verify
+//
+// The same function at an earlier commit can be timed by copying this file
+// into that tree (docs/performance.md has both).
+func BenchmarkCheckStructure(b *testing.B) {
+	m, err := presets.Get("BitNet-b1.58-2B-4T")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: m.Config, Packed: true, Layers: 2, VocabSize: 32000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutTQ2_0} {
+		out := filepath.Join(b.TempDir(), string(ot)+".gguf")
+		if _, err := convert.ConvertDir(context.Background(), dir, out, false, false, convert.Options{OutType: ot, NoVocab: true}); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(string(ot), func(b *testing.B) {
+			f, err := reader.Open(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			opts := Options{GGUF: out, HF: dir, Threads: 2}
+			src, err := convert.OpenSource(dir, convert.Options{Threads: opts.Threads})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			var bytes int64
+			for _, t := range f.Tensors {
+				if d, err := f.TensorData(t.Name); err == nil {
+					bytes += int64(len(d))
+				}
+			}
+			b.SetBytes(bytes)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rep := &Report{}
+				if !checkStructure(rep, f, src, opts) || len(rep.Failures) > 0 {
+					b.Fatalf("structure check failed: %v", rep.Failures)
+				}
+			}
+		})
+	}
 }

@@ -3,21 +3,23 @@ package verify
 import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
-	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
-// releasePages tells the kernel that b, a sub-slice of a read-only file
-// mapping (reader.Open maps GGUF files read-only and shared), is not needed
-// for now: its resident pages are dropped and read from the file again if
-// touched. It uses hf's page release (hf.TensorData.Release), which applies
-// to any such mapping; only page-aligned interior pages are released.
-// b must never be heap memory: Run only uses files from reader.Open.
-func releasePages(b []byte) { (&hf.TensorData{Raw: b}).Release() }
+// releasePages tells the kernel that b, a sub-slice of f's tensor data, is
+// not needed for now: its resident pages are dropped and read from the file
+// again if touched (reader.File.Release; only page-aligned interior pages).
+// It used to go through a zero hf.TensorData, whose Release does nothing
+// without a mapping, so no GGUF page was ever released and the whole file
+// stayed resident (TestReleasePages).
+func releasePages(f *reader.File, b []byte) { f.Release(b) }
 
-// runtimeCopies are the tensor types runtime.LoadFile decodes into its own
-// memory (runtime.NewMatrix and decodeVector); I2_S, TL1, TL2 and Q8_0 are
-// used in place.
+// runtimeCopies are the tensor types runtime.LoadFile may decode into its
+// own memory: F32/F16/BF16 vectors (decodeVector), and matrices on a
+// big-endian host or at an unaligned offset; otherwise the runtime uses them
+// in place in the mapping like I2_S, TL1, TL2 and Q8_0 (runtime.NewMatrix),
+// and releasing their pages after loading only means they are read again
+// from the page cache when the prompt touches them.
 var runtimeCopies = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true}
 
 // releaseFile releases the mapped pages of every tensor of f for which
@@ -28,7 +30,7 @@ func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
 			continue
 		}
 		if data, err := f.TensorData(t.Name); err == nil {
-			releasePages(data)
+			releasePages(f, data)
 		}
 	}
 }
@@ -36,13 +38,14 @@ func releaseFile(f *reader.File, which func(gguf.TensorInfo) bool) {
 // loadModel is runtime.LoadFile, except that the file's pages of each
 // tensor the runtime decodes into its own memory (runtimeCopies) are
 // released once the next tensor is asked for, and the last after loading:
-// otherwise an 8B model's F16 embedding and head would be resident twice,
-// as the mapped file and as the runtime's copy, while it loads.
+// where the runtime copies (see runtimeCopies), an 8B model's F16 embedding
+// and head would otherwise be resident twice, as the mapped file and as the
+// copy, while it loads.
 func loadModel(f *reader.File, opts runtime.Options) (*runtime.Model, error) {
 	var prev []byte
 	release := func() {
 		if prev != nil {
-			releasePages(prev)
+			releasePages(f, prev)
 			prev = nil
 		}
 	}

@@ -420,6 +420,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 	}
 	defer w.Close()
 	var kernels []format.Kernel
+	var codes []int8 // compareTernary's decode buffer
 	seen := map[string]bool{}
 	for _, ti := range f.Tensors {
 		seen[ti.Name] = true
@@ -434,7 +435,7 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 			if err != nil {
 				return err.Error()
 			}
-			defer releasePages(data)
+			defer releasePages(f, data)
 			if ne := reverseShape(pt.HFShape); !reflect.DeepEqual(ne, ti.Ne) && !(len(pt.HFShape) == 0 && reflect.DeepEqual(ti.Ne, []uint64{1})) {
 				same = false
 				return fmt.Sprintf("ne %v, source implies %v", ti.Ne, ne)
@@ -450,13 +451,13 @@ func checkStructure(rep *Report, f *reader.File, src *convert.Source, opts Optio
 					}
 					kernels = ks
 				}
-				detail := compareTernary(ti, data, src, kernels, fileLayout(f))
+				detail := compareTernary(ti, data, src, kernels, fileLayout(f), opts.Threads, &codes)
 				if strings.HasPrefix(detail, "ternary code") && ti.Type == gguf.TypeI2S {
 					detail += layoutHint(ti, data, src, fileLayout(f), opts.GGUF)
 				}
 				return detail
 			}
-			return compareFloat(ti, data, w)
+			return compareFloat(ti, data, w, func(b []byte) { releasePages(f, b) })
 		}()
 		if detail != "" {
 			tc.OK, tc.Detail = false, detail
@@ -495,21 +496,28 @@ func tlKernels(f *reader.File, ini []byte) ([]format.Kernel, error) {
 }
 
 // compareTernary decodes codes and scales through the format layer (the
-// I2_S layout from the file's format.LayoutKey, x86 without it) and compares
-// them with the source: codes exactly, each scale within one ulp of the
-// source scale stored the way the format stores it (f16 for TQ and IQ1_BN).
-func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout) string {
+// I2_S layout from the file's format.LayoutKey, x86 without it; row ranges
+// on up to threads goroutines, format.DecodeParallel) and compares them with
+// the source: codes exactly, each scale within one ulp of the source scale
+// stored the way the format stores it (Format.StoredScale: f16 for TQ and
+// IQ1_BN; 0 for a group whose source codes are all zero, format.Regroup).
+// buf is the decode buffer, reused from one tensor to the next (grown when
+// too small), so that a model's projections leave no garbage.
+func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernels []format.Kernel, layout format.Layout, threads int, buf *[]int8) string {
 	k, m := int(ti.Ne[0]), int(ti.Ne[1])
 	f, _ := format.ForType(ti.Type, layout, kernels)
 	if err := f.Check(k, m); err != nil && (ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2) {
 		return err.Error() + " (pass --kernel-config)"
 	}
-	got := make([]int8, k*m)
-	scales, err := f.Decode(got, data, k, m)
+	if cap(*buf) < k*m {
+		*buf = make([]int8, k*m)
+	}
+	got := (*buf)[:k*m]
+	scales, err := format.DecodeParallel(f, got, data, k, m, threads)
 	if err != nil {
 		return err.Error()
 	}
-	want, wantScale, err := src.Ternary(ti.Name)
+	want, wantScale, err := src.TernaryView(ti.Name)
 	if err != nil {
 		return err.Error()
 	}
@@ -520,16 +528,9 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 	if err != nil {
 		return err.Error()
 	}
-	// Store the expected scales as the format does (f16 rounding).
-	buf := make([]byte, len(data))
-	if err := f.Encode(buf, want, exp, k, m); err == nil {
-		if e, err := f.Decode(make([]int8, k*m), buf, k, m); err == nil {
-			exp = e
-		}
-	}
 	for g := range scales {
-		if ulps(scales[g], exp[g]) > 1 {
-			return fmt.Sprintf("scale %d of %d is %v, source %v%s", g, len(scales), scales[g], exp[g], f16RoundingNote(scales[g], exp[g], "`verify --ref-gguf` against the file it was requantized from checks it"))
+		if e := f.StoredScale(exp[g]); ulps(scales[g], e) > 1 {
+			return fmt.Sprintf("scale %d of %d is %v, source %v%s", g, len(scales), scales[g], e, f16RoundingNote(scales[g], exp[g], "`verify --ref-gguf` against the file it was requantized from checks it"))
 		}
 	}
 	return ""
@@ -598,8 +599,9 @@ func codeMismatch(i, k int, got, want int8) string {
 
 // compareFloat compares a float (or Q8_0, Q6_K) tensor with the source values
 // rounded to the stored type, in row blocks (sourceWeights.floatRows), so
-// that a large embedding is never held whole.
-func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
+// that a large embedding is never held whole; release drops the file pages
+// of each block once compared.
+func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release func([]byte)) string {
 	switch ti.Type {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K:
 	default:
@@ -620,17 +622,20 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights) string {
 				detail = d
 				return errStop
 			}
-			releasePages(data[lo*rowBytes : hi*rowBytes])
+			release(data[lo*rowBytes : hi*rowBytes])
 			return nil
 		}
 		for j, x := range want {
+			if sameStoredBits(ti.Type, data, base+j, x) {
+				continue // equal bits pass compareFloatAt
+			}
 			if d := compareFloatAt(ti.Type, data, base+j, x); d != "" {
 				detail = d
 				return errStop
 			}
 		}
 		if len(ti.Ne) == 2 {
-			releasePages(data[lo*rowBytes : hi*rowBytes])
+			release(data[lo*rowBytes : hi*rowBytes])
 		}
 		return nil
 	})
@@ -667,6 +672,22 @@ func compareQ6K(data []byte, base int, want []float32) string {
 
 // errStop ends a row-block walk early.
 var errStop = errors.New("stop")
+
+// sameStoredBits reports whether element i of data (stored as t) has the
+// bits of want rounded to t: the common case of compareFloat, decided
+// without widening both sides. False means compareFloatAt must judge (it
+// also accepts one ulp, ±0, and Q8_0 within its step).
+func sameStoredBits(t gguf.Type, data []byte, i int, want float32) bool {
+	switch t {
+	case gguf.TypeF32:
+		return binary.LittleEndian.Uint32(data[4*i:]) == math.Float32bits(want)
+	case gguf.TypeF16:
+		return binary.LittleEndian.Uint16(data[2*i:]) == quantize.F32ToF16(want)
+	case gguf.TypeBF16:
+		return binary.LittleEndian.Uint16(data[2*i:]) == quantize.F32ToBF16(want)
+	}
+	return false
+}
 
 // compareFloatAt compares element i of data (stored as t) with the source
 // value want rounded to t ("" when equal, else the difference in words).

@@ -18,6 +18,9 @@ import (
 type sourceWeights struct {
 	src  *convert.Source
 	ckpt *hf.Checkpoint // the same directory, for row-level reads
+	// block is blocks' float64 buffer, reused from one matrix to the
+	// next: the reference asks for seven matrices a layer.
+	block []float64
 }
 
 // openSourceWeights opens dir a second time for row-level reads beside src.
@@ -157,9 +160,14 @@ func (s *sourceWeights) blocks(name string, maxElems int, fn func(lo, hi int, w 
 	}
 	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
 	per := max(1, maxElems/cols)
-	buf := make([]float64, min(per, rows)*cols)
+	if n := min(per, rows) * cols; cap(s.block) < n {
+		s.block = make([]float64, n)
+	}
+	buf := s.block[:min(per, rows)*cols]
 	if t.Class == tensormap.Projection {
-		codes, scale, err := s.src.Ternary(name)
+		// The codes are the Source's buffer, valid until its next read;
+		// fn only multiplies.
+		codes, scale, err := s.src.TernaryView(name)
 		if err != nil {
 			return err
 		}

@@ -111,6 +111,19 @@ func (f *File) Close() error {
 	return nil
 }
 
+// Release tells the operating system that the pages wholly inside b, a
+// sub-slice of a TensorData result, are not needed for now
+// (osx.Mapping.Release: madvise MADV_DONTNEED on Unix, VirtualUnlock on
+// Windows): they leave the process's resident set and are read again from the
+// file (usually the page cache) when touched. The bytes stay valid. It is
+// only advice and does nothing for a File from Parse, after Close, or for b
+// outside the file.
+func (f *File) Release(b []byte) {
+	if f.mapping != nil && f.data != nil {
+		f.mapping.Release(b)
+	}
+}
+
 // Parse parses a whole GGUF file held in data. The File keeps data (TensorData
 // returns sub-slices of it); KVs and tensor infos are copied out. It never
 // panics on bad input; every error says where it happened.

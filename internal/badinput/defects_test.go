@@ -22,7 +22,7 @@ import (
 )
 
 // The defects of docs/reliability.md's second campaign (D1–D23 of the
-// hostile-input report, issue 10): each row reproduces one through the whole
+// hostile-input report, listed in docs/glossary.md): each row reproduces one through the whole
 // command line and checks the behaviour chosen for it.
 
 // rewriteGGUF returns the GGUF at src with its metadata passed through edit
@@ -559,7 +559,7 @@ func replaceTensor(t *testing.T, name string, typ gguf.Type, data []byte) []byte
 	return buf.Bytes()
 }
 
-// TestTypeIDCollisions (issue 10 Deliver 5, acceptance e): id 39 is TL2 in
+// TestTypeIDCollisions: id 39 is TL2 in
 // bitnet.cpp and MXFP4 in mainline ggml; the reader decides per tensor from
 // the arch and the room the data has, and inspect names MXFP4, NVFP4 (40)
 // and Q1_0 (41) with their sizes (llama.cpp ggml/src/ggml.c type_traits:

@@ -1,4 +1,4 @@
-// Package badinput holds the reliability tests of issue 7; it has no
+// Package badinput holds the reliability tests (docs/reliability.md); it has no
 // non-test code.
 //
 // The tests feed the whole command line (cli.Main, and the built binary

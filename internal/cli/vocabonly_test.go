@@ -111,19 +111,18 @@ func mainOK(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-// Acceptance d of issue 10: --vocab-only on a directory holding only a
-// real config.json and the tokenizer files writes a GGUF whose tokenize ids
-// equal those of the GGUF converted from `dummy --layers 1 --tokenizer …`
-// of the same config, on every string of the test vectors.
+// --vocab-only on a directory holding only a real config.json (the literal
+// Llama3-8B-1.58 and bitnet-embedding-0.6b configs of testdata/configs) and
+// the tokenizer files writes a GGUF whose tokenize ids equal those of the
+// GGUF converted from `dummy --layers 1 --tokenizer …` of the same config,
+// on every string of the test vectors.
 //
-// The dummy side shrinks the hidden sizes (vocab_size, tokenizer and
-// architecture family unchanged; the tokenizer KVs do not depend on them) so
-// the test writes ~40 MB instead of ~0.3–1 GB. Llama3-8B's
-// LlamaForCausalLM weights are not convertible yet, so its dummy checkpoint
-// is declared BitNetForCausalLM (the 2B-4T family, same Llama-3 tokenizer);
-// the Llama-3 ids are also checked against llama.cpp's own expected ids
-// (vectors/ggml-vocab-llama-bpe.gguf.out). The full-size runs are in the
-// report of the change (same result).
+// The dummy side keeps the architecture (LlamaForCausalLM with its
+// quantization_config; Qwen3 for the embedding model), vocab_size and every
+// tokenizer setting, and shrinks only the hidden sizes and head counts (the
+// tokenizer KVs do not depend on them), so the test writes ~40 MB instead of
+// ~0.3–2 GB. The Llama-3 ids are also checked against llama.cpp's own
+// expected ids (vectors/ggml-vocab-llama-bpe.gguf.out).
 func TestVocabOnlyMatchesDummyConversion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts two ~40 MB dummy checkpoints")
@@ -133,7 +132,7 @@ func TestVocabOnlyMatchesDummyConversion(t *testing.T) {
 		shrink                                         map[string]any
 	}{
 		{"llama3-8b", "HF1BitLLM_Llama3-8B-1.58-100B-tokens.config.json", "llama3", "ggml-vocab-llama-bpe.gguf", "llama", "ggml-vocab-llama-bpe.gguf",
-			map[string]any{"architectures": []any{"BitNetForCausalLM"}, "hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 2, "num_key_value_heads": 2}},
+			map[string]any{"hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 2, "num_key_value_heads": 2}},
 		{"embedding-0.6b", "microsoft_bitnet-embedding-0.6b.config.json", "qwen3", "ggml-vocab-qwen2.gguf", "qwen3", "",
 			map[string]any{"hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 1, "num_key_value_heads": 1}},
 	} {
@@ -175,10 +174,13 @@ func TestVocabOnlyMatchesDummyConversion(t *testing.T) {
 			if _, ok := vf.Get("general.file_type"); ok {
 				t.Error("the vocab-only file states a general.file_type")
 			}
-			if vf.Arch() != tc.arch {
-				t.Errorf("vocab-only arch %q, want %q", vf.Arch(), tc.arch)
+			if vf.Arch() != tc.arch || ff.Arch() != tc.arch {
+				t.Errorf("arch: vocab-only %q, dummy conversion %q, want %q for both", vf.Arch(), ff.Arch(), tc.arch)
 			}
 			ins, want := vectorInputs(t, tc.vectors)
+			if len(ins) < 40 {
+				t.Fatalf("%s: only %d vector strings", tc.vectors, len(ins))
+			}
 			for i, in := range ins {
 				a, err1 := vt.Encode(in, false, false)
 				b, err2 := ft.Encode(in, false, false)

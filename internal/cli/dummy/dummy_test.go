@@ -2,6 +2,7 @@ package dummy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -282,5 +283,62 @@ func TestConfigFIFO(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("dummy --config FIFO blocked reading the pipe")
+	}
+}
+
+// A tokenizer .json file that is not one JSON object is refused naming it,
+// before anything is written (dummy used to copy it verbatim, exit 0; the
+// later hf2gguf failed on it).
+func TestTokenizerJSONRefused(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"model": {"vocab": `))
+	zw.Close()
+	cases := []struct {
+		file, body, want string
+	}{
+		{"tokenizer.json", "", "the file is empty"},
+		{"tokenizer.json", "\x9f\x00garbage", "not valid JSON"},
+		{"tokenizer.json", `{"model": {"vocab": {"a": 0}`, "not valid JSON: unexpected EOF"},
+		{"tokenizer.json", `[1, 2]`, "not a JSON object"},
+		{"tokenizer.json", `{} {}`, "data after the JSON object"},
+		{"tokenizer.json.gz", gz.String(), "not valid JSON"},
+		{"tokenizer_config.json", `{"bos_token": `, "not valid JSON"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file+"/"+tc.want, func(t *testing.T) {
+			dir := t.TempDir()
+			tok := filepath.Join(dir, "tok")
+			os.Mkdir(tok, 0o755)
+			if tc.file == "tokenizer_config.json" {
+				os.WriteFile(filepath.Join(tok, "tokenizer.json"), []byte(`{"model": {}}`), 0o644)
+			}
+			bad := filepath.Join(tok, tc.file)
+			os.WriteFile(bad, []byte(tc.body), 0o644)
+			out := filepath.Join(dir, "out")
+			err := dummyRun(&DummyOptions{ConfigFile: "../../../testdata/golden/tiny-bitnet/hf/config.json", Tokenizer: tok,
+				Out: out, MaxShardSize: "5GB", Stdout: &bytes.Buffer{}, Context: context.Background()})
+			if err == nil {
+				t.Fatalf("dummy --tokenizer with %s %q succeeded", tc.file, tc.body)
+			}
+			if msg := err.Error(); !strings.Contains(msg, bad) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %s and %q", msg, bad, tc.want)
+			}
+			var ue *usage.Error
+			if asUsage(err, &ue) {
+				t.Errorf("%v is a usage error; data errors exit 1", err)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				t.Errorf("left %d files in the output directory", len(ents))
+			}
+		})
+	}
+	// The repository's real tokenizer directories still copy.
+	for _, d := range []string{"llama3", "qwen3", "gemma3", "llama2"} {
+		err := dummyRun(&DummyOptions{ConfigFile: "../../../testdata/golden/tiny-bitnet/hf/config.json", Tokenizer: "../../../testdata/tokenizers/" + d,
+			Out: filepath.Join(t.TempDir(), "out"), MaxShardSize: "5GB", Stdout: &bytes.Buffer{}, Context: context.Background()})
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
 	}
 }

@@ -227,6 +227,11 @@ func perplexityRun(opts *PerplexityOptions) error {
 		}
 		_ = bar.Add(1)
 	}
+	if len(ids) < opts.Ctx {
+		// llama-perplexity refuses such a text too ("tokenizes to only N
+		// tokens"); name the flag that sets the chunk size.
+		return fmt.Errorf("%s: the text tokenizes to only %d tokens, fewer than one chunk of -c %d: use a longer text or a smaller -c", opts.File, len(ids), opts.Ctx)
+	}
 	var r runtime.PerplexityResult
 	if opts.KLBase != "" {
 		r, err = writeBase(opts, m, ids, bos, progress)

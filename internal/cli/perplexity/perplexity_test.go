@@ -171,7 +171,7 @@ func Test_perplexityRun_errors(t *testing.T) {
 	}{
 		{"no text", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(dir, "none.txt"), Ctx: 128}, "none.txt"},
 		{"no model", PerplexityOptions{Model: filepath.Join(dir, "none.gguf"), File: filepath.Join(golden, "outputs/ppl_text.txt"), Ctx: 128}, "none.gguf"},
-		{"too short", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: short, Ctx: 128}, "chunk"},
+		{"too short", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: short, Ctx: 128}, "short.txt: the text tokenizes to only 11 tokens, fewer than one chunk of -c 128: use a longer text or a smaller -c"},
 		{"-c beyond the context", PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: filepath.Join(golden, "README.md"), Ctx: 100000}, "-c 100000: exceeds the context length 2048"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package requant
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -114,5 +115,78 @@ func TestRunDryRunPredictsFailure(t *testing.T) {
 				t.Errorf("dry run changed %s", out)
 			}
 		})
+	}
+}
+
+// patchNe copies the GGUF src to dir with ne[dim] of tensor name set to v
+// (the tensor info is found by its length-prefixed name; the last match is
+// the tensor info, not a KV string).
+func patchNe(t *testing.T, src, dir, name string, dim int, v uint64) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := binary.LittleEndian.AppendUint64(nil, uint64(len(name)))
+	key = append(key, name...)
+	i := bytes.LastIndex(b, key)
+	if i < 0 {
+		t.Fatalf("tensor %s not in %s", name, src)
+	}
+	j := i + len(key)
+	if nd := int(binary.LittleEndian.Uint32(b[j:])); dim >= nd {
+		t.Fatalf("tensor %s has %d dimensions", name, nd)
+	}
+	binary.LittleEndian.PutUint64(b[j+4+8*dim:], v)
+	p := filepath.Join(dir, "in.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A tensor whose ne contradicts the hyper-parameter keys is refused naming the
+// tensor and the key, and nothing is written (requant used to copy it with
+// exit 0; run then refused the file). The patched sizes still fit the data,
+// so only the shape rule can catch them.
+func TestRefusesNeAgainstKeys(t *testing.T) {
+	for _, c := range []struct {
+		tensor   string
+		dim      int
+		ne       uint64
+		want     []string
+		outtypes []string
+	}{
+		{"token_embd.weight", 0, 255, []string{"tensor token_embd.weight", "key bitnet.embedding_length = 256", "ne[0] must be 256"}, []string{"tq2_0", "f32"}},
+		{"token_embd.weight", 0, 0, []string{"tensor token_embd.weight", "key bitnet.embedding_length = 256"}, []string{"tq2_0"}},
+		{"blk.1.ffn_down.weight", 0, 0, []string{"tensor blk.1.ffn_down.weight", "key bitnet.feed_forward_length"}, []string{"tq2_0"}},
+		{"blk.0.attn_norm.weight", 0, 128, []string{"tensor blk.0.attn_norm.weight", "key bitnet.embedding_length = 256"}, []string{"iq2_bn"}},
+		{"output_norm.weight", 0, 1, []string{"tensor output_norm.weight", "key bitnet.embedding_length"}, []string{"i2_s"}},
+		{"blk.0.ffn_up.weight", 1, 1, []string{"tensor blk.0.ffn_up.weight", "key bitnet.feed_forward_length", "ne[1]"}, []string{"tq1_0"}},
+	} {
+		for _, ot := range c.outtypes {
+			t.Run(c.tensor+"/"+ot, func(t *testing.T) {
+				dir := t.TempDir()
+				in := patchNe(t, goldenI2S, dir, c.tensor, c.dim, c.ne)
+				out := filepath.Join(dir, "o.gguf")
+				var so, se bytes.Buffer
+				err := Run(&Options{In: in, OutType: ot, OutFile: out, Stdout: &so, Stderr: &se, Context: context.Background()})
+				if err == nil {
+					t.Fatalf("requant of a file with %s ne[%d] = %d succeeded", c.tensor, c.dim, c.ne)
+				}
+				msg := err.Error()
+				for _, w := range append([]string{in}, c.want...) {
+					if !strings.Contains(msg, w) {
+						t.Errorf("error %q does not name %q", msg, w)
+					}
+				}
+				if strings.Contains(msg, "\n") {
+					t.Errorf("error is not one line: %q", msg)
+				}
+				if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+					t.Errorf("the directory holds %d entries, want only the input", len(ents))
+				}
+			})
+		}
 	}
 }
