@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/presets"
@@ -81,7 +82,27 @@ func tlKernels(p *Plan, opts Options) ([]format.Kernel, error) {
 				return nil, fmt.Errorf("%s: %w; pass --allow-fallback to write such tensors as F16", arch, err)
 			}
 		}
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling derived from the shapes (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --arch %s --from-config DIR` on this checkpoint", arch, format.KernelConfigKey, arch))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s tiling derived from the shapes (stored in the GGUF as %s); build bitnet.cpp's kernels with `bitnet-convert codegen --arch %s --from-config %s`", arch, format.KernelConfigKey, arch, shellWord(p.Dir)))
 	}
 	return ks, nil
+}
+
+// shellWord returns s as one POSIX shell word for a command line the user
+// can paste: unchanged when it holds only characters no shell treats
+// specially, else in single quotes (a ' inside written as '\”).
+func shellWord(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./+:@,=%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

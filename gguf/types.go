@@ -390,18 +390,30 @@ const (
 	FileTypeMostlyIQ2BN FileType = 137
 )
 
-// FileTypeName names a general.file_type value where it is ambiguous: 40 is
-// MOSTLY_I2_S in bitnet.cpp's llama.h but MOSTLY_Q1_0 in mainline
-// llama.cpp's, so hasI2S (the file holds I2_S tensors) decides. Other values
-// return "".
-func FileTypeName(ft uint64, hasI2S bool) string {
-	if ft != uint64(FileTypeMostlyI2S) {
-		return ""
+// FileTypeName names a general.file_type value whose number means another
+// type outside bitnet.cpp, using the table of bitnet.cpp's llama.h
+// (microsoft/BitNet 3rdparty/llama.cpp include/llama.h, llama_ftype):
+// 38 MOSTLY_TL1, 39 MOSTLY_TL2, 40 MOSTLY_I2_S. has reports whether the file
+// holds tensors of a type. 40 is also MOSTLY_Q1_0 in mainline llama.cpp's
+// llama.h, so without I2_S tensors both names are given; 38 and 39 are
+// named when the file holds TL1 / TL2 tensors. Other values return "".
+func FileTypeName(ft uint64, has func(Type) bool) string {
+	switch ft {
+	case uint64(FileTypeMostlyTL1):
+		if has(TypeTL1) {
+			return "MOSTLY_TL1 in bitnet.cpp"
+		}
+	case uint64(FileTypeMostlyTL2):
+		if has(TypeTL2) {
+			return "MOSTLY_TL2 in bitnet.cpp"
+		}
+	case uint64(FileTypeMostlyI2S):
+		if has(TypeI2S) {
+			return "MOSTLY_I2_S in bitnet.cpp"
+		}
+		return "MOSTLY_Q1_0 in mainline llama.cpp, MOSTLY_I2_S in bitnet.cpp"
 	}
-	if hasI2S {
-		return "MOSTLY_I2_S in bitnet.cpp"
-	}
-	return "MOSTLY_Q1_0 in mainline llama.cpp, MOSTLY_I2_S in bitnet.cpp"
+	return ""
 }
 
 // ValueType is the type tag of a GGUF metadata value.

@@ -140,7 +140,7 @@ func compareRefTensor(fa, fb *reader.File, ta, tb gguf.TensorInfo, ka, kb []form
 				*exact = false
 			}
 			if !within(sa, sb, tol) {
-				return fmt.Sprintf("scale of element %d (row %d) is %v, reference %v (beyond the stored rounding %.3g)", e, e/k, sb, sa, tol)
+				return fmt.Sprintf("scale of element %d (row %d) is %v, reference %v (beyond the stored rounding %.3g)%s", e, e/k, sb, sa, tol, f16RoundingNote(sb, sa, "compare it with the f16-scale file it was requantized from"))
 			}
 		}
 	case a.codes == nil && b.codes == nil:

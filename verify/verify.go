@@ -364,6 +364,17 @@ func referenceLogits(src *convert.Source, dir string, seq []int32) ([]float64, e
 	return refLogits(w, g, seq, nil)
 }
 
+// NoVocabIDs is the prompt verify runs on a file without a vocabulary
+// (hf2gguf --no-vocab) when no IDs are given: 1, 100, 200, 300, 400, 7, 8,
+// each modulo {arch}.vocab_size (2 when the key is missing or 0).
+func NoVocabIDs(f *reader.File) []int32 {
+	n, _ := f.Uint(f.Arch() + ".vocab_size")
+	if n == 0 {
+		n = 2
+	}
+	return []int32{1 % int32(n), 100 % int32(n), 200 % int32(n), 300 % int32(n), 400 % int32(n), 7 % int32(n), 8 % int32(n)}
+}
+
 func promptIDs(f *reader.File, opts Options) ([]int32, error) {
 	if len(opts.IDs) > 0 {
 		return opts.IDs, nil
@@ -373,11 +384,7 @@ func promptIDs(f *reader.File, opts Options) ([]int32, error) {
 		if prompt != "" {
 			return nil, fmt.Errorf("%s has no vocabulary: pass --ids instead of --prompt", opts.GGUF)
 		}
-		n, _ := f.Uint(f.Arch() + ".vocab_size")
-		if n == 0 {
-			n = 2
-		}
-		return []int32{1 % int32(n), 100 % int32(n), 200 % int32(n), 300 % int32(n), 400 % int32(n), 7 % int32(n), 8 % int32(n)}, nil
+		return NoVocabIDs(f), nil
 	}
 	if prompt == "" {
 		prompt = DefaultPrompt
@@ -523,10 +530,22 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 	}
 	for g := range scales {
 		if e := f.StoredScale(exp[g]); ulps(scales[g], e) > 1 {
-			return fmt.Sprintf("scale %d of %d is %v, source %v", g, len(scales), scales[g], e)
+			return fmt.Sprintf("scale %d of %d is %v, source %v%s", g, len(scales), scales[g], e, f16RoundingNote(scales[g], exp[g], "`verify --ref-gguf` against the file it was requantized from checks it"))
 		}
 	}
 	return ""
+}
+
+// f16RoundingNote explains a scale got that differs from want only by
+// rounding want to f16 (quantize.F32ToF16, round to nearest even), which is
+// what a requant through a type with f16 scales (TQ1_0, TQ2_0, IQ1_BN)
+// leaves in an f32-scale file: it returns ": the scale rounded to f16 …"
+// ending with what proves such a file, or "" when got is not that value.
+func f16RoundingNote(got, want float32, proof string) string {
+	if got == want || got != quantize.F16ToF32(quantize.F32ToF16(want)) {
+		return ""
+	}
+	return " (exactly that scale rounded to f16, as a requant through TQ1_0, TQ2_0 or IQ1_BN leaves it; " + proof + ")"
 }
 
 // layoutHint is added to an I2_S code mismatch: when the data decodes to

@@ -162,6 +162,9 @@ func benchRun(opts *BenchOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
+	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+		return err
+	}
 	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
@@ -183,6 +186,13 @@ func benchRun(opts *BenchOptions) error {
 		m, f, err := runtime.Open(opts.Model, rtOpts)
 		if err != nil {
 			return modelfile.Explain("bench", opts.Model, err)
+		}
+		if opts.KernelConfig != "" && th == opts.Threads[0] {
+			// As run and perplexity do: a tiling that differs from the
+			// stored one, or one for a file without TL tensors.
+			if n := runtime.KernelConfigNotice(f.KVs, f.Tensors, rtOpts.TLKernels); n != "" {
+				fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", n)
+			}
 		}
 		base := describe(opts.Model, f)
 		bos := bosID(f.KVs, m.Params.NVocab)

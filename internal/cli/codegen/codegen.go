@@ -79,7 +79,7 @@ Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Arch, "arch", "", "tl1 (ARM) or tl2 (x86); default: tl1 on arm64, tl2 elsewhere")
-	f.StringVar(&opts.Model, "model", "", "preset model name (listed above; `bitnet-convert dummy --preset` shows their shapes), e.g. bitnet_b1_58-large")
+	f.StringVar(&opts.Model, "model", "", "preset model name (listed above; bitnet-convert dummy --preset shows their shapes), e.g. bitnet_b1_58-large")
 	f.StringVar(&opts.FromConfig, "from-config", "", "config.json, or a directory holding one, to derive the shapes from")
 	f.StringVar(&opts.BM, "BM", "", "comma list, one per shape: rows per tile")
 	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")

@@ -228,9 +228,9 @@ func marshalNoEscape(x any) ([]byte, error) {
 func buildReport(path string, f *reader.File, full bool) (*report, error) {
 	r := &report{Path: path, Version: f.Version, Alignment: f.Alignment, DataOffset: f.DataOffset,
 		KVs: make([]kvReport, 0, len(f.KVs)), Tensors: make([]tensorReport, 0, len(f.Tensors))}
-	hasI2S := false
+	types := map[gguf.Type]bool{}
 	for _, ti := range f.Tensors {
-		hasI2S = hasI2S || ti.Type == gguf.TypeI2S
+		types[ti.Type] = true
 	}
 	for _, kv := range f.KVs {
 		k := kvReport{Key: kv.Key, Type: kv.Value.Type.String()}
@@ -247,7 +247,7 @@ func buildReport(path string, f *reader.File, full bool) (*report, error) {
 			k.Value = jsonable(kv.Value.V)
 		}
 		if ft, ok := kv.Value.Uint(); ok && kv.Key == "general.file_type" {
-			k.Note = gguf.FileTypeName(ft, hasI2S)
+			k.Note = gguf.FileTypeName(ft, func(t gguf.Type) bool { return types[t] })
 		}
 		r.KVs = append(r.KVs, k)
 	}

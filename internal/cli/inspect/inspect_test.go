@@ -346,3 +346,22 @@ func TestInspectEcosystemScales(t *testing.T) {
 		}
 	}
 }
+
+// general.file_type of bitnet.cpp's TL files is named from its llama.h
+// table, as 40 is for I2_S (39 was printed bare).
+func TestInspectNamesTLFileType(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"ggml-model-tl1.gguf", "  general.file_type                        uint32     38 (MOSTLY_TL1 in bitnet.cpp)\n"},
+		{"ggml-model-tl2.gguf", "  general.file_type                        uint32     39 (MOSTLY_TL2 in bitnet.cpp)\n"},
+		{"ggml-model-i2_s.gguf", "  general.file_type                        uint32     40 (MOSTLY_I2_S in bitnet.cpp)\n"},
+		{"ggml-model-f32.gguf", "  general.file_type                        uint32     0\n"},
+	} {
+		var out bytes.Buffer
+		if err := inspectRun(&InspectOptions{Path: filepath.Join(goldenDir, tc.file), Out: &out}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s: output lacks %q", tc.file, tc.want)
+		}
+	}
+}

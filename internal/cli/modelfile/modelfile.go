@@ -1,13 +1,16 @@
 // Package modelfile explains why a GGUF file cannot be run: a vocab-only
 // file (hf2gguf --vocab-only, llama.cpp's ggml-vocab-*.gguf) has a tokenizer
 // and hyper-parameters but no tensors, and the runtime's "tensor
-// token_embd.weight: missing" would not say so.
+// token_embd.weight: missing" would not say so. It also checks the flags
+// that describe a file against what the file records (--from-layout).
 package modelfile
 
 import (
 	"fmt"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
 // Explain returns err unchanged unless path is a GGUF file with no tensors,
@@ -26,4 +29,35 @@ func Explain(cmd, path string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s is a vocab-only GGUF (tokenizer and hyper-parameters, no tensors): %s needs a converted model; `bitnet-convert tokenize -m %s` works on it", path, cmd, path)
+}
+
+// CheckFromLayout rejects a --from-layout value (flag, already validated by
+// format.ParseLayout) that disagrees with the I2_S layout the GGUF at path
+// records under format.LayoutKey: the flag is for files that record no
+// layout (bitnet.cpp's own ARM and 1×4 files), and overriding a recorded
+// layout decodes every I2_S tensor into wrong codes. The error is a
+// *usage.Error (exit 2) naming the flag and the recorded layout. An empty
+// flag, a file that records no layout, or one that cannot be opened (the
+// command's own open reports that) give nil.
+func CheckFromLayout(path, flag string) error {
+	if flag == "" {
+		return nil
+	}
+	f, err := reader.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rec, ok := f.String(format.LayoutKey)
+	if !ok {
+		return nil
+	}
+	want, err := format.ParseLayout(flag)
+	if err != nil {
+		return usage.Errorf("--from-layout: %v", err)
+	}
+	if got, err := format.ParseLayout(rec); err == nil && got == want {
+		return nil
+	}
+	return usage.Errorf("--from-layout %s: %s records its I2_S layout as %s (key %s); the flag is only for files that record none, drop it", flag, path, rec, format.LayoutKey)
 }

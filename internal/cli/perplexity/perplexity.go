@@ -131,7 +131,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
 	f.BoolVar(&opts.KLD, "kl-divergence", false, "compare with the --kl-divergence-base FILE: mean KLD, same-top-p %")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --kl-divergence-base file")
-	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll, per-chunk values) instead of the llama-perplexity lines")
+	f.BoolVar(&opts.JSON, "json", false, "print one JSON object (ppl, ppl_err, nll; chunk_ppl: the running perplexity after each chunk, the values of the [1]x,[2]y line) instead of the llama-perplexity lines")
 	return cmd
 }
 
@@ -146,7 +146,7 @@ type Result struct {
 	PPL      float64   `json:"ppl"`
 	PPLErr   float64   `json:"ppl_err"`
 	NLL      float64   `json:"nll"`
-	ChunkPPL []float64 `json:"chunk_ppl"`
+	ChunkPPL []float64 `json:"chunk_ppl"` // running perplexity after chunk 1, 2, … (llama-perplexity's [1]x,[2]y values), not each chunk's own
 	Seconds  float64   `json:"seconds"`
 }
 
@@ -154,6 +154,9 @@ type Result struct {
 func perplexityRun(opts *PerplexityOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
+	}
+	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+		return err
 	}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {

@@ -21,8 +21,11 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/outname"
 )
 
 // Options are the parsed flags of requant.
@@ -103,14 +106,14 @@ target runtime. Tensors are streamed one at a time and the output is written ato
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.OutType, "outtype", "", "output type: "+strings.Join(outTypeNames(), ", "))
-	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./<input name>-<outtype>.gguf)")
-	f.StringVar(&opts.FromLayout, "from-layout", "", "I2_S layout of the input: x86, arm, x86-1x4 (default: the file's bitnet_convert.i2s_layout, else x86)")
+	f.StringVar(&opts.OutFile, "outfile", "", "output path (default ./STEM-OUTTYPE.gguf: STEM is the input name without .gguf and a trailing -i2_s, -tq2_0, … suffix)")
+	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.I2SLayout, "i2s-layout", "", "I2_S layout written for --outtype i2_s: x86 (default), arm, x86-1x4")
 	f.StringVar(&opts.TokenEmbdType, "token-embedding-type", "", "retype token_embd: F32, F16, BF16, Q8_0, Q6_K (default: keep)")
 	f.StringVar(&opts.OutputType, "output-tensor-type", "", "retype an untied output head: F32, F16, BF16, Q8_0, Q6_K (default: keep)")
 	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the target type as F16 instead of failing")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of TL1/TL2 input or output (default: stored in the file / derived)")
-	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan and write nothing; fails as the real run would (existing output without --force, missing directory)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor, with the scale rounding")
 	return cmd
@@ -134,6 +137,18 @@ func DefaultOutFile(in string, out convert.OutType) string {
 	return "./" + stem + "-" + string(out) + ".gguf"
 }
 
+// dryRunCheck makes the checks convert.RequantFile makes before writing out:
+// out must not be the input file, and outname.Check (an existing directory,
+// an existing output only with force).
+func dryRunCheck(in, out string, force bool) error {
+	if a, err := os.Stat(in); err == nil {
+		if b, err := os.Stat(out); err == nil && os.SameFile(a, b) {
+			return fmt.Errorf("output %s is the input file; choose another --outfile", out)
+		}
+	}
+	return outname.Check(out, force)
+}
+
 // Run requantizes opts.In and prints the summary (or the plan with
 // --dry-run) to opts.Stdout; warnings and -v lines go to opts.Stderr.
 func Run(opts *Options) error {
@@ -142,6 +157,9 @@ func Run(opts *Options) error {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+	}
+	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {
+		return err
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	ropts := convert.RequantOptions{
@@ -211,6 +229,11 @@ func Run(opts *Options) error {
 			fmt.Fprintf(opts.Stdout, "%-32s %-7s → %-7s ne %v %d bytes%s\n", t.In.Name, t.In.Type, t.Type, t.Ne, t.Bytes, note)
 		}
 		fmt.Fprintf(opts.Stdout, "tensors: %s; data %d bytes\n", strings.Join(parts, ", "), plan.TotalBytes())
+		// The real run would fail here too (as hf2gguf --dry-run): say so
+		// after the plan, exit 1.
+		if err := dryRunCheck(opts.In, out, opts.Force); err != nil {
+			return fmt.Errorf("the real run would fail: %w", err)
+		}
 		return nil
 	}
 	fmt.Fprintf(opts.Stdout, "wrote %s: arch %s (for %s), outtype %s, %d tensors (%s), %d bytes of data in %.2fs\n", out, plan.Arch, plan.Runtime, plan.OutType, len(plan.Tensors), strings.Join(parts, ", "), plan.TotalBytes(), time.Since(start).Seconds())

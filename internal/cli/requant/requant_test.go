@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
 const goldenI2S = "../../../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf"
@@ -70,6 +73,48 @@ func TestRun(t *testing.T) {
 	// An existing output is kept without --force.
 	if err := Run(&Options{In: goldenI2S, OutType: "tq1_0", OutFile: out, Stdout: &so, Stderr: &se, Context: context.Background()}); err == nil {
 		t.Error("existing output overwritten without --force")
+	}
+}
+
+// --dry-run fails (exit 1, after the plan) where the real run would: an
+// existing output without --force, the input as output; with --force it
+// passes and writes nothing.
+func TestRunDryRunPredictsFailure(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.gguf")
+	if err := os.WriteFile(out, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, out string
+		force     bool
+		want      string // "" passes
+	}{
+		{"existing", out, false, "the real run would fail: " + out + ": output file exists (use --force to overwrite)"},
+		{"existing with force", out, true, ""},
+		{"input as output", goldenI2S, true, "is the input file"},
+		{"missing directory", filepath.Join(dir, "nope", "o.gguf"), false, "does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var so, se bytes.Buffer
+			err := Run(&Options{In: goldenI2S, OutType: "tq2_0", OutFile: tc.out, DryRun: true, Force: tc.force, Stdout: &so, Stderr: &se, Context: context.Background()})
+			if !strings.Contains(so.String(), "tensors: ") {
+				t.Errorf("no plan before the verdict: %q", so.String())
+			}
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				var ue *usage.Error
+				if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &ue) {
+					t.Fatalf("error %v, want a failure (exit 1) containing %q", err, tc.want)
+				}
+			}
+			if b, _ := os.ReadFile(out); string(b) != "keep" {
+				t.Errorf("dry run changed %s", out)
+			}
+		})
 	}
 }
 

@@ -127,6 +127,9 @@ func runRun(opts *RunOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
 		return fmt.Errorf("-m/--model: %w", err)
 	}
+	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+		return err
+	}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)

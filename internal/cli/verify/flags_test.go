@@ -13,7 +13,9 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
-// TestBadThresholdFlags: NaN, negative (other than the unset -1) thresholds are usage errors naming the flag.
+// TestBadThresholdFlags: NaN and negative thresholds — -1 included, which
+// once was a hidden "use the default" — are usage errors naming the flag;
+// a flag left out keeps the default (nil).
 func TestBadThresholdFlags(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -27,7 +29,12 @@ func TestBadThresholdFlags(t *testing.T) {
 		{[]string{"--max-ppl-rel", "-Inf"}, "--max-ppl-rel -Inf"},
 		{[]string{"--min-cosine", "NaN"}, "--min-cosine NaN"},
 		{[]string{"--min-cosine", "1.5"}, ""},
-		{[]string{"--min-top1", "-1"}, ""},
+		{[]string{"--min-top1", "-1"}, "--min-top1 -1: want a number ≥ 0"},
+		{[]string{"--max-delta", "-1"}, "--max-delta -1: want a number ≥ 0"},
+		{[]string{"--max-kl", "-1"}, "--max-kl -1"},
+		{[]string{"--max-ppl-rel", "-1"}, "--max-ppl-rel -1"},
+		{[]string{"--min-cosine", "-1"}, "--min-cosine -1"},
+		{[]string{"--min-top1", "1.5"}, "--min-top1 1.5: want a fraction"},
 		{[]string{"--min-top1", "0"}, ""},
 		{[]string{"--min-top1", "1"}, ""},
 		{[]string{"--max-delta", "+Inf"}, ""},
@@ -65,7 +72,7 @@ func TestRunBadInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f32 := golden + "/gguf/ggml-model-f32.gguf"
-	unset := Options{MinTop1: -1, MaxDelta: -1, MaxKL: -1, MaxPPLRel: -1, MinCosine: -1}
+	unset := Options{}
 	tests := []struct {
 		name  string
 		edit  func(o *Options)

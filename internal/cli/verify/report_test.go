@@ -7,11 +7,8 @@ import (
 	"testing"
 )
 
-// unset is Options with every threshold flag at its default.
-func unset(o Options) *Options {
-	o.MinTop1, o.MaxDelta, o.MaxKL, o.MaxPPLRel, o.MinCosine = -1, -1, -1, -1, -1
-	return &o
-}
+// unset is Options with every threshold flag at its default (nil).
+func unset(o Options) *Options { return &o }
 
 // Usability friction 5: verify without --hf printed only "prompt: N
 // positions / PASS", which read like a proof. It now says the run is a

@@ -9,9 +9,11 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
@@ -38,10 +40,12 @@ type Options struct {
 	// AllowTieFallback: tie_word_embeddings false but no lm_head.weight:
 	// token_embd is the head, as hf2gguf --allow-tie-fallback converts it.
 	AllowTieFallback bool
-	// Threshold overrides; negative means the default.
-	MinTop1, MaxDelta, MaxKL, MaxPPLRel float64
+	// Threshold overrides of the file type's defaults (verify.Thresholds);
+	// nil keeps the default. The command sets one only when its flag was
+	// given (cobra's Changed), after checking it is a number ≥ 0.
+	MinTop1, MaxDelta, MaxKL, MaxPPLRel *float64
 	// MinCosine overrides the embedding models' per-prompt cosine bound.
-	MinCosine float64
+	MinCosine *float64
 	Out       io.Writer
 	// Err receives notices, and one line per stage when ErrIsTerminal is
 	// set (nil: discarded).
@@ -114,7 +118,7 @@ context_length; that is checked after loading the model and is also a usage erro
 			if opts.Tokens < 0 {
 				return usage.Errorf("--tokens must be ≥ 0")
 			}
-			if err := checkThresholds(opts); err != nil {
+			if err := setThresholds(cmd.Flags(), opts, thresholds); err != nil {
 				return err
 			}
 			if opts.IDs != "" {
@@ -150,47 +154,53 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
 	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
-	// Unset thresholds keep the file type's default (listed above); the
-	// help shows no sentinel.
-	opts.MinTop1, opts.MaxDelta, opts.MaxKL, opts.MaxPPLRel, opts.MinCosine = unsetThreshold, unsetThreshold, unsetThreshold, unsetThreshold, unsetThreshold
-	flagx.NewOptFloat(f, &opts.MinTop1, "min-top1", "minimum top-1 agreement (fraction of positions; default: the file type's)")
-	flagx.NewOptFloat(f, &opts.MaxDelta, "max-delta", "maximum |Δlogit| (default: the file type's)")
-	flagx.NewOptFloat(f, &opts.MaxKL, "max-kl", "maximum mean KL divergence in nats (default: the file type's)")
-	flagx.NewOptFloat(f, &opts.MaxPPLRel, "max-ppl-rel", "maximum relative perplexity difference (default: the file type's)")
-	flagx.NewOptFloat(f, &opts.MinCosine, "min-cosine", "embedding models: minimum cosine similarity per prompt (default: the file type's)")
+	// A threshold flag left out keeps the file type's default (listed
+	// above); whether it was given is cobra's Changed, so every value,
+	// -1 included, is checked.
+	for _, t := range thresholds {
+		f.Float64(t.name, 0, t.usage)
+	}
 	f.StringVar(&opts.Pooling, "pooling", "", "embedding models: mean, cls or last (default: the file's pooling_type)")
 	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-// unsetThreshold is the documented default of the threshold flags: keep
-// the file type's default threshold.
-const unsetThreshold = -1
+// thresholdFlag is one threshold flag: its name, help and the Options
+// field it sets.
+type thresholdFlag struct {
+	name, usage string
+	dst         func(*Options) **float64
+}
 
-// checkThresholds rejects threshold flags that are NaN or negative other
-// than the unset default -1: before this they silently meant "default".
-func checkThresholds(opts *Options) error {
-	for _, t := range []struct {
-		flag string
-		v    float64
-	}{
-		{"--min-top1", opts.MinTop1},
-		{"--max-delta", opts.MaxDelta},
-		{"--max-kl", opts.MaxKL},
-		{"--max-ppl-rel", opts.MaxPPLRel},
-		{"--min-cosine", opts.MinCosine},
-	} {
-		if t.v == unsetThreshold {
+// thresholds are the threshold flags, in the order of their help lines.
+var thresholds = []thresholdFlag{
+	{"min-top1", "minimum top-1 agreement, a fraction of positions 0…1 (default: the file type's)", func(o *Options) **float64 { return &o.MinTop1 }},
+	{"max-delta", "maximum |Δlogit|, ≥ 0 (default: the file type's)", func(o *Options) **float64 { return &o.MaxDelta }},
+	{"max-kl", "maximum mean KL divergence in nats, ≥ 0 (default: the file type's)", func(o *Options) **float64 { return &o.MaxKL }},
+	{"max-ppl-rel", "maximum relative perplexity difference, ≥ 0 (default: the file type's)", func(o *Options) **float64 { return &o.MaxPPLRel }},
+	{"min-cosine", "embedding models: minimum cosine similarity per prompt, ≥ 0 (default: the file type's)", func(o *Options) **float64 { return &o.MinCosine }},
+}
+
+// setThresholds sets opts' override of every threshold flag the command
+// line gave (fs.Changed) and rejects a NaN or negative value — -1 included,
+// which once silently meant "the default" — and a --min-top1 above 1 (a
+// fraction of positions: no file could pass) as usage errors naming the flag.
+func setThresholds(fs *pflag.FlagSet, opts *Options, flags []thresholdFlag) error {
+	for _, t := range flags {
+		if !fs.Changed(t.name) {
 			continue
 		}
-		if math.IsNaN(t.v) || t.v < 0 {
-			return usage.Errorf("%s %v: want a number ≥ 0 (or leave it out for the default)", t.flag, t.v)
+		v, err := fs.GetFloat64(t.name)
+		if err != nil {
+			return usage.Errorf("--%s: %v", t.name, err)
 		}
-		if t.flag == "--min-top1" && t.v > 1 {
-			// A fraction of positions: above 1 no file could pass
-			// (defect D18).
-			return usage.Errorf("%s %v: want a fraction between 0 and 1", t.flag, t.v)
+		if math.IsNaN(v) || v < 0 {
+			return usage.Errorf("--%s %v: want a number ≥ 0 (leave the flag out for the file type's default)", t.name, v)
 		}
+		if t.name == "min-top1" && v > 1 {
+			return usage.Errorf("--%s %v: want a fraction between 0 and 1", t.name, v)
+		}
+		*t.dst(opts) = &v
 	}
 	return nil
 }
@@ -218,6 +228,16 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	// A file without a vocabulary runs on fixed ids: say which.
+	idsNotice := ""
+	if opts.IDs == "" && opts.Prompt == "" {
+		if f, err := reader.Open(opts.GGUF); err == nil {
+			if _, ok := f.Get("tokenizer.ggml.tokens"); !ok {
+				idsNotice = fmt.Sprintf("%s has no vocabulary: the prompt is the ids %s (pass --ids to choose others)", opts.GGUF, joinIDs(verify.NoVocabIDs(f)))
+			}
+			f.Close()
+		}
+	}
 	kcNotice := ""
 	if vo.KernelConfig != nil {
 		// As run does: a tiling that differs from the stored one, or one
@@ -232,11 +252,11 @@ func Run(opts *Options) error {
 	// Threshold flags override single limits of the file type's defaults.
 	vo.Adjust = func(th *verify.Thresholds) {
 		for _, o := range []struct {
-			v   float64
+			v   *float64
 			dst *float64
 		}{{opts.MinTop1, &th.MinTop1}, {opts.MaxDelta, &th.MaxDelta}, {opts.MaxKL, &th.MaxKL}, {opts.MaxPPLRel, &th.MaxPPLRel}, {opts.MinCosine, &th.MinCosine}} {
-			if o.v >= 0 {
-				*o.dst = o.v
+			if o.v != nil {
+				*o.dst = *o.v
 			}
 		}
 	}
@@ -253,6 +273,9 @@ func Run(opts *Options) error {
 	if err != nil {
 		return modelfile.Explain("verify", opts.GGUF, err)
 	}
+	if opts.Err != nil && idsNotice != "" && rep.Pass && rep.Embeddings == nil {
+		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", idsNotice)
+	}
 	if opts.Err != nil && kcNotice != "" && rep.Pass {
 		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
 	}
@@ -262,7 +285,7 @@ func Run(opts *Options) error {
 		for _, f := range []struct {
 			name string
 			set  bool
-		}{{"--pooling", opts.Pooling != ""}, {"--min-cosine", opts.MinCosine != unsetThreshold}} {
+		}{{"--pooling", opts.Pooling != ""}, {"--min-cosine", opts.MinCosine != nil}} {
 			if f.set {
 				fmt.Fprintf(opts.Err, "bitnet-convert: %s has no effect: %s is a causal LM (arch %s), not an embedding model\n", f.name, opts.GGUF, rep.Arch)
 			}
@@ -358,4 +381,13 @@ func printReport(w io.Writer, r *verify.Report) {
 	} else {
 		fmt.Fprintln(w, "FAIL")
 	}
+}
+
+// joinIDs formats token ids as --ids takes them ("1,100,200").
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
 }

@@ -16,7 +16,7 @@ func TestNewCmdParses(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.GGUF != "m.gguf" || got.HF != "dir" || got.IDs != "1, 2,3" || got.Tokens != 4 || !got.JSON || got.MaxKL != 0.5 || got.MinTop1 != -1 {
+	if got.GGUF != "m.gguf" || got.HF != "dir" || got.IDs != "1, 2,3" || got.Tokens != 4 || !got.JSON || got.MaxKL == nil || *got.MaxKL != 0.5 || got.MinTop1 != nil {
 		t.Errorf("%+v", got)
 	}
 	for _, args := range [][]string{{}, {"--gguf", "m", "--prompt", "x", "--ids", "1"}, {"--gguf", "m", "--ids", "1,x"}, {"--gguf", "m", "--tokens", "-1"}} {
@@ -32,7 +32,7 @@ func TestNewCmdParses(t *testing.T) {
 
 func TestRunJSONAndFailure(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", JSON: true, Tokens: 2, MinTop1: -1, MaxDelta: -1, MaxKL: -1, MaxPPLRel: -1, Out: &out})
+	err := Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", JSON: true, Tokens: 2, Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestRunJSONAndFailure(t *testing.T) {
 	}
 	// An impossible threshold fails with exit-1 semantics, naming the metric.
 	out.Reset()
-	err = Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", Tokens: 2, MinTop1: -1, MaxDelta: 0, MaxKL: -1, MaxPPLRel: -1, Out: &out})
+	err = Run(&Options{GGUF: golden + "/gguf/ggml-model-f32.gguf", HF: golden + "/hf", Tokens: 2, MaxDelta: new(float64), Out: &out})
 	if err == nil || !strings.Contains(err.Error(), "max |Δlogit|") || !strings.Contains(out.String(), "FAIL") {
 		t.Errorf("err %v, output %s", err, out.String())
 	}
@@ -55,7 +55,7 @@ func TestRunJSONAndFailure(t *testing.T) {
 func TestVerifyStagesOnTerminal(t *testing.T) {
 	var errb bytes.Buffer
 	opts := &Options{GGUF: "../../../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf", HF: "../../../testdata/golden/tiny-bitnet/hf", Tokens: 2,
-		MinTop1: -1, MaxDelta: -1, MaxKL: -1, MaxPPLRel: -1, MinCosine: -1, Out: &bytes.Buffer{}, Err: &errb, ErrIsTerminal: true}
+		Out: &bytes.Buffer{}, Err: &errb, ErrIsTerminal: true}
 	if err := Run(opts); err != nil {
 		t.Fatal(err)
 	}
