@@ -454,6 +454,9 @@ func (r *requanter) readAll(ti gguf.TensorInfo) ([]byte, error) {
 
 func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 	ti := t.In
+	if err := r.checkBlockScales(ti); err != nil {
+		return err
+	}
 	switch {
 	case t.From == nil && t.To == nil && t.Type == ti.Type:
 		s, _, err := r.section(ti)
@@ -468,16 +471,20 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 		if err != nil {
 			return err
 		}
+		sc, err := t.From.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", ti.Name, err)
+		}
+		if err := finiteScales(ti, sc); err != nil {
+			return err
+		}
 		r.out = grow(r.out, int(t.Bytes))
 		ok, err := format.Transcode(t.From, t.To, r.out, data, int(ti.Ne[0]), int(ti.Ne[1]), r.threads)
 		if err != nil {
 			return fmt.Errorf("tensor %s: %w", ti.Name, err)
 		}
 		if ok {
-			if r.opts.Verbose {
-				sc, _ := t.From.Scales(data, int(ti.Ne[0]), int(ti.Ne[1]))
-				r.logScales(t, sc)
-			}
+			r.logScales(t, sc)
 			return gw.WriteTensor(i, r.out[:t.Bytes])
 		}
 		fallthrough
@@ -550,6 +557,9 @@ func (r *requanter) ternary(t *RequantTensor) ([]int8, []float32, int, error) {
 		sc, err := format.DecodeParallel(t.From, r.code, data, k, m, r.threads)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("tensor %s: %w", ti.Name, err)
+		}
+		if err := finiteScales(ti, sc); err != nil {
+			return nil, nil, 0, err
 		}
 		return r.code, sc, t.From.ScaleGroup(k), nil
 	}

@@ -259,3 +259,47 @@ func TestRequantQ8Embedding(t *testing.T) {
 		t.Errorf("token_embd %s, want Q6_K", ti.Type)
 	}
 }
+
+// A NaN/Inf stored scale is refused, naming the tensor, and no output is
+// left: a TQ1_0 block d of 0x7e00 requanted to TQ2_0, an IQ2_BN f32 row
+// scale NaN requanted to TQ2_0 with --allow-fallback, a Q8_0 token_embd
+// block d of 0x7c00 (+Inf) that requant would copy.
+func TestRequantNonFiniteScale(t *testing.T) {
+	tq1, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutTQ1_0})
+	patch := func(in, tensor string, off int, v uint16) string {
+		f := openGGUF(t, in)
+		ti, ok := f.Tensor(tensor)
+		if !ok {
+			t.Fatalf("%s: no %s", in, tensor)
+		}
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := int(f.DataOffset+ti.Offset) + off
+		b[at], b[at+1] = byte(v), byte(v>>8)
+		p := filepath.Join(t.TempDir(), "bad.gguf")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name, in string
+		opts     RequantOptions
+		want     string
+	}{
+		{"TQ1_0 NaN d", patch(tq1, "blk.0.attn_q.weight", 54+52, 0x7e00), RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: TQ1_0 block 1 scale is NaN"},
+		{"IQ2_BN NaN row scale", patch(filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"), "blk.0.attn_q.weight", 2, 0x7fc0), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: IQ2_BN scale 0 is NaN"},
+		{"Q8_0 token_embd Inf d", patch(goldenDir+"/gguf/ggml-model-i2_s-q8embd.gguf", "token_embd.weight", 0, 0x7c00), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: Q8_0 block 0 scale is +Inf"},
+	} {
+		out := filepath.Join(t.TempDir(), "o.gguf")
+		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line with %q", c.name, err, c.want)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: refused requant left %s", c.name, out)
+		}
+	}
+}

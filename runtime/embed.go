@@ -12,6 +12,9 @@ import (
 type embedArchSpec struct {
 	// act is the FFN gate nonlinearity: s = act(gate)·up.
 	act func(float32) float32
+	// actNames are the {arch}.hidden_activation values that name act (the
+	// first is the one reported); any other value is refused.
+	actNames []string
 	// embedScale multiplies the token embedding by √n_embd (Gemma).
 	embedScale bool
 	// postNorms adds the post_attention_norm / post_ffw_norm RMSNorms on the
@@ -141,7 +144,9 @@ func OpenEmbedding(path string, opts Options) (*EmbeddingModel, *reader.File, er
 // LoadEmbedding builds an EmbeddingModel from a GGUF file of arch qwen3 or
 // gemma3 with the BitNet per-projection input norms (*_norm_in). Matrices
 // may be F32, F16, BF16, Q8_0 or I2_S; vectors F32, F16 or BF16. Gemma norms
-// must already hold 1 + w (as the converter writes them). Errors wrap
+// must already hold 1 + w (as the converter writes them); a
+// {arch}.hidden_activation other than the arch's own activation (gemma3
+// gelu_pytorch_tanh or gelu, qwen3 silu) is refused. Errors wrap
 // ErrUnsupportedArch or ErrMissing where they apply and name the key or
 // tensor.
 func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
@@ -153,6 +158,7 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	m := &EmbeddingModel{Arch: arch, spec: spec, opts: opts}
 	p := &m.Params
 	h, err := l.header(embedHeader, func(r *kvReader, h *header) {
+		r.fixedActivation(spec.actNames)
 		r.float(&p.RopeThetaSWA, "rope.freq_base_swa", h.RopeTheta, false)
 		r.uint(&p.SlidingWindow, "attention.sliding_window", 0, false)
 		r.positive("rope.freq_base_swa", float64(p.RopeThetaSWA))

@@ -11,7 +11,7 @@ import (
 // Qwen3's; the attention scale is 1/√head_dim unless attention.scale says
 // otherwise (= 1/√query_pre_attn_scalar, see EmbeddingParams.AttnScale).
 func init() {
-	embedArchs["gemma3"] = embedArchSpec{act: embGELUTanh, embedScale: true, postNorms: true, vectors: append(slices.Clone(embedNorms), gemmaPostNorms...)}
+	embedArchs["gemma3"] = embedArchSpec{act: embGELUTanh, actNames: []string{"gelu_pytorch_tanh", "gelu"}, embedScale: true, postNorms: true, vectors: append(slices.Clone(embedNorms), gemmaPostNorms...)}
 }
 
 // embGELUTanh is HF's gelu_pytorch_tanh: 0.5·x·(1 + tanh(√(2/π)·(x +

@@ -222,6 +222,8 @@ func TestLoadEmbeddingErrors(t *testing.T) {
 		{"rope", withKVs(f, map[string]*gguf.Value{"qwen3.rope.dimension_count": val(gguf.Uint32(32))}), "rope.dimension_count 32", nil},
 		{"eps", withKVs(f, map[string]*gguf.Value{"qwen3.attention.layer_norm_rms_epsilon": nil}), "layer_norm_rms_epsilon", ErrMissing},
 		{"window without layers", withKVs(f, map[string]*gguf.Value{"qwen3.attention.sliding_window": val(gguf.Uint32(4))}), "sliding_window_pattern", nil},
+		{"activation", withKVs(f, map[string]*gguf.Value{"qwen3.hidden_activation": val(gguf.String("relu2"))}), `key qwen3.hidden_activation: activation "relu2" is not qwen3's (silu)`, nil},
+		{"activation type", withKVs(f, map[string]*gguf.Value{"qwen3.hidden_activation": val(gguf.Uint32(1))}), "key qwen3.hidden_activation: a uint32, want the string silu", nil},
 		{"head_dim shape", withKVs(f, map[string]*gguf.Value{"qwen3.attention.key_length": val(gguf.Uint32(32)), "qwen3.attention.value_length": val(gguf.Uint32(32)), "qwen3.rope.dimension_count": val(gguf.Uint32(32))}), "blk.0.attn_q.weight: ne [128 256], want [128, 128]", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -237,6 +239,27 @@ func TestLoadEmbeddingErrors(t *testing.T) {
 	}
 	if _, err := m.Embed([]int32{1, 300}, PoolMean); err == nil || !strings.Contains(err.Error(), "id 300") {
 		t.Errorf("id out of range: %v", err)
+	}
+}
+
+// gemma3.hidden_activation: absent or gemma3's own GELU-tanh (HF's or
+// ggml's name) loads; another activation is one error naming the key.
+func TestLoadEmbeddingGemma3Activation(t *testing.T) {
+	f := embedGGUF(t, embedfixture.Gemma3, convert.OutF32)
+	for _, c := range []struct {
+		v    *gguf.Value
+		want string // "" = loads
+	}{
+		{nil, ""},
+		{val(gguf.String("gelu_pytorch_tanh")), ""},
+		{val(gguf.String("gelu")), ""},
+		{val(gguf.String("silu")), `key gemma3.hidden_activation: activation "silu" is not gemma3's (gelu_pytorch_tanh or gelu)`},
+		{val(gguf.Float32(1)), "key gemma3.hidden_activation: a float32, want the string gelu_pytorch_tanh"},
+	} {
+		_, err := LoadEmbedding(withKVs(f, map[string]*gguf.Value{"gemma3.hidden_activation": c.v}), Options{})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v: err = %v, want %q", c.v, err, c.want)
+		}
 	}
 }
 

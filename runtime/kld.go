@@ -148,6 +148,25 @@ func putF32Words(w []uint16, v float32) {
 // expf is float32 exp, rounded once (glibc's expf is correctly rounded).
 func expf(x float32) float32 { return float32(math.Exp(float64(x))) }
 
+// finiteRecord checks the float32 scale and min that open a base row
+// (words 0–1 and 2–3, as putF32Words stores them): both must be finite and
+// so must the largest log-probability they decode, scale·65535 + min.
+// llama-perplexity's --kl-divergence (examples/perplexity/perplexity.cpp,
+// kl_divergence) reads them unchecked and reports NaN or +Inf.
+func finiteRecord(row []uint16) error {
+	scale := math.Float32frombits(uint32(row[0]) | uint32(row[1])<<16)
+	minLog := math.Float32frombits(uint32(row[2]) | uint32(row[3])<<16)
+	for _, v := range []struct {
+		name string
+		x    float32
+	}{{"scale", scale}, {"min", minLog}, {"scale·65535 + min", scale*65535 + minLog}} {
+		if f := float64(v.x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("the record's %s %v is not finite", v.name, v.x)
+		}
+	}
+	return nil
+}
+
 // KLDStats accumulates llama-perplexity's --kl-divergence sums
 // (kl_divergence_result and the KLD-mode log_softmax): every value is the
 // float32 or float64 the reference computes, in its order.
@@ -321,7 +340,8 @@ type KLDChunk struct {
 // compares every scored position with the base's row read from r (the
 // file after its header), as llama-perplexity --kl-divergence does.
 // Errors: a vocabulary other than the model's, a chunk longer than the
-// model's context, a token outside the vocabulary, a short read.
+// model's context, a token outside the vocabulary, a short read, a row
+// whose scale or min is NaN or ±Inf.
 func KLDivergence(m *Model, base *KLBase, r io.Reader, bos int32, progress func(KLDChunk)) (*KLDStats, error) {
 	if base.NVocab != m.Params.NVocab {
 		return nil, fmt.Errorf("the base logits are over a vocabulary of %d tokens, the model has %d: the base must come from a model with the same vocabulary", base.NVocab, m.Params.NVocab)
@@ -347,6 +367,9 @@ func KLDivergence(m *Model, base *KLBase, r io.Reader, bos int32, progress func(
 		for i, logits := range rows {
 			for j := range row {
 				row[j] = binary.LittleEndian.Uint16(raw[2*(i*nv+j):])
+			}
+			if err := finiteRecord(row); err != nil {
+				return fmt.Errorf("base log-probabilities of position %d: %w; the base file is damaged, remake it with perplexity -f TEXT --kl-divergence-base FILE", first+i+1, err)
 			}
 			st.Add(logits, row, int(next[i]))
 		}

@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -99,5 +101,30 @@ func (r *kvReader) activation(dst *FFNActivation) {
 		r.err = fmt.Errorf("key %s: activation %q is not supported (relu2 or silu); fix the GGUF metadata", key, s)
 	default:
 		r.err = fmt.Errorf("key %s: a %s, want the string relu2 or silu; fix the GGUF metadata", key, v.Type)
+	}
+}
+
+// fixedActivation checks {arch}.hidden_activation on an arch whose FFN
+// activation is fixed (the embedding archs: gemma3 runs GELU with the tanh
+// approximation, llama.cpp's ggml_gelu in src/llama-model.cpp; qwen3 runs
+// SiLU): the key may be absent or name the arch's own activation, one of
+// names (HF's hidden_activation value or ggml's op name); any other value
+// or type is an error naming the key, as activation's.
+func (r *kvReader) fixedActivation(names []string) {
+	if r.err != nil {
+		return
+	}
+	key := r.arch + format.HiddenActivationSuffix
+	v, ok := r.kv(key)
+	if !ok {
+		return
+	}
+	s, isStr := v.V.(string)
+	switch {
+	case isStr && slices.Contains(names, s):
+	case isStr:
+		r.err = fmt.Errorf("key %s: activation %q is not %s's (%s); fix the GGUF metadata", key, s, r.arch, strings.Join(names, " or "))
+	default:
+		r.err = fmt.Errorf("key %s: a %s, want the string %s; fix the GGUF metadata", key, v.Type, names[0])
 	}
 }

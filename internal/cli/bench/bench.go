@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 			}
 			if opts.Gen, err = intList("-n/--n-gen", gen, 0); err != nil {
 				return err
+			}
+			if !slices.ContainsFunc(opts.Prompt, positive) && !slices.ContainsFunc(opts.Gen, positive) {
+				return usage.Errorf("-p/--n-prompt %s -n/--n-gen %s: no test to run; give a prompt length or a token count above 0", prompt, gen)
 			}
 			if opts.Threads, err = intList("-t/--threads", threads, 0); err != nil {
 				return err
@@ -368,8 +372,13 @@ func sizeClass(arch string, f *reader.File) string {
 	return "?B"
 }
 
+// positive reports v > 0: a -p or -n entry that makes a test.
+func positive(v int) bool { return v > 0 }
+
 // ftypeName is llama_model_ftype_name of bitnet.cpp's llama.cpp fork for
-// the general.file_type values our files carry.
+// the general.file_type values our files carry; TQ1_0/TQ2_0 are mainline
+// llama.cpp's names (src/llama-model-loader.cpp, llama_model_ftype_name) and
+// IQ1_BN/IQ2_BN ik_llama.cpp's (src/llama.cpp, llama_model_ftype_name).
 func ftypeName(ft uint64) string {
 	switch gguf.FileType(ft) {
 	case gguf.FileTypeAllF32:
@@ -386,6 +395,14 @@ func ftypeName(ft uint64) string {
 		return "TL1"
 	case gguf.FileTypeMostlyTL2:
 		return "TL2"
+	case gguf.FileTypeMostlyTQ1_0:
+		return "TQ1_0 - 1.69 bpw ternary"
+	case gguf.FileTypeMostlyTQ2_0:
+		return "TQ2_0 - 2.06 bpw ternary"
+	case gguf.FileTypeMostlyIQ1BN:
+		return "IQ1_BN - 1.625 bpw Bitnet"
+	case gguf.FileTypeMostlyIQ2BN:
+		return "IQ2_BN - 2.00 bpw Bitnet"
 	}
 	return fmt.Sprintf("ftype %d", ft)
 }

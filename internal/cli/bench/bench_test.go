@@ -34,6 +34,8 @@ func TestNewCmdBench(t *testing.T) {
 		{"negative prompt", []string{"-m", "x", "-p", "-4"}, nil, "-p/--n-prompt -4"},
 		{"empty gen", []string{"-m", "x", "-n", ""}, nil, "-n/--n-gen"},
 		{"zero reps", []string{"-m", "x", "-r", "0"}, nil, "-r/--repetitions 0"},
+		{"no test", []string{"-m", "x", "-p", "0", "-n", "0"}, nil, "-p/--n-prompt 0 -n/--n-gen 0: no test to run"},
+		{"no test, lists", []string{"-m", "x", "-p", "0,0", "-n", "0"}, nil, "no test to run"},
 		{"layout", []string{"-m", "x", "--from-layout", "arm"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, FromLayout: "arm"}, ""},
 		{"bad layout", []string{"-m", "x", "--from-layout", "mips"}, nil, "--from-layout"},
 	}
@@ -134,6 +136,27 @@ func TestBenchJSON(t *testing.T) {
 		}
 		if mean := sum / 3; math.Abs(mean-r.AvgTs) > 1e-9*mean {
 			t.Errorf("%s: avg_ts %v, mean of samples %v", r.Test(), r.AvgTs, mean)
+		}
+	}
+}
+
+// TestFtypeName checks the model column's ftype names against the
+// llama_model_ftype_name strings of llama.cpp (TQ1_0/TQ2_0) and ik_llama.cpp
+// (IQ1_BN/IQ2_BN).
+func TestFtypeName(t *testing.T) {
+	for _, c := range []struct {
+		ft   uint64
+		want string
+	}{
+		{40, "I2_S - 2 bpw ternary"},
+		{36, "TQ1_0 - 1.69 bpw ternary"},
+		{37, "TQ2_0 - 2.06 bpw ternary"},
+		{136, "IQ1_BN - 1.625 bpw Bitnet"},
+		{137, "IQ2_BN - 2.00 bpw Bitnet"},
+		{999, "ftype 999"},
+	} {
+		if got := ftypeName(c.ft); got != c.want {
+			t.Errorf("ftypeName(%d) = %q, want %q", c.ft, got, c.want)
 		}
 	}
 }

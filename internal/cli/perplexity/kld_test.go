@@ -2,6 +2,7 @@ package perplexity
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
@@ -100,7 +101,24 @@ func TestKLDivergence(t *testing.T) {
 	short := filepath.Join(dir, "short.kld")
 	os.WriteFile(short, whole[:len(whole)-2], 0o644)
 	notBase := filepath.Join(golden, "outputs/ppl_text.txt")
+	// Rows start after the 20-byte header and 256 tokens, 516 words each,
+	// 63 per chunk: a scale of 0xffffffff (NaN) in chunk 0's first row, an
+	// +Inf min in chunk 1's sixth row, a finite scale too large for 65535.
+	rowAt := func(c, i int) int { return 20 + 4*256 + 2*(512+4)*(63*c+i) }
+	patched := func(name string, at int, v uint32) string {
+		b := bytes.Clone(whole)
+		binary.LittleEndian.PutUint32(b[at:], v)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	nanScale := patched("nan.kld", rowAt(0, 0), 0xffffffff)
+	infMin := patched("inf.kld", rowAt(1, 5)+4, 0x7f800000)
+	hugeScale := patched("huge.kld", rowAt(0, 2), math.Float32bits(1e36))
 	for _, c := range []struct{ file, want string }{
+		{nanScale, "nan.kld: chunk 0: base log-probabilities of position 65: the record's scale NaN is not finite"},
+		{infMin, "inf.kld: chunk 1: base log-probabilities of position 70: the record's min +Inf is not finite"},
+		{hugeScale, "huge.kld: chunk 0: base log-probabilities of position 67: the record's scale·65535 + min +Inf is not finite"},
 		{vocab, "vocabulary of 300 tokens"},
 		{short, "need "},
 		{notBase, `does not start with "_logits_"`},

@@ -68,7 +68,7 @@ them. --dump-logits writes every prompt row of logits and then every generated r
 is the last prompt row) as raw little-endian float32, the layout of the golden
 PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32; it must not be the model file or an
 existing non-regular file, and an existing file needs --force. The prompt length plus -n must not exceed the model's context_length
-(checked after loading the model; a usage error, exit 2). All-NaN logits are an error (exit 1).`,
+(checked after loading the model; a usage error, exit 2). A NaN or infinite logit at any position is an error (exit 1).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("run takes no arguments (got %q); use -p TEXT or --ids", args)
@@ -331,6 +331,19 @@ func Generate(m *runtime.Model, prompt []int32, n int, temp float64, seed uint64
 	return gen, rows, err
 }
 
+// finiteRow returns an error naming position pos and the first logit of row
+// that is NaN or ±Inf, or nil when every logit is finite. One non-finite logit
+// means a weight or scale of the output path holds NaN/Inf (perplexity's
+// check, internal/cli/perplexity, fails the same way).
+func finiteRow(row []float32, pos int) error {
+	for j, v := range row {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("logits at position %d are not finite (logit %d is %v): the model's weights hold NaN/Inf; check token_embd.weight / output.weight or reconvert the model", pos, j, v)
+		}
+	}
+	return nil
+}
+
 // GenerateStream feeds prompt one token per call and then produces up to
 // o.N tokens. It returns the generated ids and every row of logits in the
 // golden layout: one row per prompt position, then one row per generated
@@ -348,7 +361,11 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 		return nil, nil, st, fmt.Errorf("prompt: %w", err)
 	}
 	var last []float32
-	for _, l := range prows {
+	for p, l := range prows {
+		if err := finiteRow(l, p); err != nil {
+			st.PromptTime = time.Since(t0)
+			return nil, nil, st, err
+		}
 		last = append([]float32(nil), l...)
 		rows = append(rows, last)
 	}
@@ -379,6 +396,10 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 			return nil, nil, st, fmt.Errorf("generation step %d: %w", i+1, err)
 		}
 		st.EvalRuns++
+		if err := finiteRow(l, len(prompt)+i); err != nil {
+			st.EvalTime = time.Since(t0)
+			return nil, nil, st, err
+		}
 		last = append([]float32(nil), l...)
 	}
 	st.EvalTime = time.Since(t0)

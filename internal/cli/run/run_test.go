@@ -238,7 +238,8 @@ func Test_runRun_errors(t *testing.T) {
 	if err := osx.Mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
-	nan := nanModel(t, dir)
+	nan := nanModel(t, dir, false)
+	oneNaN := nanModel(t, dir, true)
 	badBOS := patchedBOS(t, dir, modelBytes, 99999)
 	for _, c := range []struct {
 		name  string
@@ -258,8 +259,9 @@ func Test_runRun_errors(t *testing.T) {
 		{"dump is /dev/null", RunOptions{Model: model, IDs: []int32{1}, N: 1, DumpLogits: "/dev/null"}, "--dump-logits /dev/null exists and is not a regular file", false},
 		{"-n beyond the context", RunOptions{Model: i2s, IDs: []int32{1, 2}, N: 100000000, DumpLogits: dump}, "-n 100000000: the prompt (2 tokens) plus -n exceeds the context length", true},
 		{"BOS outside the vocabulary", RunOptions{Model: badBOS, Prompt: "Hello", HasPrompt: true, N: 1, DumpLogits: dump}, "tokenizer.ggml.bos_token_id: id 99999 is outside the vocabulary", false},
-		{"NaN logits", RunOptions{Model: nan, IDs: []int32{1, 2}, N: 3, DumpLogits: dump}, "generation step 0: the logits are not finite", false},
-		{"NaN logits, one token", RunOptions{Model: nan, IDs: []int32{1}, N: 1, DumpLogits: dump}, "generation step 0: the logits are not finite", false},
+		{"NaN logits", RunOptions{Model: nan, IDs: []int32{1, 2}, N: 3, DumpLogits: dump}, "logits at position 0 are not finite (logit 0 is NaN)", false},
+		{"NaN logits, one token", RunOptions{Model: nan, IDs: []int32{1}, N: 1, DumpLogits: dump}, "logits at position 0 are not finite (logit 0 is NaN)", false},
+		{"one NaN logit per row", RunOptions{Model: oneNaN, IDs: []int32{1, 2}, N: 3, DumpLogits: dump}, "logits at position 0 are not finite (logit 511 is NaN): the model's weights hold NaN/Inf", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
@@ -304,8 +306,10 @@ func patchedBOS(t *testing.T, dir string, b []byte, id uint32) string {
 }
 
 // nanModel writes a copy of the tiny F32 model whose token_embd.weight is
-// all NaN to dir and returns its path.
-func nanModel(t *testing.T, dir string) string {
+// all NaN to dir and returns its path. With one, only element 0 of row 511
+// (ne [256, 512], tied to the output) is NaN: a prompt without token 511 then
+// gives finite logits except logit 511 at every position.
+func nanModel(t *testing.T, dir string, one bool) string {
 	t.Helper()
 	src := filepath.Join(golden, "gguf/ggml-model-f32.gguf")
 	b, err := os.ReadFile(src)
@@ -326,11 +330,18 @@ func nanModel(t *testing.T, dir string) string {
 		}
 		n, _ := ti.NBytes()
 		start := f.DataOffset + ti.Offset
+		if one {
+			start += 511 * 256 * 4
+			n = 4
+		}
 		for i := start; i < start+n; i += 4 {
 			binary.LittleEndian.PutUint32(b[i:], 0x7fc00000)
 		}
 	}
 	p := filepath.Join(dir, "nan.gguf")
+	if one {
+		p = filepath.Join(dir, "onenan.gguf")
+	}
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
