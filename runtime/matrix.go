@@ -273,11 +273,11 @@ const lut1MinRows = 256
 // the packed rows faster (docs/performance.md).
 func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 	if w.Type == gguf.TypeI2S && kernels.Accelerated() {
-		// Row's I2_S case without its per-row type switch.
+		// Row's I2_S case, a whole range of rows per kernel call
+		// (DotI2SRows has i2sOut's epilogue).
+		q, sumf := a.q[:w.kPad], float32(a.sum)
 		parallel.For(w.M, threads, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				dst[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
-			}
+			kernels.DotI2SRows(dst[lo:hi], w.raw[lo*w.rowB:hi*w.rowB], q, sumf, a.s, w.Scale)
 		})
 		return
 	}

@@ -59,6 +59,35 @@ func BenchmarkDotI2S(b *testing.B) {
 	}
 }
 
+// BenchmarkDotI2SRows: BenchmarkDotI2S's rows through the multi-row kernel
+// (one call per thread's range of rows, the epilogue included), and rows
+// of K = 1536 (the bitnet_b1_58-large hidden size, 384 bytes each), where
+// the per-row call of DotI2S costs the most.
+func BenchmarkDotI2SRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, k := range []int{2560, 1536} {
+		for _, c := range []struct {
+			name  string
+			bytes int
+		}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+			rows := c.bytes / (k / 4)
+			w, _ := randI2S(r, rows*k/128)
+			_, q := randI2S(r, k/128)
+			dst := make([]float32, rows)
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("k=%d/%s/threads=%d", k, c.name, th), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						split(rows, th, func(lo, hi int) {
+							DotI2SRows(dst[lo:hi], w[lo*k/4:hi*k/4], q, 3, 0.25, 1.5)
+						})
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkDotI2S4: BenchmarkDotI2S's rows against four activations at once
 // (the batched product); bytes are the weights read, once for four tokens,
 // so the figure × 4 compares with DotI2S's per-token rate.

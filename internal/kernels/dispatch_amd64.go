@@ -10,7 +10,17 @@ import "golang.org/x/sys/cpu"
 // (VCVTPH2PS) and SSE4.1's rounding (VROUNDPS, part of AVX).
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
+// useAVX512 selects the 512-bit versions of the streaming kernels
+// (DotI2SRows, DotF16) where the CPU and the OS have AVX-512 F and BW
+// (golang.org/x/sys/cpu checks the OS saves the ZMM state). They give the
+// AVX2 kernels' results bit for bit; tests switch this off to check the
+// AVX2 kernels on such CPUs too.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
 func impl() string {
+	if useAVX512 {
+		return "amd64 AVX2+F16C assembly, AVX-512 streaming kernels"
+	}
 	if useAVX2 {
 		return "amd64 AVX2+F16C assembly"
 	}
@@ -32,6 +42,18 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) (s [4]int32) {
 		return s
 	}
 	return dotI2S4Ref(row, q0, q1, q2, q3)
+}
+
+func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	if useAVX512 {
+		dotI2SRowsAVX512(dst, rows, rowB, q, sumf, s, scale)
+		return
+	}
+	if useAVX2 {
+		dotI2SRowsAVX2(dst, rows, rowB, q, sumf, s, scale)
+		return
+	}
+	dotI2SRowsRef(dst, rows, rowB, q, sumf, s, scale)
 }
 
 func dotF16Body(w []uint16, x []float32) float32 {

@@ -20,6 +20,15 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SNEON(row, q0), dotI2SNEON(row, q1), dotI2SNEON(row, q2), dotI2SNEON(row, q3)}
 }
 
+// dotI2SRows has no NEON version of its own: the NEON dot per row.
+func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	for r := range dst {
+		v := float32(dotI2SNEON(rows[r*rowB:(r+1)*rowB], q)) - sumf
+		v = v / s
+		dst[r] = v * scale
+	}
+}
+
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }

@@ -30,6 +30,30 @@ func DotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return dotI2S4(row, q0, q1, q2, q3)
 }
 
+// DotI2SRows writes one I2_S matrix-vector product with bitnet.cpp's
+// epilogue: for the len(dst) consecutive packed rows of rows (rowB =
+// len(rows)/len(dst) bytes each, a multiple of 32), dst_r =
+// ((float32(DotI2S(row_r, q)) − sumf)/s)·scale, each operation rounded to
+// float32, where sumf is float32(Σq), s the activation scale and scale the
+// tensor's weight scale (ggml_vec_dot_i2_i8_s and its caller in
+// bitnet.cpp's ggml.c, as runtime.i2sOut). One call covers a whole range
+// of rows, so the per-row call and set-up of DotI2S are paid once. It
+// panics if len(rows) is not len(dst)·rowB with rowB a multiple of 32, or
+// len(q) < 4·rowB.
+func DotI2SRows(dst []float32, rows []byte, q []int8, sumf, s, scale float32) {
+	if len(dst) == 0 {
+		if len(rows) != 0 {
+			panic("kernels: DotI2SRows length mismatch")
+		}
+		return
+	}
+	rowB := len(rows) / len(dst)
+	if rowB*len(dst) != len(rows) || rowB%32 != 0 || rowB == 0 || len(q) < 4*rowB {
+		panic("kernels: DotI2SRows length mismatch")
+	}
+	dotI2SRows(dst, rows, rowB, q, sumf, s, scale)
+}
+
 // DotF16 returns Σ_k f16(w_k)·x_k in the summation order of ggml's AVX2 +
 // F16C ggml_vec_dot_f16 (see dotF16Ref): 32-element steps into four
 // 8-lane float32 accumulators, GGML_F32x8_REDUCE, then the tail of fewer

@@ -189,6 +189,229 @@ done4:
 	VZEROUPPER
 	RET
 
+// func dotI2SRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+// Requires: AVX, AVX2, CMOV
+TEXT ·dotI2SRowsAVX2(SB), NOSPLIT, $0-92
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         q_base+56(FP), SI
+	SHRQ         $0x05, BX
+	VMOVSS       sumf+80(FP), X0
+	VMOVSS       s+84(FP), X1
+	VMOVSS       scale+88(FP), X2
+	MOVL         $0x03030303, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X4
+	VPBROADCASTD X4, Y4
+
+rowsNext:
+	CMPQ  CX, $0x00
+	JE    rowsDone
+	MOVQ  SI, DI
+	MOVQ  BX, R8
+	VPXOR Y5, Y5, Y5
+
+rowsGroup:
+	CMPQ    R8, $0x00
+	JE      rowsEpilogue
+	MOVQ    $0x00000020, R9
+	CMPQ    R8, R9
+	CMOVQLT R8, R9
+	SUBQ    R9, R8
+	VPXOR   Y6, Y6, Y6
+
+rowsBlock:
+	VMOVDQU    (DX), Y7
+	VPSRLW     $0x06, Y7, Y8
+	VPAND      Y3, Y8, Y8
+	VPMADDUBSW (DI), Y8, Y8
+	VPSRLW     $0x04, Y7, Y9
+	VPAND      Y3, Y9, Y9
+	VPMADDUBSW 32(DI), Y9, Y9
+	VPSRLW     $0x02, Y7, Y10
+	VPAND      Y3, Y10, Y10
+	VPMADDUBSW 64(DI), Y10, Y10
+	VPAND      Y3, Y7, Y7
+	VPMADDUBSW 96(DI), Y7, Y7
+	VPADDW     Y9, Y8, Y8
+	VPADDW     Y7, Y10, Y10
+	VPADDW     Y10, Y8, Y8
+	VPADDW     Y8, Y6, Y6
+	ADDQ       $0x20, DX
+	ADDQ       $0x00000080, DI
+	DECQ       R9
+	JNE        rowsBlock
+	VPMADDWD   Y4, Y6, Y6
+	VPADDD     Y6, Y5, Y5
+	JMP        rowsGroup
+
+rowsEpilogue:
+	VEXTRACTI128 $0x01, Y5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0x4e, X5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0xb1, X5, X6
+	VPADDD       X6, X5, X5
+	VCVTDQ2PS    X5, X5
+	VSUBSS       X0, X5, X5
+	VDIVSS       X1, X5, X5
+	VMULSS       X2, X5, X5
+	VMOVSS       X5, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          rowsNext
+
+rowsDone:
+	VZEROUPPER
+	RET
+
+// func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, CMOV
+TEXT ·dotI2SRowsAVX512(SB), NOSPLIT, $0-92
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         q_base+56(FP), SI
+	SHRQ         $0x05, BX
+	VMOVSS       sumf+80(FP), X0
+	VMOVSS       s+84(FP), X1
+	VMOVSS       scale+88(FP), X2
+	VMOVDQU64    i2sShifts512<>+0(SB), Z3
+	VMOVDQU64    i2sShifts512<>+64(SB), Z4
+	MOVL         $0x03030303, DI
+	VMOVD        DI, X5
+	VPBROADCASTD X5, Z5
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+
+zRowsNext:
+	CMPQ  CX, $0x00
+	JE    zRowsDone
+	MOVQ  SI, DI
+	MOVQ  BX, R8
+	VPXOR Y8, Y8, Y8
+
+zRowsGroup:
+	CMPQ    R8, $0x00
+	JE      zRowsEpilogue
+	MOVQ    $0x00000020, R9
+	CMPQ    R8, R9
+	CMOVQLT R8, R9
+	SUBQ    R9, R8
+	VPXORD  Z6, Z6, Z6
+
+zRowsBlock:
+	VBROADCASTI64X4 (DX), Z9
+	VPSRLVW         Z3, Z9, Z10
+	VPSRLVW         Z4, Z9, Z9
+	VPANDD          Z5, Z10, Z10
+	VPANDD          Z5, Z9, Z9
+	VPMADDUBSW      (DI), Z10, Z10
+	VPMADDUBSW      64(DI), Z9, Z9
+	VPADDW          Z9, Z10, Z10
+	VPADDW          Z10, Z6, Z6
+	ADDQ            $0x20, DX
+	ADDQ            $0x00000080, DI
+	DECQ            R9
+	JNE             zRowsBlock
+	VEXTRACTI64X4   $0x01, Z6, Y9
+	VPADDW          Y9, Y6, Y6
+	VPMADDWD        Y7, Y6, Y6
+	VPADDD          Y6, Y8, Y8
+	JMP             zRowsGroup
+
+zRowsEpilogue:
+	VEXTRACTI128 $0x01, Y8, X9
+	VPADDD       X9, X8, X8
+	VPSHUFD      $0x4e, X8, X9
+	VPADDD       X9, X8, X8
+	VPSHUFD      $0xb1, X8, X9
+	VPADDD       X9, X8, X8
+	VCVTDQ2PS    X8, X8
+	VSUBSS       X0, X8, X8
+	VDIVSS       X1, X8, X8
+	VMULSS       X2, X8, X8
+	VMOVSS       X8, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          zRowsNext
+
+zRowsDone:
+	VZEROUPPER
+	RET
+
+DATA i2sShifts512<>+0(SB)/2, $0x0006
+DATA i2sShifts512<>+2(SB)/2, $0x0006
+DATA i2sShifts512<>+4(SB)/2, $0x0006
+DATA i2sShifts512<>+6(SB)/2, $0x0006
+DATA i2sShifts512<>+8(SB)/2, $0x0006
+DATA i2sShifts512<>+10(SB)/2, $0x0006
+DATA i2sShifts512<>+12(SB)/2, $0x0006
+DATA i2sShifts512<>+14(SB)/2, $0x0006
+DATA i2sShifts512<>+16(SB)/2, $0x0006
+DATA i2sShifts512<>+18(SB)/2, $0x0006
+DATA i2sShifts512<>+20(SB)/2, $0x0006
+DATA i2sShifts512<>+22(SB)/2, $0x0006
+DATA i2sShifts512<>+24(SB)/2, $0x0006
+DATA i2sShifts512<>+26(SB)/2, $0x0006
+DATA i2sShifts512<>+28(SB)/2, $0x0006
+DATA i2sShifts512<>+30(SB)/2, $0x0006
+DATA i2sShifts512<>+32(SB)/2, $0x0004
+DATA i2sShifts512<>+34(SB)/2, $0x0004
+DATA i2sShifts512<>+36(SB)/2, $0x0004
+DATA i2sShifts512<>+38(SB)/2, $0x0004
+DATA i2sShifts512<>+40(SB)/2, $0x0004
+DATA i2sShifts512<>+42(SB)/2, $0x0004
+DATA i2sShifts512<>+44(SB)/2, $0x0004
+DATA i2sShifts512<>+46(SB)/2, $0x0004
+DATA i2sShifts512<>+48(SB)/2, $0x0004
+DATA i2sShifts512<>+50(SB)/2, $0x0004
+DATA i2sShifts512<>+52(SB)/2, $0x0004
+DATA i2sShifts512<>+54(SB)/2, $0x0004
+DATA i2sShifts512<>+56(SB)/2, $0x0004
+DATA i2sShifts512<>+58(SB)/2, $0x0004
+DATA i2sShifts512<>+60(SB)/2, $0x0004
+DATA i2sShifts512<>+62(SB)/2, $0x0004
+DATA i2sShifts512<>+64(SB)/2, $0x0002
+DATA i2sShifts512<>+66(SB)/2, $0x0002
+DATA i2sShifts512<>+68(SB)/2, $0x0002
+DATA i2sShifts512<>+70(SB)/2, $0x0002
+DATA i2sShifts512<>+72(SB)/2, $0x0002
+DATA i2sShifts512<>+74(SB)/2, $0x0002
+DATA i2sShifts512<>+76(SB)/2, $0x0002
+DATA i2sShifts512<>+78(SB)/2, $0x0002
+DATA i2sShifts512<>+80(SB)/2, $0x0002
+DATA i2sShifts512<>+82(SB)/2, $0x0002
+DATA i2sShifts512<>+84(SB)/2, $0x0002
+DATA i2sShifts512<>+86(SB)/2, $0x0002
+DATA i2sShifts512<>+88(SB)/2, $0x0002
+DATA i2sShifts512<>+90(SB)/2, $0x0002
+DATA i2sShifts512<>+92(SB)/2, $0x0002
+DATA i2sShifts512<>+94(SB)/2, $0x0002
+DATA i2sShifts512<>+96(SB)/2, $0x0000
+DATA i2sShifts512<>+98(SB)/2, $0x0000
+DATA i2sShifts512<>+100(SB)/2, $0x0000
+DATA i2sShifts512<>+102(SB)/2, $0x0000
+DATA i2sShifts512<>+104(SB)/2, $0x0000
+DATA i2sShifts512<>+106(SB)/2, $0x0000
+DATA i2sShifts512<>+108(SB)/2, $0x0000
+DATA i2sShifts512<>+110(SB)/2, $0x0000
+DATA i2sShifts512<>+112(SB)/2, $0x0000
+DATA i2sShifts512<>+114(SB)/2, $0x0000
+DATA i2sShifts512<>+116(SB)/2, $0x0000
+DATA i2sShifts512<>+118(SB)/2, $0x0000
+DATA i2sShifts512<>+120(SB)/2, $0x0000
+DATA i2sShifts512<>+122(SB)/2, $0x0000
+DATA i2sShifts512<>+124(SB)/2, $0x0000
+DATA i2sShifts512<>+126(SB)/2, $0x0000
+GLOBL i2sShifts512<>(SB), RODATA|NOPTR, $128
+
 // func dotF16AVX2(w []uint16, x []float32) float32
 // Requires: AVX, F16C, SSE
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52

@@ -146,6 +146,74 @@ func TestDotI2S4Panics(t *testing.T) {
 	}
 }
 
+// TestDotI2SRowsMatchesReference: the multi-row kernel gives, bit for bit,
+// the reference's epilogue of dotI2SRef on every row, for row counts around
+// the kernel's loop boundaries, row lengths of every group class, random
+// and extreme scales, a zero weight scale and rows that wrap.
+func TestDotI2SRowsMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 15))
+	for _, nb := range []int{1, 2, 12, 31, 32, 33, 54, 64, 65} {
+		for _, nr := range []int{1, 2, 3, 7, 8, 9, 17} {
+			for trial := 0; trial < 4; trial++ {
+				rows := make([]byte, 0, 32*nb*nr)
+				for range nr {
+					row, _ := randI2S(r, nb)
+					rows = append(rows, row...)
+				}
+				_, q := randI2S(r, nb)
+				q = append(q, 9) // longer than a row needs
+				sumf := float32(r.IntN(1<<20) - 1<<19)
+				s := float32(127 / (1e-5 + r.ExpFloat64()))
+				scale := float32(r.Float64())
+				switch trial {
+				case 1: // every lane wraps in every row
+					for i := range rows {
+						rows[i] = 0xaa
+					}
+					for i := range q {
+						q[i] = -128
+					}
+				case 2:
+					scale = 0
+				case 3: // the largest activation scale (amax = 1e-5)
+					s = float32(127 / 1e-5)
+				}
+				got, want := make([]float32, nr), make([]float32, nr)
+				DotI2SRows(got, rows, q, sumf, s, scale)
+				for k := range want {
+					v := float32(dotI2SRef(rows[k*32*nb:(k+1)*32*nb], q)) - sumf
+					v = v / s
+					want[k] = v * scale
+				}
+				for k := range got {
+					if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+						t.Fatalf("nb=%d rows=%d trial %d row %d: kernel %v, reference %v (%s)", nb, nr, trial, k, got[k], want[k], Impl())
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDotI2SRowsPanics(t *testing.T) {
+	for _, c := range []struct{ dst, rows, q int }{
+		{2, 96, 256},  // 48-byte rows
+		{2, 64, 127},  // short activation
+		{0, 32, 128},  // rows without outputs
+		{3, 128, 256}, // not a whole number of rows
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%+v: no panic", c)
+				}
+			}()
+			DotI2SRows(make([]float32, c.dst), make([]byte, c.rows), make([]int8, c.q), 0, 1, 1)
+		}()
+	}
+	DotI2SRows(nil, nil, nil, 0, 1, 1) // nothing to do: no panic
+}
+
 // TestDotI2SUsesPrefix checks that a longer q (the caller's scratch) is
 // read only for the row's inputs.
 func TestDotI2SUsesPrefix(t *testing.T) {

@@ -63,6 +63,16 @@ func dotI2S4Ref(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SRef(row, q0), dotI2SRef(row, q1), dotI2SRef(row, q2), dotI2SRef(row, q3)}
 }
 
+// dotI2SRowsRef is DotI2SRows's reference: dotI2SRef of each row of rowB
+// bytes, then bitnet.cpp's epilogue in float32.
+func dotI2SRowsRef(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	for r := range dst {
+		v := float32(dotI2SRef(rows[r*rowB:(r+1)*rowB], q)) - sumf
+		v = v / s
+		dst[r] = v * scale
+	}
+}
+
 // reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators: acc0+acc2 and
 // acc1+acc3 added lane by lane, then lanes l and l+4 added, then
 // (t0+t1)+(t2+t3).

@@ -14,6 +14,16 @@ func dotI2SAVX2(row []byte, q []int8) int32
 //go:noescape
 func dotI2S4AVX2(row []byte, q0 []int8, q1 []int8, q2 []int8, q3 []int8, sums *[4]int32)
 
+// dotI2SRowsAVX2 writes the I2_S dot product of each of len(dst) consecutive rows of rowB bytes (a multiple of 32, > 0) with q (len(q) ≥ 4·rowB), with bitnet.cpp's epilogue, into dst; len(rows) ≥ len(dst)·rowB.
+//
+//go:noescape
+func dotI2SRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+
+// dotI2SRowsAVX512 is dotI2SRowsAVX2 for CPUs with AVX-512 F and BW (the same results).
+//
+//go:noescape
+func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+
 // dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).
 //
 //go:noescape

@@ -24,6 +24,8 @@ func main() {
 	ConstraintExpr("!purego")
 	dotI2S()
 	dotI2S4()
+	dotI2SRows()
+	dotI2SRowsAVX512()
 	dotF16()
 	absMaxBits()
 	quantI8S()
@@ -204,6 +206,218 @@ func dotI2S4() {
 		VPADDD(hi, lo, lo)
 		VMOVD(lo, Mem{Base: out, Disp: 4 * t})
 	}
+	VZEROUPPER()
+	RET()
+}
+
+// dotI2SRows: dotI2S over consecutive rows of rowB bytes (rowB a multiple
+// of 32) with bitnet.cpp's epilogue per row (reference: dotI2SRowsRef):
+// dst_r = ((float32(sumi_r) − sumf)/s)·scale, each scalar operation
+// rounded to float32 (VCVTSI2SSL, VSUBSS, VDIVSS, VMULSS: the rounding of
+// Go's float32 conversion and arithmetic). One call for a whole range of
+// rows saves the per-row call and set-up of DotI2S, and the division of one
+// row overlaps the next row's loads.
+func dotI2SRows() {
+	TEXT("dotI2SRowsAVX2", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32)")
+	Pragma("noescape")
+	Doc("dotI2SRowsAVX2 writes the I2_S dot product of each of len(dst) consecutive rows of rowB bytes (a multiple of 32, > 0) with q (len(q) ≥ 4·rowB), with bitnet.cpp's epilogue, into dst; len(rows) ≥ len(dst)·rowB.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	qBase := Load(Param("q").Base(), GP64())
+	SHRQ(U8(5), rowB) // blocks per row
+	var ep [3]VecVirtual
+	for i, name := range []string{"sumf", "s", "scale"} {
+		a, err := Param(name).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		ep[i] = XMM()
+		VMOVSS(a.Addr, ep[i])
+	}
+	mask := broadcast32(0x03030303)
+	ones := broadcast32(0x00010001)
+
+	Label("rowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("rowsDone"))
+	q := GP64()
+	MOVQ(qBase, q)
+	nb := GP64()
+	MOVQ(rowB, nb)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("rowsGroup")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("rowsEpilogue"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := YMM()
+	VPXOR(acc16, acc16, acc16)
+
+	Label("rowsBlock")
+	c := YMM()
+	VMOVDQU(Mem{Base: row}, c)
+	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for s, sh := range []uint8{6, 4, 2} {
+		VPSRLW(U8(sh), c, p[s])
+		VPAND(mask, p[s], p[s])
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * s}, p[s], p[s])
+	}
+	VPAND(mask, c, p[3])
+	VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], p[3])
+	VPADDW(p[1], p[0], p[0])
+	VPADDW(p[3], p[2], p[2])
+	VPADDW(p[2], p[0], p[0])
+	VPADDW(p[0], acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("rowsBlock"))
+
+	VPMADDWD(ones, acc16, acc16)
+	VPADDD(acc16, acc32, acc32)
+	JMP(LabelRef("rowsGroup"))
+
+	Label("rowsEpilogue")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	VCVTDQ2PS(lo, lo)
+	VSUBSS(ep[0], lo, lo)
+	VDIVSS(ep[1], lo, lo)
+	VMULSS(ep[2], lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("rowsNext"))
+
+	Label("rowsDone")
+	VZEROUPPER()
+	RET()
+}
+
+// dotI2SRowsAVX512: dotI2SRows with 512-bit vectors (AVX-512 F + BW).
+// Each 32-byte block is broadcast to both halves of a ZMM register; one
+// variable word shift (VPSRLVW) isolates the codes of s = 0 in the low half
+// and s = 1 in the high half, another s = 2 and s = 3, so each VPMADDUBSW
+// takes 64 contiguous activation bytes. The low half of the 16-bit
+// accumulator then holds the lanes of s = 0 and 2, the high half those of
+// s = 1 and 3; at the end of each group of 32 blocks the halves are added
+// with a wrapping VPADDW before the widening. Wrapping 16-bit addition is
+// associative and commutative, so every lane equals the reference's
+// acc16 lane (the same products, added in another order modulo 2^16).
+func dotI2SRowsAVX512() {
+	TEXT("dotI2SRowsAVX512", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32)")
+	Pragma("noescape")
+	Doc("dotI2SRowsAVX512 is dotI2SRowsAVX2 for CPUs with AVX-512 F and BW (the same results).")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	qBase := Load(Param("q").Base(), GP64())
+	SHRQ(U8(5), rowB)
+	var ep [3]VecVirtual
+	for i, name := range []string{"sumf", "s", "scale"} {
+		a, err := Param(name).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		ep[i] = XMM()
+		VMOVSS(a.Addr, ep[i])
+	}
+	shifts := GLOBL("i2sShifts512", RODATA|NOPTR)
+	for i := 0; i < 64; i++ {
+		// words 0-15: 6, 16-31: 4 (first vector); 2 and 0 (second).
+		v := [4]uint16{6, 4, 2, 0}[i/16]
+		DATA(2*i, U16(v))
+	}
+	shA, shB := ZMM(), ZMM()
+	VMOVDQU64(shifts, shA)
+	VMOVDQU64(shifts.Offset(64), shB)
+	t := GP32()
+	MOVL(U32(0x03030303), t)
+	mx := XMM()
+	VMOVD(t, mx)
+	mask := ZMM()
+	VPBROADCASTD(mx, mask)
+	ones := broadcast32(0x00010001)
+
+	Label("zRowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("zRowsDone"))
+	q := GP64()
+	MOVQ(qBase, q)
+	nb := GP64()
+	MOVQ(rowB, nb)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("zRowsGroup")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("zRowsEpilogue"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := ZMM()
+	VPXORD(acc16, acc16, acc16)
+
+	Label("zRowsBlock")
+	c := ZMM()
+	VBROADCASTI64X4(Mem{Base: row}, c)
+	a, b := ZMM(), ZMM()
+	VPSRLVW(shA, c, a)
+	VPSRLVW(shB, c, b)
+	VPANDD(mask, a, a)
+	VPANDD(mask, b, b)
+	VPMADDUBSW(Mem{Base: q}, a, a)
+	VPMADDUBSW(Mem{Base: q, Disp: 64}, b, b)
+	VPADDW(b, a, a)
+	VPADDW(a, acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("zRowsBlock"))
+
+	hiY := YMM()
+	VEXTRACTI64X4(U8(1), acc16, hiY)
+	lo16 := acc16.AsY()
+	VPADDW(hiY, lo16, lo16)
+	VPMADDWD(ones, lo16, lo16)
+	VPADDD(lo16, acc32, acc32)
+	JMP(LabelRef("zRowsGroup"))
+
+	Label("zRowsEpilogue")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	VCVTDQ2PS(lo, lo)
+	VSUBSS(ep[0], lo, lo)
+	VDIVSS(ep[1], lo, lo)
+	VMULSS(ep[2], lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("zRowsNext"))
+
+	Label("zRowsDone")
 	VZEROUPPER()
 	RET()
 }
