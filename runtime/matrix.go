@@ -133,10 +133,8 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 	case gguf.TypeF32, gguf.TypeBF16:
 		a.f = append(a.f[:0], x...)
 	case gguf.TypeF16:
-		a.f = a.f[:0]
-		for _, v := range x {
-			a.f = append(a.f, roundF16(v))
-		}
+		a.f = resizeF32(a.f, len(x))
+		kernels.RoundF16(a.f, x)
 	case gguf.TypeQ8_0:
 		a.q = resizeI8(a.q, len(x))
 		a.d = resizeF32(a.d, len(x)/q8Block)

@@ -63,6 +63,29 @@ func dotF16Body(w []uint16, x []float32) float32 {
 	return dotF16BodyRef(w, x)
 }
 
+func f32ToF16(dst []uint16, src []float32) {
+	if useAVX2 {
+		f32ToF16AVX2(dst, src)
+		return
+	}
+	f32ToF16Ref(dst, src)
+}
+
+func roundF16s(dst, src []float32) {
+	if useAVX2 {
+		roundF16sAVX2(dst, src)
+		return
+	}
+	roundF16sRef(dst, src)
+}
+
+func siluGroups(x []float32) int {
+	if useAVX2 {
+		return siluGroupsAVX2(x)
+	}
+	return 0
+}
+
 func absMaxBits(x []float32) uint32 {
 	if useAVX2 {
 		return absMaxBitsAVX2(x)

@@ -31,6 +31,15 @@ func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale f
 
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
+// The F16 conversions have no NEON version yet: their references.
+
+func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
+
+func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
+
+// siluGroups has no NEON version yet: SiLU runs its reference.
+func siluGroups([]float32) int { return 0 }
+
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }

@@ -14,6 +14,9 @@ func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale f
 	dotI2SRowsRef(dst, rows, rowB, q, sumf, s, scale)
 }
 func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyRef(w, x) }
+func f32ToF16(dst []uint16, src []float32)                  { f32ToF16Ref(dst, src) }
+func roundF16s(dst, src []float32)                          { roundF16sRef(dst, src) }
+func siluGroups([]float32) int                              { return 0 }
 func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
 

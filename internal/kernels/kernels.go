@@ -93,6 +93,33 @@ func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
 	return scale, sum
 }
 
+// F32ToF16 converts src to IEEE binary16 bits in dst, rounding to nearest
+// even, overflowing to ±Inf, quieting a NaN and keeping the top 10 bits of
+// its payload: github.com/x448/float16's Fromfloat32 (ggml's
+// GGML_FP32_TO_FP16 with F16C on x86, _cvtss_sh(x, 0)); the runtime's KV
+// cache and F16 activations. It panics if len(dst) < len(src).
+func F32ToF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic("kernels: F32ToF16 destination too short")
+	}
+	n8 := len(src) &^ 7
+	f32ToF16(dst[:n8], src[:n8])
+	f32ToF16Ref(dst[n8:len(src)], src[n8:])
+}
+
+// RoundF16 writes src rounded to binary16 precision (F32ToF16, then
+// widened back exactly) into dst: the F16 operands of ggml's F16 dot
+// products. dst and src may be the same slice. It panics if len(dst) <
+// len(src).
+func RoundF16(dst, src []float32) {
+	if len(dst) < len(src) {
+		panic("kernels: RoundF16 destination too short")
+	}
+	n8 := len(src) &^ 7
+	roundF16s(dst[:n8], src[:n8])
+	roundF16sRef(dst[n8:len(src)], src[n8:])
+}
+
 // F16ToF32 widens an IEEE binary16 value to float32 (exact).
 func F16ToF32(h uint16) float32 { return f16Table[h] }
 

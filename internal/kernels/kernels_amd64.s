@@ -456,6 +456,216 @@ reduce:
 	MOVSS        X0, ret+48(FP)
 	RET
 
+// func f32ToF16AVX2(dst []uint16, src []float32)
+// Requires: AVX, F16C
+TEXT ·f32ToF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+	SHRQ $0x03, DX
+
+h16Loop:
+	CMPQ      DX, $0x00
+	JE        h16Done
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x10, AX
+	DECQ      DX
+	JMP       h16Loop
+
+h16Done:
+	VZEROUPPER
+	RET
+
+// func roundF16sAVX2(dst []float32, src []float32)
+// Requires: AVX, F16C
+TEXT ·roundF16sAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+	SHRQ $0x03, DX
+
+r16Loop:
+	CMPQ      DX, $0x00
+	JE        r16Done
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x20, AX
+	DECQ      DX
+	JMP       r16Loop
+
+r16Done:
+	VZEROUPPER
+	RET
+
+// func siluGroupsAVX2(x []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·siluGroupsAVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), AX
+	MOVQ x_len+8(FP), CX
+	SHRQ $0x03, CX
+	XORQ DX, DX
+
+siluLoop:
+	CMPQ         CX, $0x00
+	JE           siluDone
+	VMOVUPS      (AX), Y0
+	VXORPS       siluConst<>+352(SB), Y0, Y1
+	VMOVUPS      siluConst<>+0(SB), Y2
+	VFMADD231PS  siluConst<>+32(SB), Y1, Y2
+	VSUBPS       siluConst<>+0(SB), Y2, Y3
+	VANDPS       siluConst<>+384(SB), Y3, Y4
+	VCMPPS       $0x12, siluConst<>+320(SB), Y4, Y4
+	VMOVMSKPS    Y4, BX
+	CMPL         BX, $0xff
+	JNE          siluDone
+	VMOVAPS      Y1, Y1
+	VFNMADD231PS siluConst<>+64(SB), Y3, Y1
+	VFNMADD231PS siluConst<>+96(SB), Y3, Y1
+	VMULPS       Y1, Y1, Y3
+	VMULPS       siluConst<>+128(SB), Y1, Y4
+	VMOVUPS      siluConst<>+160(SB), Y5
+	VFMADD231PS  siluConst<>+192(SB), Y1, Y5
+	VMOVUPS      siluConst<>+224(SB), Y6
+	VFMADD231PS  siluConst<>+256(SB), Y1, Y6
+	VFMADD231PS  Y6, Y3, Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VPSLLD       $0x17, Y2, Y1
+	VPADDD       siluConst<>+416(SB), Y1, Y1
+	VMOVAPS      Y1, Y2
+	VFMADD231PS  Y1, Y4, Y2
+	VADDPS       siluConst<>+288(SB), Y2, Y2
+	VDIVPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x08, DX
+	DECQ         CX
+	JMP          siluLoop
+
+siluDone:
+	VZEROUPPER
+	MOVQ DX, ret+24(FP)
+	RET
+
+DATA siluConst<>+0(SB)/4, $0x4b400000
+DATA siluConst<>+4(SB)/4, $0x4b400000
+DATA siluConst<>+8(SB)/4, $0x4b400000
+DATA siluConst<>+12(SB)/4, $0x4b400000
+DATA siluConst<>+16(SB)/4, $0x4b400000
+DATA siluConst<>+20(SB)/4, $0x4b400000
+DATA siluConst<>+24(SB)/4, $0x4b400000
+DATA siluConst<>+28(SB)/4, $0x4b400000
+DATA siluConst<>+32(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+36(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+40(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+44(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+48(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+52(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+56(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+60(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+64(SB)/4, $0x3f317200
+DATA siluConst<>+68(SB)/4, $0x3f317200
+DATA siluConst<>+72(SB)/4, $0x3f317200
+DATA siluConst<>+76(SB)/4, $0x3f317200
+DATA siluConst<>+80(SB)/4, $0x3f317200
+DATA siluConst<>+84(SB)/4, $0x3f317200
+DATA siluConst<>+88(SB)/4, $0x3f317200
+DATA siluConst<>+92(SB)/4, $0x3f317200
+DATA siluConst<>+96(SB)/4, $0x35bfbe8e
+DATA siluConst<>+100(SB)/4, $0x35bfbe8e
+DATA siluConst<>+104(SB)/4, $0x35bfbe8e
+DATA siluConst<>+108(SB)/4, $0x35bfbe8e
+DATA siluConst<>+112(SB)/4, $0x35bfbe8e
+DATA siluConst<>+116(SB)/4, $0x35bfbe8e
+DATA siluConst<>+120(SB)/4, $0x35bfbe8e
+DATA siluConst<>+124(SB)/4, $0x35bfbe8e
+DATA siluConst<>+128(SB)/4, $0x3f7ffff6
+DATA siluConst<>+132(SB)/4, $0x3f7ffff6
+DATA siluConst<>+136(SB)/4, $0x3f7ffff6
+DATA siluConst<>+140(SB)/4, $0x3f7ffff6
+DATA siluConst<>+144(SB)/4, $0x3f7ffff6
+DATA siluConst<>+148(SB)/4, $0x3f7ffff6
+DATA siluConst<>+152(SB)/4, $0x3f7ffff6
+DATA siluConst<>+156(SB)/4, $0x3f7ffff6
+DATA siluConst<>+160(SB)/4, $0x3efffedb
+DATA siluConst<>+164(SB)/4, $0x3efffedb
+DATA siluConst<>+168(SB)/4, $0x3efffedb
+DATA siluConst<>+172(SB)/4, $0x3efffedb
+DATA siluConst<>+176(SB)/4, $0x3efffedb
+DATA siluConst<>+180(SB)/4, $0x3efffedb
+DATA siluConst<>+184(SB)/4, $0x3efffedb
+DATA siluConst<>+188(SB)/4, $0x3efffedb
+DATA siluConst<>+192(SB)/4, $0x3e2aaf33
+DATA siluConst<>+196(SB)/4, $0x3e2aaf33
+DATA siluConst<>+200(SB)/4, $0x3e2aaf33
+DATA siluConst<>+204(SB)/4, $0x3e2aaf33
+DATA siluConst<>+208(SB)/4, $0x3e2aaf33
+DATA siluConst<>+212(SB)/4, $0x3e2aaf33
+DATA siluConst<>+216(SB)/4, $0x3e2aaf33
+DATA siluConst<>+220(SB)/4, $0x3e2aaf33
+DATA siluConst<>+224(SB)/4, $0x3d2b9f17
+DATA siluConst<>+228(SB)/4, $0x3d2b9f17
+DATA siluConst<>+232(SB)/4, $0x3d2b9f17
+DATA siluConst<>+236(SB)/4, $0x3d2b9f17
+DATA siluConst<>+240(SB)/4, $0x3d2b9f17
+DATA siluConst<>+244(SB)/4, $0x3d2b9f17
+DATA siluConst<>+248(SB)/4, $0x3d2b9f17
+DATA siluConst<>+252(SB)/4, $0x3d2b9f17
+DATA siluConst<>+256(SB)/4, $0x3c072010
+DATA siluConst<>+260(SB)/4, $0x3c072010
+DATA siluConst<>+264(SB)/4, $0x3c072010
+DATA siluConst<>+268(SB)/4, $0x3c072010
+DATA siluConst<>+272(SB)/4, $0x3c072010
+DATA siluConst<>+276(SB)/4, $0x3c072010
+DATA siluConst<>+280(SB)/4, $0x3c072010
+DATA siluConst<>+284(SB)/4, $0x3c072010
+DATA siluConst<>+288(SB)/4, $0x3f800000
+DATA siluConst<>+292(SB)/4, $0x3f800000
+DATA siluConst<>+296(SB)/4, $0x3f800000
+DATA siluConst<>+300(SB)/4, $0x3f800000
+DATA siluConst<>+304(SB)/4, $0x3f800000
+DATA siluConst<>+308(SB)/4, $0x3f800000
+DATA siluConst<>+312(SB)/4, $0x3f800000
+DATA siluConst<>+316(SB)/4, $0x3f800000
+DATA siluConst<>+320(SB)/4, $0x42fc0000
+DATA siluConst<>+324(SB)/4, $0x42fc0000
+DATA siluConst<>+328(SB)/4, $0x42fc0000
+DATA siluConst<>+332(SB)/4, $0x42fc0000
+DATA siluConst<>+336(SB)/4, $0x42fc0000
+DATA siluConst<>+340(SB)/4, $0x42fc0000
+DATA siluConst<>+344(SB)/4, $0x42fc0000
+DATA siluConst<>+348(SB)/4, $0x42fc0000
+DATA siluConst<>+352(SB)/4, $0x80000000
+DATA siluConst<>+356(SB)/4, $0x80000000
+DATA siluConst<>+360(SB)/4, $0x80000000
+DATA siluConst<>+364(SB)/4, $0x80000000
+DATA siluConst<>+368(SB)/4, $0x80000000
+DATA siluConst<>+372(SB)/4, $0x80000000
+DATA siluConst<>+376(SB)/4, $0x80000000
+DATA siluConst<>+380(SB)/4, $0x80000000
+DATA siluConst<>+384(SB)/4, $0x7fffffff
+DATA siluConst<>+388(SB)/4, $0x7fffffff
+DATA siluConst<>+392(SB)/4, $0x7fffffff
+DATA siluConst<>+396(SB)/4, $0x7fffffff
+DATA siluConst<>+400(SB)/4, $0x7fffffff
+DATA siluConst<>+404(SB)/4, $0x7fffffff
+DATA siluConst<>+408(SB)/4, $0x7fffffff
+DATA siluConst<>+412(SB)/4, $0x7fffffff
+DATA siluConst<>+416(SB)/4, $0x3f800000
+DATA siluConst<>+420(SB)/4, $0x3f800000
+DATA siluConst<>+424(SB)/4, $0x3f800000
+DATA siluConst<>+428(SB)/4, $0x3f800000
+DATA siluConst<>+432(SB)/4, $0x3f800000
+DATA siluConst<>+436(SB)/4, $0x3f800000
+DATA siluConst<>+440(SB)/4, $0x3f800000
+DATA siluConst<>+444(SB)/4, $0x3f800000
+GLOBL siluConst<>(SB), RODATA|NOPTR, $448
+
 // func absMaxBitsAVX2(x []float32) uint32
 // Requires: AVX, AVX2
 TEXT ·absMaxBitsAVX2(SB), NOSPLIT, $0-28

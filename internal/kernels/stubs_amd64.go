@@ -29,6 +29,21 @@ func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float
 //go:noescape
 func dotF16AVX2(w []uint16, x []float32) float32
 
+// f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).
+//
+//go:noescape
+func f32ToF16AVX2(dst []uint16, src []float32)
+
+// roundF16sAVX2 rounds len(src) (a multiple of 8) float32 values to F16 precision into dst (len(dst) ≥ len(src)).
+//
+//go:noescape
+func roundF16sAVX2(dst []float32, src []float32)
+
+// siluGroupsAVX2 applies SiLU in place to the groups of eight of x (len(x) a multiple of 8) up to the first group Exp's fast path cannot take, and returns the number of values done.
+//
+//go:noescape
+func siluGroupsAVX2(x []float32) int
+
 // absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.
 //
 //go:noescape

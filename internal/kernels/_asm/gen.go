@@ -11,6 +11,8 @@
 package main
 
 import (
+	"math"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -27,6 +29,9 @@ func main() {
 	dotI2SRows()
 	dotI2SRowsAVX512()
 	dotF16()
+	f32ToF16()
+	roundF16s()
+	siluGroups()
 	absMaxBits()
 	quantI8S()
 	addAbs4x8()
@@ -467,6 +472,153 @@ func dotF16() {
 	VHADDPS(lo, lo, lo)
 	VZEROUPPER() // before the legacy-SSE MOVSS of the store: no transition penalty
 	Store(lo, ReturnIndex(0))
+	RET()
+}
+
+// f32ToF16: IEEE binary16 bits of float32 values, rounded to nearest even
+// (reference: f32ToF16Ref, github.com/x448/float16's Fromfloat32, which
+// quiets a NaN and keeps the top of its payload as F16C does). VCVTPS2PH
+// with immediate 0 rounds to nearest even whatever MXCSR says.
+func f32ToF16() {
+	TEXT("f32ToF16AVX2", NOSPLIT, "func(dst []uint16, src []float32)")
+	Pragma("noescape")
+	Doc("f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).")
+	dst := Load(Param("dst").Base(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	SHRQ(U8(3), n)
+	Label("h16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("h16Done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: src}, v)
+	h := XMM()
+	VCVTPS2PH(U8(0), v, h)
+	VMOVDQU(h, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(16), dst)
+	DECQ(n)
+	JMP(LabelRef("h16Loop"))
+	Label("h16Done")
+	VZEROUPPER()
+	RET()
+}
+
+// roundF16s: float32 values rounded to binary16 and widened back (exact),
+// reference roundF16sRef.
+func roundF16s() {
+	TEXT("roundF16sAVX2", NOSPLIT, "func(dst, src []float32)")
+	Pragma("noescape")
+	Doc("roundF16sAVX2 rounds len(src) (a multiple of 8) float32 values to F16 precision into dst (len(dst) ≥ len(src)).")
+	dst := Load(Param("dst").Base(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	SHRQ(U8(3), n)
+	Label("r16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("r16Done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: src}, v)
+	h := XMM()
+	VCVTPS2PH(U8(0), v, h)
+	VCVTPH2PS(h, v)
+	VMOVUPS(v, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("r16Loop"))
+	Label("r16Done")
+	VZEROUPPER()
+	RET()
+}
+
+// siluGroups: x/(1+e^−x) in place over groups of eight (reference:
+// siluRef and Exp in ../exp.go, ggml_v_expf and ggml_v_silu of bitnet.cpp's
+// llama.cpp fork), the same float32 operations in the same order, the fused
+// multiply-adds as VFMADD231PS/VFNMADD231PS. It stops before the first
+// group with a lane outside Exp's normal range (|n| > 126 or NaN), which
+// the caller computes in Go, and returns the number of values done.
+func siluGroups() {
+	TEXT("siluGroupsAVX2", NOSPLIT, "func(x []float32) int")
+	Pragma("noescape")
+	Doc("siluGroupsAVX2 applies SiLU in place to the groups of eight of x (len(x) a multiple of 8) up to the first group Exp's fast path cannot take, and returns the number of values done.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	// The constants, eight lanes each, read as memory operands (16 YMM
+	// registers would not hold them and the temporaries).
+	tab := GLOBL("siluConst", RODATA|NOPTR)
+	consts := []uint32{}
+	for _, v := range []float32{0x1.8p23, 0x1.715476p+0, 0x1.62e4p-1, 0x1.7f7d1cp-20,
+		0x1.ffffecp-1, 0x1.fffdb6p-2, 0x1.555e66p-3, 0x1.573e2ep-5, 0x1.0e4020p-7, 1, 126} {
+		consts = append(consts, math.Float32bits(v))
+	}
+	consts = append(consts, 0x80000000, 0x7fffffff, 0x3f800000)
+	for i, c := range consts {
+		for l := 0; l < 8; l++ {
+			DATA(32*i+4*l, U32(c))
+		}
+	}
+	cm := func(i int) Mem { return tab.Offset(32 * i) }
+	shift, log2e, ln2hi, ln2lo := cm(0), cm(1), cm(2), cm(3)
+	c1, c2, c3, c4, c5 := cm(4), cm(5), cm(6), cm(7), cm(8)
+	one, lim, sign, abs, oneBits := cm(9), cm(10), cm(11), cm(12), cm(13)
+
+	Label("siluLoop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("siluDone"))
+	v := YMM()
+	VMOVUPS(Mem{Base: x}, v)
+	a := YMM() // the argument −v
+	VXORPS(sign, v, a)
+	z := YMM()
+	VMOVUPS(shift, z)
+	VFMADD231PS(log2e, a, z) // z = shift + a·log2e
+	nn := YMM()
+	VSUBPS(shift, z, nn) // n = z − shift
+	an := YMM()
+	VANDPS(abs, nn, an)
+	m := YMM()
+	VCMPPS(U8(0x12), lim, an, m) // |n| ≤ 126, false for NaN (LE_OQ)
+	bits := GP32()
+	VMOVMSKPS(m, bits)
+	CMPL(bits, U8(0xff))
+	JNE(LabelRef("siluDone"))
+	b := YMM()
+	VMOVAPS(a, b)
+	VFNMADD231PS(ln2hi, nn, b) // b = a − n·ln2hi
+	VFNMADD231PS(ln2lo, nn, b) // b = b − n·ln2lo
+	u := YMM()
+	VMULPS(b, b, u)
+	c1b := YMM()
+	VMULPS(c1, b, c1b)
+	odd := YMM()
+	VMOVUPS(c2, odd)
+	VFMADD231PS(c3, b, odd) // c2 + c3·b
+	high := YMM()
+	VMOVUPS(c4, high)
+	VFMADD231PS(c5, b, high)  // c4 + c5·b
+	VFMADD231PS(high, u, odd) // p = odd + high·u
+	VFMADD231PS(odd, u, c1b)  // p = c1b + p·u
+	k := YMM()
+	VPSLLD(U8(23), z, k)
+	VPADDD(oneBits, k, k)
+	e := YMM()
+	VMOVAPS(k, e)
+	VFMADD231PS(k, c1b, e) // e = k + k·p
+	VADDPS(one, e, e)
+	VDIVPS(e, v, v) // v / (1 + e)
+	VMOVUPS(v, Mem{Base: x})
+	ADDQ(U8(32), x)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("siluLoop"))
+
+	Label("siluDone")
+	VZEROUPPER()
+	Store(done, ReturnIndex(0))
 	RET()
 }
 
