@@ -279,6 +279,13 @@ func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 		})
 		return
 	}
+	if w.Type == gguf.TypeF16 {
+		// Row's F16 case (dotF16ggml), a range of rows per call.
+		parallel.For(w.M, threads, func(lo, hi int) {
+			kernels.DotF16Rows(dst[lo:hi], w.u16[lo*w.K:hi*w.K], a.f)
+		})
+		return
+	}
 	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
 		w.matVecI2S(dst, a, threads)
 		return

@@ -475,16 +475,27 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	if roundP {
 		kernels.RoundF16(padded, padded)
 	}
-	for i := range out {
+	if roundP {
+		// The columns of the head's dimensions, each zero-padded to np,
+		// in one buffer for one DotF16Rows call (dotF16ggml per row).
 		// Positions from n on (later tokens of the batch, stale cells)
 		// count as zeros, like ggml's masked cells.
+		if cap(sc.vcol) < hd*np {
+			sc.vcol = make([]uint16, hd*np)
+		}
+		vbuf := sc.vcol[:hd*np]
+		for i := range out {
+			col := (kvh*hd + i) * s.nCtx
+			copy(vbuf[i*np:i*np+n], vc[col:col+n])
+			clear(vbuf[i*np+n : (i+1)*np])
+		}
+		kernels.DotF16Rows(out, vbuf, padded)
+		return
+	}
+	for i := range out {
 		col := (kvh*hd + i) * s.nCtx
 		copy(vcol, vc[col:col+n])
 		clear(vcol[n:])
-		if roundP {
-			out[i] = dotF16ggml(vcol, padded)
-		} else {
-			out[i] = dotF16F32(vcol, padded)
-		}
+		out[i] = dotF16F32(vcol, padded)
 	}
 }

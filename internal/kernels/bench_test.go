@@ -119,6 +119,35 @@ func BenchmarkDotI2S4(b *testing.B) {
 	}
 }
 
+// BenchmarkDotF16Rows: BenchmarkDotF16's rows through the multi-row
+// kernel, one call per thread's range of rows.
+func BenchmarkDotF16Rows(b *testing.B) {
+	const k = 1536
+	r := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = F16ToF32(randF16(r, 1, 1)[0])
+	}
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / (2 * k)
+		w := randF16(r, rows*k, 0.05)
+		dst := make([]float32, rows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(2 * len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						DotF16Rows(dst[lo:hi], w[lo*k:hi*k], x)
+					})
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkDotF16: rows of K = 1536 F16 weights (the output head of the
 // 1bitLLM large shape) against one F16-rounded activation.
 func BenchmarkDotF16(b *testing.B) {

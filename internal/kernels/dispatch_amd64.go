@@ -10,16 +10,16 @@ import "golang.org/x/sys/cpu"
 // (VCVTPH2PS) and SSE4.1's rounding (VROUNDPS, part of AVX).
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
-// useAVX512 selects the 512-bit versions of the streaming kernels
-// (DotI2SRows, DotF16) where the CPU and the OS have AVX-512 F and BW
-// (golang.org/x/sys/cpu checks the OS saves the ZMM state). They give the
-// AVX2 kernels' results bit for bit; tests switch this off to check the
-// AVX2 kernels on such CPUs too.
+// useAVX512 selects the 512-bit version of DotI2SRows where the CPU and
+// the OS have AVX-512 F and BW (golang.org/x/sys/cpu checks that the OS
+// saves the ZMM state). It gives the
+// AVX2 kernel's results bit for bit; tests switch this off to check the
+// AVX2 kernel on such CPUs too.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
 func impl() string {
 	if useAVX512 {
-		return "amd64 AVX2+F16C assembly, AVX-512 streaming kernels"
+		return "amd64 AVX2+F16C assembly (AVX-512 I2_S rows)"
 	}
 	if useAVX2 {
 		return "amd64 AVX2+F16C assembly"
@@ -84,6 +84,14 @@ func siluGroups(x []float32) int {
 		return siluGroupsAVX2(x)
 	}
 	return 0
+}
+
+func dotF16Rows(dst []float32, w []uint16, x []float32) {
+	if useAVX2 {
+		dotF16RowsAVX2(dst, w, x)
+		return
+	}
+	dotF16RowsRef(dst, w, x)
 }
 
 func absMaxBits(x []float32) uint32 {

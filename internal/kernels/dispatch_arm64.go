@@ -40,6 +40,14 @@ func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
 // siluGroups has no NEON version yet: SiLU runs its reference.
 func siluGroups([]float32) int { return 0 }
 
+// dotF16Rows has no NEON version of its own: the NEON dot per row.
+func dotF16Rows(dst []float32, w []uint16, x []float32) {
+	k := len(x)
+	for r := range dst {
+		dst[r] = dotF16NEON(w[r*k:(r+1)*k], x)
+	}
+}
+
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }

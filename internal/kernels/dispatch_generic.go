@@ -17,6 +17,7 @@ func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyR
 func f32ToF16(dst []uint16, src []float32)                  { f32ToF16Ref(dst, src) }
 func roundF16s(dst, src []float32)                          { roundF16sRef(dst, src) }
 func siluGroups([]float32) int                              { return 0 }
+func dotF16Rows(dst []float32, w []uint16, x []float32)     { dotF16RowsRef(dst, w, x) }
 func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
 

@@ -70,6 +70,27 @@ func DotF16(w []uint16, x []float32) float32 {
 	return float32(sum)
 }
 
+// DotF16Rows writes DotF16(row_r, x) for the len(dst) consecutive rows of
+// len(x) F16 weights in w (the same sums, bit for bit): the F16 output
+// head and the attention's V columns, one call per range of rows. It
+// panics if len(w) != len(dst)·len(x).
+func DotF16Rows(dst []float32, w []uint16, x []float32) {
+	k := len(x)
+	if len(w) != len(dst)*k {
+		panic("kernels: DotF16Rows length mismatch")
+	}
+	if len(dst) == 0 {
+		return
+	}
+	if k%32 != 0 || k == 0 {
+		for r := range dst {
+			dst[r] = DotF16(w[r*k:(r+1)*k], x)
+		}
+		return
+	}
+	dotF16Rows(dst, w, x)
+}
+
 // QuantizeI8S quantizes one activation row x for the I2_S kernel as
 // bitnet.cpp's quantize_row_i8_s does: amax = max(1e-5, max_k |x_k|) in
 // float64, scale = float32(127/amax), dst_k =

@@ -456,6 +456,59 @@ reduce:
 	MOVSS        X0, ret+48(FP)
 	RET
 
+// func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+// Requires: AVX, F16C
+TEXT ·dotF16RowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ x_base+48(FP), BX
+	MOVQ x_len+56(FP), SI
+	SHRQ $0x05, SI
+
+f16RowsNext:
+	CMPQ   CX, $0x00
+	JE     f16RowsDone
+	MOVQ   BX, DI
+	MOVQ   SI, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f16RowsLoop:
+	VCVTPH2PS    (DX), Y4
+	VMULPS       (DI), Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VCVTPH2PS    16(DX), Y4
+	VMULPS       32(DI), Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTPH2PS    32(DX), Y4
+	VMULPS       64(DI), Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VCVTPH2PS    48(DX), Y4
+	VMULPS       96(DI), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $0x40, DX
+	ADDQ         $0x00000080, DI
+	DECQ         R8
+	JNE          f16RowsLoop
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          f16RowsNext
+
+f16RowsDone:
+	VZEROUPPER
+	RET
+
 // func f32ToF16AVX2(dst []uint16, src []float32)
 // Requires: AVX, F16C
 TEXT ·f32ToF16AVX2(SB), NOSPLIT, $0-48

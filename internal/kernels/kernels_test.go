@@ -496,3 +496,42 @@ func TestSiLUMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestDotF16RowsMatchesReference: the multi-row F16 kernel gives DotF16's
+// reference (the reduced body, and the float64 tail for row lengths that
+// are not a multiple of 32) on every row, bit for bit, with values large
+// enough that the summation order shows.
+func TestDotF16RowsMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 15))
+	for _, k := range []int{32, 64, 96, 1536, 2560, 40} {
+		for _, nr := range []int{1, 2, 5, 16} {
+			for trial := 0; trial < 4; trial++ {
+				w := randF16(r, nr*k, []float32{0.05, 300}[trial%2])
+				x := make([]float32, k)
+				for i := range x {
+					x[i] = F16ToF32(randF16(r, 1, []float32{1, 50}[trial/2])[0])
+				}
+				got := make([]float32, nr)
+				DotF16Rows(got, w, x)
+				for row := range got {
+					wr := w[row*k : (row+1)*k]
+					np := k &^ 31
+					sum := float64(dotF16BodyRef(wr[:np], x[:np]))
+					for i := np; i < k; i++ {
+						sum += float64(float32(f16Table[wr[i]] * x[i]))
+					}
+					if want := float32(sum); math.Float32bits(got[row]) != math.Float32bits(want) {
+						t.Fatalf("k=%d rows=%d trial %d row %d: kernel %v, reference %v (%s)", k, nr, trial, row, got[row], want, Impl())
+					}
+				}
+			}
+		}
+	}
+	DotF16Rows(nil, nil, make([]float32, 32)) // no rows: no panic
+	defer func() {
+		if recover() == nil {
+			t.Error("w of the wrong length: no panic")
+		}
+	}()
+	DotF16Rows(make([]float32, 2), make([]uint16, 63), make([]float32, 32))
+}

@@ -29,6 +29,11 @@ func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float
 //go:noescape
 func dotF16AVX2(w []uint16, x []float32) float32
 
+// dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).
+//
+//go:noescape
+func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+
 // f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).
 //
 //go:noescape

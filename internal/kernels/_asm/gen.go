@@ -29,6 +29,7 @@ func main() {
 	dotI2SRows()
 	dotI2SRowsAVX512()
 	dotF16()
+	dotF16Rows()
 	f32ToF16()
 	roundF16s()
 	siluGroups()
@@ -472,6 +473,63 @@ func dotF16() {
 	VHADDPS(lo, lo, lo)
 	VZEROUPPER() // before the legacy-SSE MOVSS of the store: no transition penalty
 	Store(lo, ReturnIndex(0))
+	RET()
+}
+
+// dotF16Rows: dotF16 over consecutive rows of k F16 weights (k a multiple
+// of 32) against one activation x, the result of each row stored as
+// float32 (reference: dotF16RowsRef). (A 512-bit version, accumulators 0|1
+// and 2|3 in the halves of two ZMM registers, was no faster here: the four
+// chains of additions, not the instruction count, bound the kernel.)
+func dotF16Rows() {
+	TEXT("dotF16RowsAVX2", NOSPLIT, "func(dst []float32, w []uint16, x []float32)")
+	Pragma("noescape")
+	Doc("dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	xBase := Load(Param("x").Base(), GP64())
+	k := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), k)
+
+	Label("f16RowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("f16RowsDone"))
+	x := GP64()
+	MOVQ(xBase, x)
+	n := GP64()
+	MOVQ(k, n)
+	acc := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VXORPS(a, a, a)
+	}
+	Label("f16RowsLoop")
+	for j, a := range acc {
+		t := YMM()
+		VCVTPH2PS(Mem{Base: w, Disp: 16 * j}, t)
+		VMULPS(Mem{Base: x, Disp: 32 * j}, t, t)
+		VADDPS(t, a, a)
+	}
+	ADDQ(U8(64), w)
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JNE(LabelRef("f16RowsLoop"))
+	VADDPS(acc[2], acc[0], acc[0])
+	VADDPS(acc[3], acc[1], acc[1])
+	VADDPS(acc[1], acc[0], acc[0])
+	hi := XMM()
+	VEXTRACTF128(U8(1), acc[0], hi)
+	lo := acc[0].AsX()
+	VADDPS(hi, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("f16RowsNext"))
+
+	Label("f16RowsDone")
+	VZEROUPPER()
 	RET()
 }
 
