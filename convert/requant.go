@@ -107,6 +107,9 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	if err := checkRequantShapes(f, path); err != nil {
 		return nil, err
 	}
+	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
 	p.Runtime = format.RuntimeBitnetCpp
 	spec, ternaryOut := format.Lookup(string(opts.OutType))
@@ -686,4 +689,30 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		return fmt.Errorf("cannot encode type %s", typ)
 	}
 	return nil
+}
+
+// checkRequantOutType refuses the outtypes hf2gguf refuses for the file's
+// arch (the converter's OutTypes, as Architectures lists them): requant
+// writes nothing that hf2gguf would not, so a BitNet embedding model
+// (qwen3, gemma3) stays F32/F16/BF16/I2_S, which is what bitnet.cpp's
+// embedding pipeline runs; no other runtime knows their per-projection input
+// norms. An arch no converter writes is not limited here.
+func checkRequantOutType(arch string, t OutType) error {
+	var limits []OutType
+	known := false
+	for _, info := range Architectures() {
+		if info.VocabOnly || !slices.Contains(info.GGUF, arch) {
+			continue
+		}
+		known = true
+		for _, o := range info.OutTypes {
+			if !slices.Contains(limits, o) {
+				limits = append(limits, o)
+			}
+		}
+	}
+	if !known || slices.Contains(limits, t) {
+		return nil
+	}
+	return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, arch, joinOutTypes(limits))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -300,6 +301,44 @@ func TestRequantNonFiniteScale(t *testing.T) {
 		}
 		if _, serr := os.Stat(out); serr == nil {
 			t.Errorf("%s: refused requant left %s", c.name, out)
+		}
+	}
+}
+
+// TestRequantEmbeddingOutTypes: requant writes for a BitNet embedding model
+// only what hf2gguf writes for it (F32, F16, BF16, I2_S: bitnet.cpp's
+// embedding pipeline; no other runtime has their input norms). TQ2_0 and
+// IQ2_BN are refused in one line naming the arch and the outtypes, and no
+// output is left; F16 is written.
+func TestRequantEmbeddingOutTypes(t *testing.T) {
+	for _, s := range []embedfixture.Shape{embedfixture.Qwen3, embedfixture.Gemma3} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in-i2_s.gguf")
+		if _, err := ConvertDir(t.Context(), writeEmbedFixture(t, s, embedfixture.Options{}), in, false, false, Options{OutType: OutI2S, NoVocab: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ot   OutType
+			want string
+		}{
+			{OutTQ2_0, "--outtype tq2_0 is not supported for arch "},
+			{OutIQ2BN, "--outtype iq2_bn is not supported for arch "},
+			{OutF16, ""},
+		} {
+			out := filepath.Join(dir, string(c.ot)+".gguf")
+			_, err := RequantFile(t.Context(), in, out, false, false, RequantOptions{OutType: c.ot})
+			if c.want == "" {
+				if err != nil {
+					t.Errorf("%s → %s: %v", in, c.ot, err)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(supported: f32, f16, bf16, i2_s)") || !strings.Contains(err.Error(), "in-i2_s.gguf") {
+				t.Errorf("%s → %s: %v, want %q with the supported list", in, c.ot, err, c.want)
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Errorf("%s: refused requant left a file", out)
+			}
 		}
 	}
 }
