@@ -656,6 +656,8 @@ func decodeFloats(dst []float32, typ gguf.Type, data []byte) error {
 		quantize.DequantizeQ8_0(dst, data)
 	case gguf.TypeQ6_K:
 		quantize.DequantizeQ6K(dst, data)
+	case gguf.TypeQ4_K:
+		quantize.DequantizeQ4K(dst, data)
 	default:
 		return fmt.Errorf("cannot decode type %s", typ)
 	}
