@@ -33,7 +33,7 @@ type RequantOptions struct {
 	// I2SLayout is the layout written for --outtype i2_s ("" = x86).
 	I2SLayout format.Layout
 	// TokenEmbeddingType and OutputTensorType retype token_embd and
-	// output (F32, F16, BF16, Q8_0, Q6_K); "" keeps the input's type.
+	// output (F32, F16, BF16, Q8_0, Q6_K; Q4_K is read, not written); "" keeps the input's type.
 	TokenEmbeddingType, OutputTensorType string
 	// AllowFallback writes projections whose rows do not fit the target
 	// type as F16 instead of failing.
@@ -87,7 +87,7 @@ func (p *RequantPlan) TotalBytes() uint64 {
 var projectionName = regexp.MustCompile(`^blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)\.weight$`)
 
 // readableFloat are the non-ternary types Requant decodes.
-var readableFloat = []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K}
+var readableFloat = []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K}
 
 // NewRequantPlan decides the output of requantizing f (read from path):
 // ternary projections are decoded by the format layer (the I2_S layout from

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
@@ -339,6 +341,39 @@ func TestRequantEmbeddingOutTypes(t *testing.T) {
 			if _, serr := os.Stat(out); serr == nil {
 				t.Errorf("%s: refused requant left a file", out)
 			}
+		}
+	}
+}
+
+// TestRequantRetypeQ4K: a Q4_K token_embd (bitnet.cpp's llama-quantize
+// --token-embedding-type q4_k file, testdata/golden/q4k-embd) is decoded as
+// ggml's dequantize_row_q4_K does and stored as F16 with
+// --token-embedding-type f16: every value is the F16 rounding of the
+// dequantized one.
+func TestRequantRetypeQ4K(t *testing.T) {
+	in := "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf"
+	out, _ := requant(t, in, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "f16"})
+	src, err := reader.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := reader.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	q, _ := src.TensorData("token_embd.weight")
+	h, _ := dst.TensorData("token_embd.weight")
+	ti, _ := dst.Tensor("token_embd.weight")
+	want := make([]float32, len(q)/quantize.Q4KBytes*quantize.QKK)
+	quantize.DequantizeQ4K(want, q)
+	if ti.Type != gguf.TypeF16 || len(h) != 2*len(want) {
+		t.Fatalf("token_embd %s, %d bytes; want F16 of %d values", ti.Type, len(h), len(want))
+	}
+	for i, v := range want {
+		if got := binary.LittleEndian.Uint16(h[2*i:]); got != quantize.F32ToF16(v) {
+			t.Fatalf("value %d: F16 %#04x, want %#04x (of %v)", i, got, quantize.F32ToF16(v), v)
 		}
 	}
 }
