@@ -251,3 +251,53 @@ func TestRefGGUFWrongLogits(t *testing.T) {
 		})
 	}
 }
+
+// TestREADMERequantChain runs the README's requant-chain block as written
+// (from a scratch directory, the bundled testdata/ paths made absolute):
+// every command exits 0 and every verify prints PASS.
+func TestREADMERequantChain(t *testing.T) {
+	b, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "<!-- requant-chain")
+	if i < 0 {
+		t.Fatal("README.md has no requant-chain block")
+	}
+	s = s[i:]
+	start := strings.Index(s, "```sh\n")
+	end := strings.Index(s[start+6:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("README.md: the requant-chain marker is not followed by a ```sh block")
+	}
+	testdata, err := filepath.Abs("../../../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	n := 0
+	for _, line := range strings.Split(s[start+6:start+6+end], "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		args := strings.Fields(line)
+		if args[0] != "bitnet-convert" {
+			t.Fatalf("README block line %q is not a bitnet-convert command", line)
+		}
+		for j, a := range args {
+			if strings.HasPrefix(a, "testdata/") {
+				args[j] = filepath.Join(testdata, strings.TrimPrefix(a, "testdata/"))
+			}
+		}
+		code, o, stderr := runMain(args[1:]...)
+		if code != 0 || (args[1] == "verify" && !strings.HasSuffix(o, "PASS\n")) {
+			t.Fatalf("%s: exit %d:\n%s%s", line, code, o, stderr)
+		}
+		n++
+	}
+	if n < 16 {
+		t.Errorf("%d commands in the block, want the whole chain (16)", n)
+	}
+}
