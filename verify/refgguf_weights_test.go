@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,76 @@ func TestRefGeometryOfGGUFRefuses(t *testing.T) {
 	}
 	if _, err := refGeometryOfGGUF(f, "x.gguf"); err == nil || !strings.Contains(err.Error(), "bitnet.rope.scaling.type") {
 		t.Errorf("rope scaling 2: %v", err)
+	}
+}
+
+// TestGGUFWeightsBlocks: row blocks of any size give the same values as
+// one block, for per-block f16 scales (TQ2_0 of b158-h512), per-row f16
+// scales (IQ1_BN) and a Q6_K token embedding read in row blocks and by
+// rows; the vocabulary-sized matrices of a full model go through these
+// paths.
+func TestGGUFWeightsBlocks(t *testing.T) {
+	for _, c := range []struct {
+		out  convert.OutType
+		embd string
+	}{{convert.OutTQ2_0, "Q6_K"}, {convert.OutIQ1BN, "F16"}} {
+		t.Run(string(c.out), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "m.gguf")
+			if _, err := convert.ConvertDir(context.Background(), "../testdata/golden/b158-h512/hf", out, false, false, convert.Options{OutType: c.out, ModelName: "tiny", TokenEmbeddingType: c.embd}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := reader.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			w := &ggufWeights{f: f}
+			for _, name := range []string{"blk.0.ffn_down.weight", "blk.1.attn_k.weight", "token_embd.weight"} {
+				s, _ := w.shape(name)
+				var whole []float64
+				if err := w.blocks(name, 1<<30, func(lo, hi int, b []float64) { whole = append(whole, b...) }); err != nil {
+					t.Fatal(err)
+				}
+				if len(whole) != s[0]*s[1] {
+					t.Fatalf("%s: %d values for HF shape %v", name, len(whole), s)
+				}
+				var parts []float64
+				next := 0
+				if err := w.blocks(name, 3*s[1], func(lo, hi int, b []float64) {
+					if lo != next || hi-lo > 3 || len(b) != (hi-lo)*s[1] {
+						t.Errorf("%s: block [%d, %d) of %d values after row %d", name, lo, hi, len(b), next)
+					}
+					next = hi
+					parts = append(parts, b...)
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(whole, parts) {
+					t.Errorf("%s: 3-row blocks differ from one block", name)
+				}
+				ids := []int32{int32(s[0] - 1), 0, 7}
+				rows, err := w.rows(name, ids)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, id := range ids {
+					if !slices.Equal(rows[i*s[1]:(i+1)*s[1]], whole[int(id)*s[1]:(int(id)+1)*s[1]]) {
+						t.Errorf("%s: row %d differs from the block's", name, id)
+					}
+				}
+				nz := 0
+				for _, v := range whole {
+					if v != 0 {
+						nz++
+					}
+				}
+				if nz < len(whole)/4 {
+					t.Errorf("%s: only %d of %d values non-zero", name, nz, len(whole))
+				}
+			}
+			if _, err := w.rows("token_embd.weight", []int32{512}); err == nil || !strings.Contains(err.Error(), "out of range") {
+				t.Errorf("row 512 of 512: %v", err)
+			}
+		})
 	}
 }
