@@ -74,6 +74,10 @@ type converter struct {
 	// for rope (RopePermuter).
 	permCodes []int8
 	permF32   []float32
+	// bf16 and sums are the fused I2_S path's copy of a projection's bytes
+	// and its abs-mean block sums (projectionI2S).
+	bf16 []byte
+	sums []float32
 }
 
 func (c *converter) logf(format string, args ...any) {
@@ -92,9 +96,17 @@ func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t
 	}
 	defer d.Release()
 	if t.Class == tensormap.Projection {
-		out, err := c.projection(ctx, t, d)
-		if err != nil {
-			return err
+		var out []byte
+		fused := false
+		if c.fusedI2S(t, d) {
+			if out, fused, err = c.projectionI2S(ctx, t, d); err != nil {
+				return err
+			}
+		}
+		if !fused {
+			if out, err = c.projection(ctx, t, d); err != nil {
+				return err
+			}
 		}
 		if uint64(len(out)) != t.Bytes {
 			return fmt.Errorf("tensor %s: produced %d bytes, planned %d (internal error)", t.GGUFName, len(out), t.Bytes)
@@ -242,11 +254,7 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 		}
 		m := max(quantize.AbsMeanParallel(x, c.threads), quantize.AbsMeanFloor)
 		if math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
-			// Finite weights near the float32 maximum overflow torch's
-			// float32 abs-mean too; summing in float64 instead would
-			// change the golden scales, so the tensor is refused rather
-			// than written with a +Inf scale no runtime accepts (defect D5).
-			return nil, 0, nil, fmt.Errorf("tensor %s: the abs-mean of its weights overflows float32 (%v); the weights are not a trained model's (values near 3.4e38), fix the checkpoint", t.HFName, m)
+			return nil, 0, nil, absMeanOverflow(t, m)
 		}
 		inv := 1 / m
 		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {

@@ -1,5 +1,7 @@
 package quantize
 
+import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
+
 // AbsMeanBlocks returns how AbsMeanFromBlocks splits an n-value tensor: the
 // level-0 block length of torch's cascade sum (in values, a multiple of 32)
 // and the number of whole blocks, which cover x[:nblocks·blockLen]. ok is
@@ -35,23 +37,32 @@ func AbsMeanFromBlocks(n int, sums, tail []float32) float32 {
 	nvec := n / w
 	nrows := nvec / torchILP
 	power, step := cascadeLevel(nrows)
-	mask := step - 1
 	base := nb * blockLen // index of tail[0] in x
 	var acc [torchLevels][w * torchILP]float32
-	i := 0
-	for b := 0; b < nb; b++ {
-		copy(acc[0][:], sums[32*b:32*b+32])
-		i += step
-		for j := 1; j < torchLevels; j++ {
+	// After block b, level 0 (the block's sum) is carried into level 1;
+	// level 1 into level 2 when b+1 is a multiple of step, and level 2 into
+	// level 3 when it is a multiple of step² (multi_row_sum's carry with
+	// i = (b+1)·step). Level 1 is thus a plain running sum of the block sums
+	// between those points, added lane by lane in order: AddAbs4x8 (the
+	// sums are sums of absolute values from +0, so |sum| is the sum).
+	for b := 0; b < nb; {
+		e := min(nb, (b/step+1)*step)
+		kernels.AddAbs4x8(&acc[1], sums[32*b:32*e])
+		b = e
+		if b%step != 0 {
+			continue
+		}
+		for j := 2; j < torchLevels; j++ {
 			for q := range acc[j] {
 				acc[j][q] += acc[j-1][q]
 			}
 			acc[j-1] = [w * torchILP]float32{}
-			if i&(mask<<(j*power)) != 0 {
+			if (b/step)%(step<<((j-2)*power)) != 0 {
 				break
 			}
 		}
 	}
+	i := nb * step
 	for ; i < nrows; i++ { // rows after the last whole block
 		row := tail[i*32-base : i*32-base+32]
 		for q, f := range row {
