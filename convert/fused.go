@@ -10,6 +10,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
@@ -64,9 +65,12 @@ func (c *converter) fusedI2S(t *PlannedTensor, d *hf.TensorData) bool {
 func (c *converter) projectionI2S(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (out []byte, ok bool, err error) {
 	n := int(t.HFShape[0] * t.HFShape[1])
 	blockLen, nb, _ := quantize.AbsMeanBlocks(n)
-	c.bf16 = grow(c.bf16, 2*n)
+	if c.bf16 == nil {
+		c.bf16 = &osx.Buffer{}
+	}
+	c.bf16.Grow(2 * n)
 	c.sums = grow(c.sums, 32*nb)
-	raw, sums := c.bf16, c.sums
+	raw, sums := c.bf16.Bytes()[:2*n], c.sums
 	pieces := (n + fusedPiece - 1) / fusedPiece
 	var mu sync.Mutex
 	var readErr error
