@@ -33,7 +33,7 @@ type RequantOptions struct {
 	// I2SLayout is the layout written for --outtype i2_s ("" = x86).
 	I2SLayout format.Layout
 	// TokenEmbeddingType and OutputTensorType retype token_embd and
-	// output (F32, F16, BF16, Q8_0, Q6_K); "" keeps the input's type.
+	// output (F32, F16, BF16, Q8_0, Q6_K; Q4_K is read, not written); "" keeps the input's type.
 	TokenEmbeddingType, OutputTensorType string
 	// AllowFallback writes projections whose rows do not fit the target
 	// type as F16 instead of failing.
@@ -87,7 +87,7 @@ func (p *RequantPlan) TotalBytes() uint64 {
 var projectionName = regexp.MustCompile(`^blk\.\d+\.(attn_q|attn_k|attn_v|attn_output|ffn_gate|ffn_up|ffn_down)\.weight$`)
 
 // readableFloat are the non-ternary types Requant decodes.
-var readableFloat = []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K}
+var readableFloat = []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K}
 
 // NewRequantPlan decides the output of requantizing f (read from path):
 // ternary projections are decoded by the format layer (the I2_S layout from
@@ -106,6 +106,9 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	}
 	if err := checkRequantShapes(f, path); err != nil {
 		return nil, err
+	}
+	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
 	p.Runtime = format.RuntimeBitnetCpp
@@ -653,6 +656,8 @@ func decodeFloats(dst []float32, typ gguf.Type, data []byte) error {
 		quantize.DequantizeQ8_0(dst, data)
 	case gguf.TypeQ6_K:
 		quantize.DequantizeQ6K(dst, data)
+	case gguf.TypeQ4_K:
+		quantize.DequantizeQ4K(dst, data)
 	default:
 		return fmt.Errorf("cannot decode type %s", typ)
 	}
@@ -686,4 +691,30 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		return fmt.Errorf("cannot encode type %s", typ)
 	}
 	return nil
+}
+
+// checkRequantOutType refuses the outtypes hf2gguf refuses for the file's
+// arch (the converter's OutTypes, as Architectures lists them): requant
+// writes nothing that hf2gguf would not, so a BitNet embedding model
+// (qwen3, gemma3) stays F32/F16/BF16/I2_S, which is what bitnet.cpp's
+// embedding pipeline runs; no other runtime knows their per-projection input
+// norms. An arch no converter writes is not limited here.
+func checkRequantOutType(arch string, t OutType) error {
+	var limits []OutType
+	known := false
+	for _, info := range Architectures() {
+		if info.VocabOnly || !slices.Contains(info.GGUF, arch) {
+			continue
+		}
+		known = true
+		for _, o := range info.OutTypes {
+			if !slices.Contains(limits, o) {
+				limits = append(limits, o)
+			}
+		}
+	}
+	if !known || slices.Contains(limits, t) {
+		return nil
+	}
+	return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, arch, joinOutTypes(limits))
 }

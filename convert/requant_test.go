@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -300,6 +303,77 @@ func TestRequantNonFiniteScale(t *testing.T) {
 		}
 		if _, serr := os.Stat(out); serr == nil {
 			t.Errorf("%s: refused requant left %s", c.name, out)
+		}
+	}
+}
+
+// TestRequantEmbeddingOutTypes: requant writes for a BitNet embedding model
+// only what hf2gguf writes for it (F32, F16, BF16, I2_S: bitnet.cpp's
+// embedding pipeline; no other runtime has their input norms). TQ2_0 and
+// IQ2_BN are refused in one line naming the arch and the outtypes, and no
+// output is left; F16 is written.
+func TestRequantEmbeddingOutTypes(t *testing.T) {
+	for _, s := range []embedfixture.Shape{embedfixture.Qwen3, embedfixture.Gemma3} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in-i2_s.gguf")
+		if _, err := ConvertDir(t.Context(), writeEmbedFixture(t, s, embedfixture.Options{}), in, false, false, Options{OutType: OutI2S, NoVocab: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			ot   OutType
+			want string
+		}{
+			{OutTQ2_0, "--outtype tq2_0 is not supported for arch "},
+			{OutIQ2BN, "--outtype iq2_bn is not supported for arch "},
+			{OutF16, ""},
+		} {
+			out := filepath.Join(dir, string(c.ot)+".gguf")
+			_, err := RequantFile(t.Context(), in, out, false, false, RequantOptions{OutType: c.ot})
+			if c.want == "" {
+				if err != nil {
+					t.Errorf("%s → %s: %v", in, c.ot, err)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(supported: f32, f16, bf16, i2_s)") || !strings.Contains(err.Error(), "in-i2_s.gguf") {
+				t.Errorf("%s → %s: %v, want %q with the supported list", in, c.ot, err, c.want)
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Errorf("%s: refused requant left a file", out)
+			}
+		}
+	}
+}
+
+// TestRequantRetypeQ4K: a Q4_K token_embd (bitnet.cpp's llama-quantize
+// --token-embedding-type q4_k file, testdata/golden/q4k-embd) is decoded as
+// ggml's dequantize_row_q4_K does and stored as F16 with
+// --token-embedding-type f16: every value is the F16 rounding of the
+// dequantized one.
+func TestRequantRetypeQ4K(t *testing.T) {
+	in := "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf"
+	out, _ := requant(t, in, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "f16"})
+	src, err := reader.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := reader.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	q, _ := src.TensorData("token_embd.weight")
+	h, _ := dst.TensorData("token_embd.weight")
+	ti, _ := dst.Tensor("token_embd.weight")
+	want := make([]float32, len(q)/quantize.Q4KBytes*quantize.QKK)
+	quantize.DequantizeQ4K(want, q)
+	if ti.Type != gguf.TypeF16 || len(h) != 2*len(want) {
+		t.Fatalf("token_embd %s, %d bytes; want F16 of %d values", ti.Type, len(h), len(want))
+	}
+	for i, v := range want {
+		if got := binary.LittleEndian.Uint16(h[2*i:]); got != quantize.F32ToF16(v) {
+			t.Fatalf("value %d: F16 %#04x, want %#04x (of %v)", i, got, quantize.F32ToF16(v), v)
 		}
 	}
 }

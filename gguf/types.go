@@ -396,9 +396,20 @@ const (
 // 38 MOSTLY_TL1, 39 MOSTLY_TL2, 40 MOSTLY_I2_S. has reports whether the file
 // holds tensors of a type. 40 is also MOSTLY_Q1_0 in mainline llama.cpp's
 // llama.h, so without I2_S tensors both names are given; 38 and 39 are
-// named when the file holds TL1 / TL2 tensors. Other values return "".
+// named when the file holds TL1 / TL2 tensors. The ternary types of the
+// other runtimes are named too: 36 MOSTLY_TQ1_0 and 37 MOSTLY_TQ2_0 (the same
+// in llama.cpp and bitnet.cpp), 136 MOSTLY_IQ1_BN and 137 MOSTLY_IQ2_BN
+// (ik_llama.cpp's llama.h). Other values return "".
 func FileTypeName(ft uint64, has func(Type) bool) string {
 	switch ft {
+	case uint64(FileTypeMostlyTQ1_0):
+		return "MOSTLY_TQ1_0 in llama.cpp"
+	case uint64(FileTypeMostlyTQ2_0):
+		return "MOSTLY_TQ2_0 in llama.cpp"
+	case uint64(FileTypeMostlyIQ1BN):
+		return "MOSTLY_IQ1_BN in ik_llama.cpp"
+	case uint64(FileTypeMostlyIQ2BN):
+		return "MOSTLY_IQ2_BN in ik_llama.cpp"
 	case uint64(FileTypeMostlyTL1):
 		if has(TypeTL1) {
 			return "MOSTLY_TL1 in bitnet.cpp"

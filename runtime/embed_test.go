@@ -217,6 +217,7 @@ func TestLoadEmbeddingErrors(t *testing.T) {
 		{"no norm_in", drop("blk.1.ffn_down_norm_in.weight"), "blk.1.ffn_down_norm_in.weight", ErrMissing},
 		{"no q norm", drop("blk.0.attn_q_norm.weight"), "blk.0.attn_q_norm.weight", ErrMissing},
 		{"arch", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.String("bitnet"))}), `"bitnet"`, ErrUnsupportedArch},
+		{"arch type", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.Uint32(3))}), "key general.architecture: a uint32, want a string", nil},
 		{"pooling", withKVs(f, map[string]*gguf.Value{"qwen3.pooling_type": val(gguf.Uint32(7))}), "qwen3.pooling_type 7", nil},
 		{"value_length", withKVs(f, map[string]*gguf.Value{"qwen3.attention.value_length": val(gguf.Uint32(32))}), "value_length 32", nil},
 		{"rope", withKVs(f, map[string]*gguf.Value{"qwen3.rope.dimension_count": val(gguf.Uint32(32))}), "rope.dimension_count 32", nil},

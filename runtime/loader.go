@@ -90,7 +90,10 @@ func newLoader(f File, opts Options, known func(string) bool, supported string) 
 	if !ok {
 		return nil, fmt.Errorf("key general.architecture: %w", ErrMissing)
 	}
-	arch, _ := av.V.(string)
+	arch, isString := av.V.(string)
+	if !isString {
+		return nil, fmt.Errorf("key general.architecture: a %s, want a string such as bitnet; fix the GGUF metadata", av.Type)
+	}
 	if !known(arch) {
 		return nil, fmt.Errorf("general.architecture %q: %w%s", arch, ErrUnsupportedArch, supported)
 	}

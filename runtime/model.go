@@ -137,7 +137,9 @@ type Options struct {
 	// F32Attention computes attention and the RMS norms as ik_llama.cpp's
 	// CPU build does (ik.go: its flash attention on the F16 KV cache, q and
 	// the probabilities in float32, online softmax over 128-key blocks;
-	// its fused RMS norm), instead of bitnet.cpp's F16-rounded operands.
+	// its fused RMS norm; an F16 LM head takes the f32 hidden state, as
+	// ik's iqk_mul_mat F16 × F32 kernel does), instead of bitnet.cpp's
+	// F16-rounded operands.
 	// For comparisons with ik_llama.cpp: its IQ1_BN/IQ2_BN logits of
 	// b158-h512 within 2e-6, its F32 ones within 1.5e-3 (its F32 matrix
 	// products sum in another order). Default false: bitnet.cpp's

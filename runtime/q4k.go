@@ -1,6 +1,10 @@
 package runtime
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/bitnet-convert/bitnet-convert/quantize"
+)
 
 // Q4_K (ggml block_q4_K: f16 d, f16 dmin, 12 bytes of 6-bit scales and
 // mins, qs[128] 4-bit levels; 256 weights in 144 bytes) is a type
@@ -20,16 +24,7 @@ import "encoding/binary"
 //     sub-block k; the result is hsum_float_8(acc) + ((m0+m2)+(m1+m3)).
 
 // q4KBytes is the size of one Q4_K block.
-const q4KBytes = 144
-
-// q4KScaleMin returns scale and min j (0…7) of a Q4_K block's 12 packed
-// bytes (ggml's get_scale_min_k4).
-func q4KScaleMin(j int, q []byte) (sc, m uint8) {
-	if j < 4 {
-		return q[j] & 63, q[j+4] & 63
-	}
-	return q[j+4]&0xF | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
-}
+const q4KBytes = quantize.Q4KBytes
 
 // dotQ4K is ggml_vec_dot_q4_K_q8_K (AVX2) for one row of Q4_K blocks and
 // the Q8_K activation a.
@@ -42,7 +37,7 @@ func dotQ4K(row []byte, a *Activation) float32 {
 		bs := a.bsums[b*16 : b*16+16 : b*16+16]
 		var sc, mn [8]int32
 		for j := range sc {
-			s, m := q4KScaleMin(j, blk[4:16])
+			s, m := quantize.Q4KScaleMin(j, blk[4:16])
 			sc[j], mn[j] = int32(s), int32(m)
 		}
 		var lanes [8]int32
@@ -69,23 +64,7 @@ func dotQ4K(row []byte, a *Activation) float32 {
 }
 
 // embedRowQ4K writes row id of a Q4_K token_embd as float32 (get_rows:
-// dequantize_row_q4_K).
+// dequantize_row_q4_K, quantize.DequantizeQ4K).
 func (w *Matrix) embedRowQ4K(dst []float32, id int) {
-	row := w.raw[id*w.rowB : (id+1)*w.rowB]
-	for b := 0; b < w.K/qkK; b++ {
-		blk := row[b*q4KBytes : (b+1)*q4KBytes]
-		d := f16Table[binary.LittleEndian.Uint16(blk[0:])]
-		dmin := f16Table[binary.LittleEndian.Uint16(blk[2:])]
-		y := dst[b*qkK : (b+1)*qkK]
-		for j := 0; j < 4; j++ {
-			s1, m1 := q4KScaleMin(2*j, blk[4:16])
-			s2, m2 := q4KScaleMin(2*j+1, blk[4:16])
-			d1, mm1 := d*float32(s1), dmin*float32(m1)
-			d2, mm2 := d*float32(s2), dmin*float32(m2)
-			for l, c := range blk[16+32*j : 16+32*j+32] {
-				y[64*j+l] = fma32(-mm1, d1, float32(c&0xF))
-				y[64*j+32+l] = fma32(-mm2, d2, float32(c>>4))
-			}
-		}
-	}
+	quantize.DequantizeQ4K(dst[:w.K], w.raw[id*w.rowB:(id+1)*w.rowB])
 }

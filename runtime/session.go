@@ -182,7 +182,7 @@ func (s *Session) Hidden() []float32 { return s.hidden[s.lastRows-1] }
 func (s *Session) head(dst, hidden [][]float32) {
 	out := s.m.output
 	th := s.m.opts.Threads
-	if s.m.opts.Batched && out.Type == gguf.TypeF16 {
+	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
 		parallel.For(out.M, th, func(lo, hi int) {
 			for r := lo; r < hi; r++ {

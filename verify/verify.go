@@ -597,13 +597,13 @@ func codeMismatch(i, k int, got, want int8) string {
 	return fmt.Sprintf("ternary code %d (row %d, column %d) is %d, source %d", i, i/k, i%k, got, want)
 }
 
-// compareFloat compares a float (or Q8_0, Q6_K) tensor with the source values
+// compareFloat compares a float (or Q8_0, Q6_K, Q4_K) tensor with the source values
 // rounded to the stored type, in row blocks (sourceWeights.floatRows), so
 // that a large embedding is never held whole; release drops the file pages
 // of each block once compared.
 func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release func([]byte)) string {
 	switch ti.Type {
-	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K:
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
 	default:
 		return "type " + ti.Type.String() + " cannot be compared"
 	}
@@ -617,8 +617,12 @@ func compareFloat(ti gguf.TensorInfo, data []byte, w *sourceWeights, release fun
 	detail := ""
 	err := w.floatRows(ti.Name, refBlockElems, func(lo, hi int, want []float32) error {
 		base := lo * rowElems
-		if ti.Type == gguf.TypeQ6_K {
-			if d := compareQ6K(data, base, want); d != "" {
+		if ti.Type == gguf.TypeQ6_K || ti.Type == gguf.TypeQ4_K {
+			cmp := compareQ6K
+			if ti.Type == gguf.TypeQ4_K {
+				cmp = compareQ4K
+			}
+			if d := cmp(data, base, want); d != "" {
 				detail = d
 				return errStop
 			}
@@ -664,6 +668,32 @@ func compareQ6K(data []byte, base int, want []float32) string {
 			step := math.Abs(float64(d * float32(int8(blk[192+j/16]))))
 			if x := want[off+j]; math.Abs(float64(g-x)) > 2*step+1e-7 {
 				return fmt.Sprintf("element %d is %v, source %v (Q6_K step %v)", base+off+j, g, x, step)
+			}
+		}
+	}
+	return ""
+}
+
+// compareQ4K compares the Q4_K blocks holding elements base… of data (base
+// a multiple of 256) with the source values want: each dequantized value
+// (quantize.DequantizeQ4K, ggml's dequantize_row_q4_K) within two level
+// steps d·sc of its 32-element sub-block plus one min step dmin of the
+// source. Half a step is the rounding and half a dmin the 6-bit min's;
+// quantize_row_q4_K_ref's make_qkx2_quants search may pick a scale and min
+// that clip a sub-block's extremes. bitnet.cpp's llama-quantize file of
+// the golden model (testdata/golden/q4k-embd) stays within 0.75 of
+// step + dmin (0.90 of the step alone).
+func compareQ4K(data []byte, base int, want []float32) string {
+	var got [quantize.QKK]float32
+	for off := 0; off < len(want); off += quantize.QKK {
+		b := (base + off) / quantize.QKK
+		blk := data[b*quantize.Q4KBytes : (b+1)*quantize.Q4KBytes]
+		quantize.DequantizeQ4K(got[:], blk)
+		steps, dmin := quantize.Q4KStep(blk)
+		for j, g := range got {
+			step := math.Abs(float64(steps[j/32]))
+			if x := want[off+j]; math.Abs(float64(g-x)) > 2*step+math.Abs(float64(dmin))+1e-7 {
+				return fmt.Sprintf("element %d is %v, source %v (Q4_K step %v, min step %v)", base+off+j, g, x, step, dmin)
 			}
 		}
 	}

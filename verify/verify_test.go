@@ -215,3 +215,29 @@ func TestVerifyTL(t *testing.T) {
 		}
 	}
 }
+
+// bitnet.cpp's llama-quantize --token-embedding-type q4_k file of the golden
+// model (testdata/golden/q4k-embd) passes the structure check: every value
+// within two Q4_K level steps plus one min step of the source (measured
+// 0.75 of step + dmin). A 4-bit embedding and tied head are far from the
+// float reference on this tiny random model (top-1 0.556, max |Δ| 3.63,
+// KL 0.13), so the logit thresholds fail, and only they. A level moved by
+// 8 steps is named with the Q4_K step.
+func TestVerifyQ4KEmbedding(t *testing.T) {
+	path := "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf"
+	rep, err := Run(Options{GGUF: path, HF: goldenHF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failures) != 3 || !strings.HasPrefix(rep.Failures[0], "top-1 agreement 0.5") || !strings.HasPrefix(rep.Failures[1], "max |Δlogit| 3.6") || !strings.HasPrefix(rep.Failures[2], "mean KL 0.1") {
+		t.Errorf("llama-quantize's Q4_K file: failures %q, want only the three logit thresholds", rep.Failures)
+	}
+	bad := corrupt(t, path, "token_embd.weight", func(d []byte, n int) { d[16] ^= 0x08 }) // qs: element 0's level moves by 8
+	rep, err = Run(Options{GGUF: bad, HF: goldenHF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Pass || len(rep.Failures) == 0 || !strings.Contains(rep.Failures[0], "token_embd.weight") || !strings.Contains(rep.Failures[0], "Q4_K step") {
+		t.Errorf("corrupted Q4_K block: failures %q", rep.Failures)
+	}
+}

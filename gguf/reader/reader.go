@@ -190,6 +190,13 @@ func Parse(data []byte) (*File, error) {
 		}
 		f.Alignment = a
 	}
+	// Every reader of the file keys on the architecture's name (the
+	// hyper-parameters are {arch}.*); llama.cpp's loader too refuses a
+	// general.architecture of another type (llama-model-loader.cpp,
+	// get_key: "has wrong type").
+	if v, ok := f.Get("general.architecture"); ok && v.Type != gguf.ValueString {
+		return nil, fmt.Errorf("key general.architecture: a %s: %w: want a string such as bitnet; fix the GGUF metadata", v.Type, gguf.ErrValueType)
+	}
 
 	f.Tensors = make([]gguf.TensorInfo, 0, nTensors)
 	f.nbytes = make([]uint64, 0, nTensors)

@@ -303,6 +303,7 @@ func TestBadInputs(t *testing.T) {
 		{"unknown array element", (&raw{}).header(3, 0, 1).str("weird").u32(uint32(gguf.ValueArray)).u32(99).u64(1).zeros(8).b, gguf.ErrValueType, "weird"},
 		{"nested array", (&raw{}).header(3, 0, 1).str("nest").u32(uint32(gguf.ValueArray)).u32(uint32(gguf.ValueArray)).u64(0).zeros(8).b, gguf.ErrValueType, "nest"},
 		{"duplicate key", (&raw{}).header(3, 0, 2).str("k").u32(uint32(gguf.ValueUint8)).zeros(1).str("k").u32(uint32(gguf.ValueUint8)).zeros(1).b, gguf.ErrDuplicateKey, "k"},
+		{"architecture not a string", (&raw{}).header(3, 0, 1).str("general.architecture").u32(uint32(gguf.ValueUint32)).u32(3).b, gguf.ErrValueType, "key general.architecture: a uint32"},
 		{"bad alignment", (&raw{}).header(3, 0, 1).str("general.alignment").u32(uint32(gguf.ValueUint32)).u32(48).b, ErrAlignment, "general.alignment"},
 		{"unknown tensor type", good(func(r *raw) { r.tensor("a", gguf.TypeF32, 0, 4).tensor("blk.9.q", 77, 32, 4).pad(32).zeros(64) }), gguf.ErrUnknownType, "blk.9.q"},
 		{"too many dims", good(func(r *raw) {

@@ -348,9 +348,14 @@ func TestInspectEcosystemScales(t *testing.T) {
 }
 
 // general.file_type of bitnet.cpp's TL files is named from its llama.h
-// table, as 40 is for I2_S (39 was printed bare).
+// table, as 40 is for I2_S (39 was printed bare), and so are the TQ files of
+// llama.cpp and the IQ files of ik_llama.cpp (36/37, 136/137 were bare).
 func TestInspectNamesTLFileType(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
+		{"../../ecosystems/tiny-bitnet-tq1_0.gguf", "  general.file_type                        uint32     36 (MOSTLY_TQ1_0 in llama.cpp)\n"},
+		{"../../ecosystems/tiny-bitnet-tq2_0.gguf", "  general.file_type                        uint32     37 (MOSTLY_TQ2_0 in llama.cpp)\n"},
+		{"../../ecosystems/tiny-b158-h512-iq1_bn.gguf", "uint32     136 (MOSTLY_IQ1_BN in ik_llama.cpp)\n"},
+		{"../../ecosystems/tiny-b158-h512-iq2_bn.gguf", "uint32     137 (MOSTLY_IQ2_BN in ik_llama.cpp)\n"},
 		{"ggml-model-tl1.gguf", "  general.file_type                        uint32     38 (MOSTLY_TL1 in bitnet.cpp)\n"},
 		{"ggml-model-tl2.gguf", "  general.file_type                        uint32     39 (MOSTLY_TL2 in bitnet.cpp)\n"},
 		{"ggml-model-i2_s.gguf", "  general.file_type                        uint32     40 (MOSTLY_I2_S in bitnet.cpp)\n"},

@@ -10,8 +10,6 @@ import (
 	"os"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
-	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
-	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -111,17 +109,9 @@ func kldRun(opts *PerplexityOptions) error {
 		base.NChunk = opts.Chunks
 		base.Tokens = base.Tokens[:base.NChunk*base.NCtx]
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads)}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
-	}
-	m, f, err := runtime.Open(opts.Model, rtOpts)
+	m, f, _, err := openModel(opts)
 	if err != nil {
-		return modelfile.Explain("perplexity", opts.Model, err)
+		return err
 	}
 	defer f.Close()
 	if base.NVocab != m.Params.NVocab {

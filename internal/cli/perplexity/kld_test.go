@@ -57,17 +57,7 @@ func TestKLDivergence(t *testing.T) {
 		}
 		return out.String()
 	}
-	meanKLD := func(out string) float64 {
-		_, after, ok := strings.Cut(out, "Mean    KLD:")
-		if !ok {
-			t.Fatalf("no Mean KLD line:\n%s", out)
-		}
-		v, err := strconv.ParseFloat(strings.Fields(after)[0], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	meanKLD := func(out string) float64 { return meanKLD(t, out) }
 	same := kld("ggml-model-f32.gguf")
 	for _, w := range []string{"chunk             PPL", "====== KL divergence statistics ======", "Same top p: 100.000 ± 0.000 %"} {
 		if !strings.Contains(same, w) {
@@ -130,4 +120,49 @@ func TestKLDivergence(t *testing.T) {
 			t.Errorf("%s: %v, want one line with %q", c.file, err, c.want)
 		}
 	}
+}
+
+// TestKLDivergenceFromLayout: --kl-divergence honours --from-layout as
+// plain perplexity does. bitnet.cpp's aarch64 I2_S file of the golden model
+// records no layout; read as ARM it computes the x86 file's logits bit for
+// bit, so against a base saved from the x86 file the KLD is only the base's
+// 16-bit rounding and every top token agrees. Read as x86 (the flag left
+// out) the codes are scrambled and the KLD is large.
+func TestKLDivergenceFromLayout(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base.kld")
+	o := kldOpts("ggml-model-i2_s.gguf", &bytes.Buffer{})
+	o.File, o.KLBase = filepath.Join(golden, "outputs/ppl_text.txt"), base
+	if err := perplexityRun(o); err != nil {
+		t.Fatal(err)
+	}
+	arm := filepath.Join(golden, "../ecosystems/tiny-bitnet-i2_s-arm.gguf")
+	kld := func(layout string) string {
+		var out bytes.Buffer
+		o := kldOpts("", &out)
+		o.Model, o.FromLayout, o.KLD, o.KLBase, o.Chunks = arm, layout, true, base, 0
+		if err := perplexityRun(o); err != nil {
+			t.Fatalf("--from-layout %q: %v", layout, err)
+		}
+		return out.String()
+	}
+	if got := kld("arm"); !strings.Contains(got, "Same top p: 100.000 ± 0.000 %") || math.Abs(meanKLD(t, got)) > 1e-5 {
+		t.Errorf("--from-layout arm: want the x86 file's logits (KLD 0, same top 100 %%):\n%s", got)
+	}
+	if got := kld(""); strings.Contains(got, "Same top p: 100.000") || meanKLD(t, got) < 1e-2 {
+		t.Errorf("no --from-layout: the ARM file read as x86 should disagree with the base:\n%s", got)
+	}
+}
+
+// meanKLD is the value of the "Mean    KLD:" line of a --kl-divergence run.
+func meanKLD(t *testing.T, out string) float64 {
+	t.Helper()
+	_, after, ok := strings.Cut(out, "Mean    KLD:")
+	if !ok {
+		t.Fatalf("no Mean KLD line:\n%s", out)
+	}
+	v, err := strconv.ParseFloat(strings.Fields(after)[0], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

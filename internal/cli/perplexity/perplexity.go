@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
@@ -150,6 +151,27 @@ type Result struct {
 	Seconds  float64   `json:"seconds"`
 }
 
+// openModel opens opts.Model for the runtime with the flags both modes
+// share (--threads, --from-layout, --kernel-config) and returns the options
+// it used, so that the caller can word the kernel-config notice. One helper
+// for perplexity and --kl-divergence keeps the two from drifting apart (the
+// KL mode once dropped --from-layout).
+func openModel(opts *PerplexityOptions) (*runtime.Model, *reader.File, runtime.Options, error) {
+	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
+	if opts.KernelConfig != "" {
+		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
+		if err != nil {
+			return nil, nil, rtOpts, err
+		}
+		rtOpts.TLKernels = ks
+	}
+	m, f, err := runtime.Open(opts.Model, rtOpts)
+	if err != nil {
+		return nil, nil, rtOpts, modelfile.Explain("perplexity", opts.Model, err)
+	}
+	return m, f, rtOpts, nil
+}
+
 // perplexityRun loads the model and the text and prints the perplexity.
 func perplexityRun(opts *PerplexityOptions) error {
 	if err := fsutil.CheckRegular(opts.Model); err != nil {
@@ -175,17 +197,9 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("-f/--file: read text: %w", err)
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
-	}
-	m, f, err := runtime.Open(opts.Model, rtOpts)
+	m, f, rtOpts, err := openModel(opts)
 	if err != nil {
-		return modelfile.Explain("perplexity", opts.Model, err)
+		return err
 	}
 	defer f.Close()
 	if opts.Ctx > m.Params.NCtx {

@@ -74,7 +74,7 @@ in structure (a tensor missing or of another shape) the numeric comparison is sk
 Memory: the checks stream, one tensor at a time, and the float reference runs the whole prompt
 through one layer at a time with one weight matrix in memory (docs/performance.md has figures).
 
-Default thresholds (ternary files I2_S/TL1/TL2 run with int8 activations; float files do not):
+Default thresholds (ternary files — I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN — run with int8 activations; float files do not):
   ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
   float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01
 
