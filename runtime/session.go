@@ -187,7 +187,7 @@ func (s *Session) head(dst, hidden [][]float32) {
 	th := s.m.opts.Threads
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
-		parallel.For(out.M, th, func(lo, hi int) {
+		parallel.ForHot(out.M, th, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				w := out.u16[r*out.K : (r+1)*out.K]
 				for t := range hidden {
@@ -397,7 +397,7 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 		s.work = make([]attnScratch, th)
 	}
 	units := len(q) * p.NHead
-	parallel.Range(units, th, func(worker, lo, hi int) {
+	parallel.RangeHot(units, th, func(worker, lo, hi int) {
 		sc := &s.work[worker]
 		for u := lo; u < hi; u++ {
 			t, h := u/p.NHead, u%p.NHead

@@ -5,9 +5,9 @@
 // tensor, a token); the chunking then changes only which goroutine computes
 // it.
 //
-// A token of generation makes a few hundred Range calls of some tens of
-// microseconds each, so the hand-off must cost far less than that. Range
-// hands its job to a team of long-lived worker goroutines that poll for the
+// A token of generation makes a few hundred RangeHot calls of some tens of
+// microseconds each, so the hand-off must cost far less than that.
+// RangeHot hands its job to a team of long-lived worker goroutines that poll for the
 // next job for a short while after each one (spinFor) before they park on
 // a channel, as ggml's thread pool spins between the operators of a graph;
 // starting goroutines per call instead costs a wake-up of an idle
@@ -16,7 +16,9 @@
 // workers take in turn from an atomic counter, so a worker that wakes late
 // or loses its processor to another program takes fewer chunks instead of
 // holding everyone up. A call that finds the team busy (a concurrent or
-// nested Range) starts goroutines, one contiguous chunk each.
+// nested RangeHot) starts goroutines, one contiguous chunk each, as Range
+// always does: the converter's long chunks would gain nothing from the
+// team and its idle workers' polling would cost it CPU time.
 package parallel
 
 import (
@@ -26,13 +28,13 @@ import (
 	"time"
 )
 
-// Range runs f(worker, lo, hi) over [0, n) cut into contiguous chunks and
-// returns when every call has returned: each index is in exactly one
-// chunk, the chunks of one worker never run at the same time, and worker
-// is below threads, so per-worker scratch can be indexed by worker.
-// threads ≤ 1, or n below 2·threads, runs f(0, 0, n) on the calling
-// goroutine; n ≤ 0 does nothing. A panic in f is re-raised in the caller
-// after the other chunks have finished.
+// Range runs f(worker, lo, hi) over [0, n) cut into at most threads
+// contiguous chunks of nearly equal size, worker numbering the chunks
+// 0, 1, …, and returns when every call has returned. threads ≤ 1, or n
+// below 2·threads, runs f(0, 0, n) on the calling goroutine; n ≤ 0 does
+// nothing. Workers never exceed threads, so per-worker scratch can be
+// indexed by worker. Each call starts its goroutines (chunk 0 runs on the
+// caller): for long chunks, such as the converter's tensors.
 func Range(n, threads int, f func(worker, lo, hi int)) {
 	if n <= 0 {
 		return
@@ -41,10 +43,11 @@ func Range(n, threads int, f func(worker, lo, hi int)) {
 		f(0, 0, n)
 		return
 	}
-	if threads <= runtime.GOMAXPROCS(0) && shared.mu.TryLock() {
-		shared.run(n, threads, f)
-		return
-	}
+	spawn(n, threads, f)
+}
+
+// spawn is Range with goroutines started for the call.
+func spawn(n, threads int, f func(worker, lo, hi int)) {
 	var wg sync.WaitGroup
 	chunk := (n + threads - 1) / threads
 	for w, lo := 1, chunk; lo < n; w, lo = w+1, lo+chunk {
@@ -62,6 +65,35 @@ func Range(n, threads int, f func(worker, lo, hi int)) {
 // For is Range without the worker number.
 func For(n, threads int, f func(lo, hi int)) {
 	Range(n, threads, func(_, lo, hi int) { f(lo, hi) })
+}
+
+// RangeHot is Range for many short calls in a row (the runtime's products,
+// a few hundred per generated token): the chunks go to the team of
+// long-lived workers, which poll for the next call for spinFor before they
+// park. Each index is in exactly one chunk, the chunks of one worker never
+// run at the same time, and worker is below threads. There may be several
+// chunks per worker (four per thread, taken in turn from an atomic
+// counter). A panic in f is re-raised in the caller after the other chunks
+// have finished. A call that finds the team busy (concurrent or nested)
+// starts goroutines as Range does.
+func RangeHot(n, threads int, f func(worker, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if threads <= 1 || n < 2*threads {
+		f(0, 0, n)
+		return
+	}
+	if threads <= runtime.GOMAXPROCS(0) && shared.mu.TryLock() {
+		shared.run(n, threads, f)
+		return
+	}
+	spawn(n, threads, f)
+}
+
+// ForHot is RangeHot without the worker number.
+func ForHot(n, threads int, f func(lo, hi int)) {
+	RangeHot(n, threads, func(_, lo, hi int) { f(lo, hi) })
 }
 
 // chunksPerWorker is how many chunks Range cuts per thread for the team.

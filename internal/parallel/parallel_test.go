@@ -8,13 +8,20 @@ import (
 )
 
 // TestRangeCoversOnce: every index is visited exactly once, chunks are
-// contiguous and workers stay below threads, for small and large n.
+// contiguous and workers stay below threads, for small and large n, with
+// Range and with RangeHot.
 func TestRangeCoversOnce(t *testing.T) {
+	for _, rangeFn := range []func(int, int, func(int, int, int)){Range, RangeHot} {
+		coversOnce(t, rangeFn)
+	}
+}
+
+func coversOnce(t *testing.T, rangeFn func(int, int, func(int, int, int))) {
 	for _, n := range []int{0, 1, 2, 3, 7, 8, 100, 1001} {
 		for _, threads := range []int{-1, 0, 1, 2, 3, 4, 16} {
 			seen := make([]int32, n)
 			var maxWorker atomic.Int32
-			Range(n, threads, func(w, lo, hi int) {
+			rangeFn(n, threads, func(w, lo, hi int) {
 				if lo >= hi {
 					t.Errorf("n %d threads %d: empty chunk [%d, %d)", n, threads, lo, hi)
 				}
@@ -51,7 +58,7 @@ func ExampleFor() {
 	// Output: [0 1 4 9 16 25 36 49 64 81]
 }
 
-// TestRangeNestedAndConcurrent: Range inside Range and Range from several
+// TestRangeNestedAndConcurrent: RangeHot inside RangeHot and RangeHot from several
 // goroutines at once (the team busy) still visit every index once.
 func TestRangeNestedAndConcurrent(t *testing.T) {
 	const n = 64
@@ -61,9 +68,9 @@ func TestRangeNestedAndConcurrent(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for rep := 0; rep < 50; rep++ {
-				For(n, 2, func(lo, hi int) {
+				ForHot(n, 2, func(lo, hi int) {
 					for i := lo; i < hi; i++ {
-						For(n, 3, func(lo2, hi2 int) {
+						ForHot(n, 3, func(lo2, hi2 int) {
 							for j := lo2; j < hi2; j++ {
 								atomic.AddInt32(&seen[i][j], 1)
 							}
@@ -85,7 +92,7 @@ func TestRangeNestedAndConcurrent(t *testing.T) {
 	}
 }
 
-// TestRangePanic: a panic in any chunk reaches the caller, and Range works
+// TestRangePanic: a panic in any chunk of RangeHot reaches the caller, and it works
 // afterwards.
 func TestRangePanic(t *testing.T) {
 	for _, bad := range []int{0, 99} {
@@ -95,7 +102,7 @@ func TestRangePanic(t *testing.T) {
 					t.Errorf("panic in the chunk of %d: recovered %v", bad, p)
 				}
 			}()
-			For(100, 2, func(lo, hi int) {
+			ForHot(100, 2, func(lo, hi int) {
 				if lo <= bad && bad < hi {
 					panic(fmt.Sprint("chunk ", bad))
 				}
@@ -103,7 +110,7 @@ func TestRangePanic(t *testing.T) {
 		}()
 	}
 	var sum atomic.Int64
-	For(100, 2, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+	ForHot(100, 2, func(lo, hi int) { sum.Add(int64(hi - lo)) })
 	if sum.Load() != 100 {
 		t.Fatalf("after the panics: %d indices", sum.Load())
 	}
@@ -114,7 +121,7 @@ func TestRangeAfterIdle(t *testing.T) {
 	for rep := 0; rep < 3; rep++ {
 		time.Sleep(2 * spinFor)
 		var sum atomic.Int64
-		For(10, 2, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+		ForHot(10, 2, func(lo, hi int) { sum.Add(int64(hi - lo)) })
 		if sum.Load() != 10 {
 			t.Fatalf("rep %d: %d indices", rep, sum.Load())
 		}
