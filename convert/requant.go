@@ -481,6 +481,9 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 		if err := finiteScales(ti, sc); err != nil {
 			return err
 		}
+		if err := storableScales(ti, t.To, sc); err != nil {
+			return err
+		}
 		r.out = grow(r.out, int(t.Bytes))
 		ok, err := format.Transcode(t.From, t.To, r.out, data, int(ti.Ne[0]), int(ti.Ne[1]), r.threads)
 		if err != nil {
@@ -502,6 +505,9 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 			sc, err := format.Regroup(codes, scales, group, t.To.ScaleGroup(k))
 			if err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
+			}
+			if err := storableScales(ti, t.To, sc); err != nil {
+				return err
 			}
 			if err := format.EncodeParallel(t.To, r.out, codes, sc, k, m, r.threads); err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
@@ -674,7 +680,7 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		}
 	case gguf.TypeF16:
 		if m, bad := quantize.F16Overflow(x); bad {
-			return fmt.Errorf("max |value| %g exceeds the F16 range (65504)", m)
+			return fmt.Errorf("max |value| %g exceeds the F16 range (65504); keep this tensor F32 (or BF16) instead", m)
 		}
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], quantize.F32ToF16(v))
@@ -685,8 +691,10 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		}
 	case gguf.TypeQ8_0:
 		quantize.QuantizeQ8_0(dst, x)
+		return encodedScalesFinite(dst, typ, x)
 	case gguf.TypeQ6_K:
 		quantize.QuantizeQ6K(dst, x)
+		return encodedScalesFinite(dst, typ, x)
 	default:
 		return fmt.Errorf("cannot encode type %s", typ)
 	}

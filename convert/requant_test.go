@@ -269,24 +269,7 @@ func TestRequantQ8Embedding(t *testing.T) {
 // block d of 0x7c00 (+Inf) that requant would copy.
 func TestRequantNonFiniteScale(t *testing.T) {
 	tq1, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutTQ1_0})
-	patch := func(in, tensor string, off int, v uint16) string {
-		f := openGGUF(t, in)
-		ti, ok := f.Tensor(tensor)
-		if !ok {
-			t.Fatalf("%s: no %s", in, tensor)
-		}
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		at := int(f.DataOffset+ti.Offset) + off
-		b[at], b[at+1] = byte(v), byte(v>>8)
-		p := filepath.Join(t.TempDir(), "bad.gguf")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	patch := func(in, tensor string, off int, v uint16) string { return patchU16(t, in, tensor, off, v) }
 	for _, c := range []struct {
 		name, in string
 		opts     RequantOptions
@@ -374,6 +357,66 @@ func TestRequantRetypeQ4K(t *testing.T) {
 	for i, v := range want {
 		if got := binary.LittleEndian.Uint16(h[2*i:]); got != quantize.F32ToF16(v) {
 			t.Fatalf("value %d: F16 %#04x, want %#04x (of %v)", i, got, quantize.F32ToF16(v), v)
+		}
+	}
+}
+
+// patchU16 copies the GGUF in with the little-endian uint16 at byte off of
+// tensor's data set to v, and returns the copy's path.
+func patchU16(t *testing.T, in, tensor string, off int, v uint16) string {
+	t.Helper()
+	f := openGGUF(t, in)
+	ti, ok := f.Tensor(tensor)
+	if !ok {
+		t.Fatalf("%s: no %s", in, tensor)
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(f.DataOffset+ti.Offset) + off
+	b[at], b[at+1] = byte(v), byte(v>>8)
+	p := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A finite input scale that the target's f16 scales cannot hold (beyond
+// 65504) is refused naming the tensor, the row or block and the value, and
+// no output is left: an IQ2_BN f32 row scale of 99840 (0x47c30000) to
+// TQ2_0, TQ1_0 and IQ1_BN; an I2_S tensor scale of 99840 to TQ2_0; a Q4_K
+// token_embd block d of 65504 (values up to 6.2e7) retyped to Q8_0, whose
+// d = max/127 would be +Inf.
+func TestRequantOutOfRangeScale(t *testing.T) {
+	iq2 := patchU16(t, filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"), "blk.0.attn_q.weight", 2, 0x47c3)
+	i2sIn := goldenDir + "/gguf/ggml-model-i2_s.gguf"
+	ti, _ := openGGUF(t, i2sIn).Tensor("blk.0.attn_q.weight")
+	at := int(ti.Ne[0]*ti.Ne[1]) / 4 // the f32 tensor scale after the codes
+	i2s := patchU16(t, patchU16(t, i2sIn, "blk.0.attn_q.weight", at, 0), "blk.0.attn_q.weight", at+2, 0x47c3)
+	q4k := patchU16(t, "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf", "token_embd.weight", 0, 0x7bff)
+	for _, c := range []struct {
+		name, in string
+		opts     RequantOptions
+		want     string
+	}{
+		{"IQ2_BN → TQ2_0", iq2, RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of block 0 (row 0) is 99840, out of TQ2_0's range (f16 scales, max 65504)"},
+		{"IQ2_BN → TQ1_0", iq2, RequantOptions{OutType: OutTQ1_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of block 0 (row 0) is 99840, out of TQ1_0's range (f16 scales, max 65504)"},
+		{"IQ2_BN → IQ1_BN", iq2, RequantOptions{OutType: OutIQ1BN, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of IQ1_BN's range (f16 scales, max 65504)"},
+		{"I2_S → TQ2_0", i2s, RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of TQ2_0's range (f16 scales, max 65504)"},
+		{"Q4_K → Q8_0", q4k, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q8_0"}, "tensor token_embd.weight: Q8_0 block 0 (elements 0…31): max |value| "},
+	} {
+		out := filepath.Join(t.TempDir(), "o.gguf")
+		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line with %q", c.name, err, c.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "; keep ") {
+			t.Errorf("%s: err %v does not say what to do", c.name, err)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: refused requant left %s", c.name, out)
 		}
 	}
 }
