@@ -104,11 +104,14 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
-	if err := checkRequantShapes(f, path); err != nil {
-		return nil, err
+	if _, ok := f.String("general.architecture"); !ok {
+		return nil, fmt.Errorf("%s: key general.architecture: missing (requant reads %s); fix the GGUF metadata", path, strings.Join(RequantArchs(), ", "))
 	}
 	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkRequantShapes(f, path); err != nil {
+		return nil, err
 	}
 	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
 	p.Runtime = format.RuntimeBitnetCpp
@@ -711,7 +714,7 @@ func checkRequantOutType(arch string, t OutType) error {
 	var limits []OutType
 	known := false
 	for _, info := range Architectures() {
-		if info.VocabOnly || !slices.Contains(info.GGUF, arch) {
+		if info.VocabOnly || !slices.Contains(archNames(info), arch) {
 			continue
 		}
 		known = true
@@ -721,8 +724,45 @@ func checkRequantOutType(arch string, t OutType) error {
 			}
 		}
 	}
-	if !known || slices.Contains(limits, t) {
+	if _, ok := format.ArchActivation[arch]; ok && !known {
+		// a BitNet arch another converter wrote (llama.cpp's "bitnet",
+		// ik_llama.cpp's "bitnet-25"): every outtype
+		return nil
+	}
+	if !known {
+		return fmt.Errorf("general.architecture %s is not an architecture requant reads (%s); fix the GGUF metadata", reader.Quote(arch), strings.Join(RequantArchs(), ", "))
+	}
+	if slices.Contains(limits, t) {
 		return nil
 	}
 	return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, arch, joinOutTypes(limits))
+}
+
+// archNames is info.GGUF without what selects each arch ("bitnet-b1.58
+// (hidden_act relu2)" gives bitnet-b1.58).
+func archNames(info ArchInfo) []string {
+	var out []string
+	for _, g := range info.GGUF {
+		name, _, _ := strings.Cut(g, " ")
+		out = append(out, name)
+	}
+	return out
+}
+
+// RequantArchs lists, sorted, the general.architecture values requant
+// reads: the archs the converters write (Architectures, not vocab-only)
+// and the BitNet archs of the other runtimes (format.ArchActivation:
+// llama.cpp's bitnet, ik_llama.cpp's bitnet-25).
+func RequantArchs() []string {
+	var out []string
+	for _, info := range Architectures() {
+		if !info.VocabOnly {
+			out = append(out, archNames(info)...)
+		}
+	}
+	for a := range format.ArchActivation {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
