@@ -619,31 +619,54 @@ func (r *requanter) floatTensor(gw *writer.Writer, i int, t *RequantTensor) erro
 	row := int(ti.Ne[0])
 	chunk := max(row, floatRows/row*row)
 	pr, pw := io.Pipe()
+	// done gets the goroutine's own error (reading, decoding, encoding;
+	// nil when only the pipe failed) once it has finished
+	done := make(chan error, 1)
 	go func() {
-		var err error
-		for lo := 0; lo < int(n) && err == nil; lo += chunk {
+		var err, own error
+		for lo := 0; lo < int(n) && own == nil && err == nil; lo += chunk {
 			hi := min(int(n), lo+chunk)
 			in := make([]byte, (hi-lo)/int(inTr.BlockSize)*int(inTr.TypeSize))
-			if _, err = io.ReadFull(s, in); err != nil {
+			if _, own = io.ReadFull(s, in); own != nil {
 				break
 			}
 			r.f32 = grow(r.f32, hi-lo)
-			if err = decodeFloats(r.f32, ti.Type, in); err != nil {
+			if own = decodeFloats(r.f32, ti.Type, in); own != nil {
 				break
 			}
 			out := make([]byte, (hi-lo)/int(outTr.BlockSize)*int(outTr.TypeSize))
-			if err = encodeFloats(out, t.Type, r.f32); err != nil {
+			if own = encodeFloats(out, t.Type, r.f32); own != nil {
 				break
 			}
 			_, err = pw.Write(out)
 		}
-		if err != nil {
-			err = fmt.Errorf("tensor %s: %w", ti.Name, err)
+		if own != nil {
+			own = fmt.Errorf("tensor %s: %w%s", ti.Name, own, retypeHint(ti.Name))
+			err = own
 		}
 		pw.CloseWithError(err)
+		done <- own
 	}()
 	r.logf("%-32s %-6s → %s", ti.Name, ti.Type, t.Type)
-	return gw.WriteTensorFrom(i, pr)
+	err = gw.WriteTensorFrom(i, pr)
+	pr.CloseWithError(err) // unblocks the goroutine when the writer failed
+	if own := <-done; own != nil {
+		// without the writer's wrapping, which names the tensor again
+		return own
+	}
+	return err
+}
+
+// retypeHint is the flag that keeps the retyped tensor name in another
+// type (" (--token-embedding-type f32 …)"), or "" for other tensors.
+func retypeHint(name string) string {
+	switch name {
+	case "token_embd.weight":
+		return " (--token-embedding-type f32 or bf16)"
+	case "output.weight":
+		return " (--output-tensor-type f32 or bf16)"
+	}
+	return ""
 }
 
 // decodeFloats widens data of type typ into dst (len = elements).

@@ -407,11 +407,15 @@ func TestRequantOutOfRangeScale(t *testing.T) {
 		{"IQ2_BN → IQ1_BN", iq2, RequantOptions{OutType: OutIQ1BN, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of IQ1_BN's range (f16 scales, max 65504)"},
 		{"I2_S → TQ2_0", i2s, RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of TQ2_0's range (f16 scales, max 65504)"},
 		{"Q4_K → Q8_0", q4k, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q8_0"}, "tensor token_embd.weight: Q8_0 block 0 (elements 0…31): max |value| "},
+		{"Q4_K → F16", q4k, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "f16"}, "exceeds the F16 range (65504); keep this tensor F32 (or BF16) instead (--token-embedding-type f32 or bf16)"},
 	} {
 		out := filepath.Join(t.TempDir(), "o.gguf")
 		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err %v, want one line with %q", c.name, err, c.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "tensor ") {
+			t.Errorf("%s: err %v: want the tensor first, not the writer's wrapping", c.name, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), "; keep ") {
 			t.Errorf("%s: err %v does not say what to do", c.name, err)
