@@ -208,7 +208,15 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 				tr, _ := typ.Traits()
 				if len(ti.Ne) == 0 || ti.Ne[0]%tr.BlockSize != 0 {
 					if !opts.AllowFallback {
-						return nil, fmt.Errorf("%s: tensor %s: row length %v is not a multiple of %d (the %s block); pass --allow-fallback to write it as F16", path, ti.Name, ti.Ne, tr.BlockSize, typ)
+						row := "no rows"
+						if len(ti.Ne) > 0 {
+							row = fmt.Sprintf("row length %d (ne %v)", ti.Ne[0], ti.Ne)
+						}
+						todo := "pass --allow-fallback to write it as F16"
+						if ti.Type == gguf.TypeF16 {
+							todo = "it is F16 already: leave " + retypeFlag(ti.Name) + " out to keep it as it is"
+						}
+						return nil, fmt.Errorf("%s: tensor %s: %s is not a multiple of %d (the %s block), so it cannot be %s; %s", path, ti.Name, row, tr.BlockSize, typ, typ, todo)
 					}
 					typ = gguf.TypeF16
 					fallbacks = append(fallbacks, ti.Name)
@@ -657,14 +665,23 @@ func (r *requanter) floatTensor(gw *writer.Writer, i int, t *RequantTensor) erro
 	return err
 }
 
-// retypeHint is the flag that keeps the retyped tensor name in another
-// type (" (--token-embedding-type f32 …)"), or "" for other tensors.
-func retypeHint(name string) string {
+// retypeFlag is the flag that retypes tensor name (token_embd or output),
+// or "" for other tensors.
+func retypeFlag(name string) string {
 	switch name {
 	case "token_embd.weight":
-		return " (--token-embedding-type f32 or bf16)"
+		return "--token-embedding-type"
 	case "output.weight":
-		return " (--output-tensor-type f32 or bf16)"
+		return "--output-tensor-type"
+	}
+	return ""
+}
+
+// retypeHint is how to keep the retyped tensor name in a wider type
+// (" (--token-embedding-type f32 or bf16)"), or "" for other tensors.
+func retypeHint(name string) string {
+	if f := retypeFlag(name); f != "" {
+		return " (" + f + " f32 or bf16)"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -278,6 +279,7 @@ func TestRequantNonFiniteScale(t *testing.T) {
 	}{
 		{"TQ1_0 NaN d", patch(tq1, "blk.0.attn_q.weight", 54+52, 0x7e00), RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: TQ1_0 block 1 scale is NaN"},
 		{"IQ2_BN NaN row scale", patch(filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"), "blk.0.attn_q.weight", 2, 0x7fc0), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: IQ2_BN scale 0 is NaN"},
+		{"Q4_K token_embd Inf dmin", patch("../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf", "token_embd.weight", 144+2, 0x7c00), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: Q4_K block 1 min scale dmin is +Inf"},
 		{"Q8_0 token_embd Inf d", patch(goldenDir+"/gguf/ggml-model-i2_s-q8embd.gguf", "token_embd.weight", 0, 0x7c00), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: Q8_0 block 0 scale is +Inf"},
 	} {
 		out := filepath.Join(t.TempDir(), "o.gguf")
@@ -325,6 +327,15 @@ func TestRequantEmbeddingOutTypes(t *testing.T) {
 			if _, serr := os.Stat(out); serr == nil {
 				t.Errorf("%s: refused requant left a file", out)
 			}
+		}
+		// The F16 token_embd's rows of 128 cannot be Q6_K: the error says
+		// it is F16 already rather than offering an F16 fallback.
+		if ti, _ := openGGUF(t, in).Tensor("token_embd.weight"); ti.Type != gguf.TypeF16 {
+			t.Fatalf("token_embd is %s, want F16", ti.Type)
+		}
+		_, err := RequantFile(t.Context(), in, filepath.Join(dir, "q6.gguf"), false, false, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q6_k"})
+		if want := "tensor token_embd.weight: row length 128 (ne [128 " + strconv.Itoa(s.Vocab) + "]) is not a multiple of 256 (the Q6_K block), so it cannot be Q6_K; it is F16 already: leave --token-embedding-type out to keep it as it is"; err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s → Q6_K embedding: %v, want …%q", s.Arch, err, want)
 		}
 	}
 }

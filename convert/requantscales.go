@@ -52,10 +52,18 @@ func (r *requanter) checkBlockScales(ti gguf.TensorInfo) error {
 			return fmt.Errorf("tensor %s: %w", ti.Name, err)
 		}
 		for o := 0; o+bs <= int(c); o, b = o+bs, b+1 {
-			for _, off := range offs {
+			for j, off := range offs {
 				v := quantize.F16ToF32(binary.LittleEndian.Uint16(buf[o+off:]))
 				if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-					return fmt.Errorf("tensor %s: %s block %d scale is %v; the input is damaged, reconvert it", ti.Name, ti.Type, b, v)
+					what := "scale"
+					if j == 1 {
+						// ggml-common.h: dmin of the K-quants, m of Q4_1/Q5_1
+						what = "min scale dmin"
+						if ti.Type == gguf.TypeQ4_1 || ti.Type == gguf.TypeQ5_1 {
+							what = "min m"
+						}
+					}
+					return fmt.Errorf("tensor %s: %s block %d %s is %v; the input is damaged, reconvert it", ti.Name, ti.Type, b, what, v)
 				}
 			}
 		}

@@ -528,6 +528,22 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 		return err.Error()
 	}
 	if d := firstDiff(got, want); d >= 0 {
+		// Decode gives 0 codes for a group whose scale is 0: name the
+		// scale, not a code the file may hold intact
+		g := 0
+		if sg := f.ScaleGroup(k); sg > 0 {
+			g = d / sg
+		}
+		if got[d] == 0 && g < len(scales) && scales[g] == 0 {
+			unit := "the tensor scale"
+			switch sg := f.ScaleGroup(k); {
+			case sg == k:
+				unit = fmt.Sprintf("the scale of row %d", g)
+			case sg > 0:
+				unit = fmt.Sprintf("scale %d (row %d)", g, g*sg/k)
+			}
+			return fmt.Sprintf("%s is 0, so its codes read as 0 (ternary code %d, row %d, column %d: 0, source %d); source scale %v", unit, d, d/k, d%k, want[d], f.StoredScale(wantScale))
+		}
 		return codeMismatch(d, k, got[d], want[d])
 	}
 	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))

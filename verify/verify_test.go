@@ -305,3 +305,18 @@ func TestCompareNumbersNonFinite(t *testing.T) {
 		t.Errorf("failures %q, notes %q; want one failure %q… and one note", rep.Failures, rep.Notes, want)
 	}
 }
+
+// A ternary row scale of 0 reads its codes as 0 (Decode's rule): the
+// failure names the scale, not a code the file may hold intact (ik_llama.cpp's
+// IQ2_BN file of b158-h512 with row 0's f32 scale of blk.0.attn_q set to 0).
+func TestVerifyZeroRowScale(t *testing.T) {
+	bad := corrupt(t, "../testdata/golden/ecosystems/tiny-b158-h512-iq2_bn.gguf", "blk.0.attn_q.weight", func(d []byte, n int) { binary.LittleEndian.PutUint32(d, 0) })
+	rep, err := Run(Options{GGUF: bad, HF: "../testdata/golden/b158-h512/hf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tensor blk.0.attn_q.weight: the scale of row 0 is 0, so its codes read as 0 (ternary code 0, row 0, column 0: 0, source "
+	if rep.Pass || len(rep.Failures) == 0 || !strings.HasPrefix(rep.Failures[0], want) {
+		t.Errorf("failures %q, want first %q…", rep.Failures, want)
+	}
+}
