@@ -2,9 +2,7 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,27 +51,14 @@ func TestIKHomeFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{hfOut, rqOut} {
-			name := strings.TrimSuffix(filepath.Base(path), ".gguf")
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != ikHomeSHA256[name] {
-				t.Errorf("%s: sha256 %s, the file ik_llama.cpp ran was %s", name, got, ikHomeSHA256[name])
-			}
+			name := checkHomeFile(t, path, ikHomeSHA256, "ik_llama.cpp")
 			m := openModel(t, path, 1)
 			for _, prompt := range []string{"hello", "ids"} {
 				// ik's IQ1_BN logits of b158-h512 are bitwise its IQ2_BN ones
 				// (TestGoldenIQBN), so one set of golden files serves both.
 				golden := filepath.Join(ecoDir, "b158-h512-ik", "tiny-b158-h512_iq2_bn_"+prompt+"_seq")
 				ids, wantGen := goldenIDs(t, golden+".txt")
-				rec, err := os.ReadFile(filepath.Join(ikHomeDir, name+"."+prompt+".oracle-dump.txt"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !strings.Contains(string(rec), "gen: "+strings.Trim(fmt.Sprint(wantGen), "[]")+"\n") {
-					t.Errorf("%s %s: recorded ik run %q lacks ik's golden ids %v", name, prompt, rec, wantGen)
-				}
+				checkHomeRun(t, filepath.Join(ikHomeDir, name+"."+prompt+".oracle-dump.txt"), wantGen)
 				gotP, gotG, gen := runSeq(t, m, ids, len(wantGen))
 				if fmt.Sprint(gen) != fmt.Sprint(wantGen) {
 					t.Errorf("%s %s: our runtime generated %v, ik %v", name, prompt, gen, wantGen)

@@ -39,26 +39,42 @@ func TestTQHomeFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{hfOut, rqOut} {
-			name := strings.TrimSuffix(filepath.Base(path), ".gguf")
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != tqHomeSHA256[name] {
-				t.Errorf("%s: sha256 %s, the file bitnet.cpp ran was %s", name, got, tqHomeSHA256[name])
-			}
+			name := checkHomeFile(t, path, tqHomeSHA256, "bitnet.cpp")
 			for _, prompt := range []string{"hello", "ids"} {
-				rec, err := os.ReadFile(filepath.Join("../testdata/golden/tq-home", name+"."+prompt+".oracle-dump.txt"))
-				if err != nil {
-					t.Fatal(err)
-				}
 				golden := filepath.Join(ecoDir, fmt.Sprintf("tiny-bitnet-%s_%s_seq_t1", typ, prompt))
 				_, want := goldenIDs(t, golden+".txt")
-				if !strings.Contains(string(rec), "gen: "+strings.Trim(fmt.Sprint(want), "[]")+"\n") {
-					t.Errorf("%s %s: recorded run %q lacks the golden ids %v", name, prompt, rec, want)
-				}
+				checkHomeRun(t, filepath.Join("../testdata/golden/tq-home", name+"."+prompt+".oracle-dump.txt"), want)
 				checkGoldenBits(t, openModel(t, path, 1), golden, runSeq)
 			}
 		}
+	}
+}
+
+// checkHomeFile checks that the file at path still has the sha256 recorded
+// in shas (by file name without .gguf) for the file the home runtime ran,
+// and returns that name.
+func checkHomeFile(t *testing.T, path string, shas map[string]string, runtime string) string {
+	t.Helper()
+	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != shas[name] {
+		t.Errorf("%s: sha256 %s, the file %s ran was %s", name, got, runtime, shas[name])
+	}
+	return name
+}
+
+// checkHomeRun checks that the oracle-dump output recorded in rec (its
+// stdout) generated exactly the ids want.
+func checkHomeRun(t *testing.T, rec string, want []int32) {
+	t.Helper()
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "gen: "+strings.Trim(fmt.Sprint(want), "[]")+"\n") {
+		t.Errorf("%s: recorded run %q lacks the golden ids %v", rec, b, want)
 	}
 }

@@ -35,6 +35,20 @@
 // differs the numeric comparison is skipped, with a note. Without a
 // checkpoint only the runtime sanity check runs, and the report says so.
 //
+// With Options.RefGGUF (refgguf.go) the file B is compared with another
+// GGUF A of the same model, the input of a requant: tensor by tensor (the
+// same codes, scales within the coarser stored rounding), then the logits.
+// When every projection runs the same kernel on the same stored values the
+// runtime's logits of A and B must be bit-identical. Otherwise both A's and
+// B's runtime logits are held to the ternary limits against the float
+// reference above built from A's GGUF instead of a checkpoint
+// (refgguf_weights.go: ggufWeights, one tensor at a time in row blocks,
+// ternary tensors as code·scale decoded by package format; the geometry
+// from A's KVs by refGeometryOfGGUF, verify's own reading of them), and the
+// report gives both sets of metrics (Report.Numbers for B, RefNumbers for
+// A). Comparing the two int8-activation runtimes with each other under
+// limits made for runtime-vs-float would demand twice the accuracy.
+//
 // Default thresholds depend on the stored weight type of the projections,
 // because I2_S/TL1/TL2 run with per-token int8 activations (bitnet.cpp's
 // kernels) while F32/F16/BF16 files run in float: see DefaultThresholds.

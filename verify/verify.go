@@ -130,6 +130,10 @@ type Report struct {
 	Metadata []string      `json:"metadata_mismatches,omitempty"`
 	IDs      []int32       `json:"ids"`
 	Numbers  *Numbers      `json:"numbers,omitempty"`
+	// RefNumbers (--ref-gguf across kernels) are the reference file A's
+	// runtime logits against the float reference built from A's weights;
+	// Numbers are then B's against the same reference (refgguf.go).
+	RefNumbers *Numbers `json:"ref_numbers,omitempty"`
 	// Sanity is the runtime-only check (always run for causal LMs); without
 	// HF it is the only numeric check.
 	Sanity *Sanity `json:"runtime_sanity,omitempty"`
@@ -853,17 +857,26 @@ func valueTypeName(v gguf.Value) string {
 }
 
 // compareNumbers compares the reference logits ref ([len(seq), vocab]
-// row-major) with the runtime rows over seq.
+// row-major) with the runtime rows over seq into rep.Numbers.
 func compareNumbers(rep *Report, ref []float64, runRows [][]float32, seq []int32) {
+	if num := compareNumbersAs(rep, "", ref, runRows, seq); num != nil {
+		rep.Numbers = num
+	}
+}
+
+// compareNumbersAs is compareNumbers returning the metrics (nil when the
+// shapes disagree), each failure prefixed with label (which file's logits).
+func compareNumbersAs(rep *Report, label string, ref []float64, runRows [][]float32, seq []int32) *Numbers {
+	fail := func(format string, args ...any) { rep.fail(label+format, args...) }
 	num := &Numbers{Positions: len(runRows)}
 	if len(runRows) == 0 || len(ref)%len(runRows) != 0 {
-		rep.fail("float reference: %d logits for %d positions", len(ref), len(runRows))
-		return
+		fail("float reference: %d logits for %d positions", len(ref), len(runRows))
+		return nil
 	}
 	vocab := len(ref) / len(runRows)
 	if len(runRows[0]) != vocab {
-		rep.fail("the runtime gives %d logits per position, the float reference %d (the vocabulary sizes differ)", len(runRows[0]), vocab)
-		return
+		fail("the runtime gives %d logits per position, the float reference %d (the vocabulary sizes differ)", len(runRows[0]), vocab)
+		return nil
 	}
 	if rep.Sanity != nil && rep.Sanity.NonFinite > 0 {
 		// figures over NaN rows would be NaN or meaningless (a max over
@@ -906,20 +919,20 @@ func compareNumbers(rep *Report, ref []float64, runRows [][]float32, seq []int32
 		num.PPLReference = math.Exp(nllRef / float64(scored))
 		num.PPLRuntime = math.Exp(nllRun / float64(scored))
 	}
-	rep.Numbers = num
 	th := rep.Thresholds
 	if num.Top1Agreement < th.MinTop1 {
-		rep.fail("top-1 agreement %.3f < %.3f (first disagreement at position %d)", num.Top1Agreement, th.MinTop1, firstBad)
+		fail("top-1 agreement %.3f < %.3f (first disagreement at position %d)", num.Top1Agreement, th.MinTop1, firstBad)
 	}
 	if num.MaxAbsDelta > th.MaxDelta {
-		rep.fail("max |Δlogit| %.4g > %.4g at position %d", num.MaxAbsDelta, th.MaxDelta, num.MaxDeltaPos)
+		fail("max |Δlogit| %.4g > %.4g at position %d", num.MaxAbsDelta, th.MaxDelta, num.MaxDeltaPos)
 	}
 	if num.MeanKL > th.MaxKL {
-		rep.fail("mean KL %.4g > %.4g", num.MeanKL, th.MaxKL)
+		fail("mean KL %.4g > %.4g", num.MeanKL, th.MaxKL)
 	}
 	if scored > 0 && math.Abs(num.PPLRuntime/num.PPLReference-1) > th.MaxPPLRel {
-		rep.fail("perplexity %.4f vs reference %.4f differs by more than %.1f%%", num.PPLRuntime, num.PPLReference, 100*th.MaxPPLRel)
+		fail("perplexity %.4f vs reference %.4f differs by more than %.1f%%", num.PPLRuntime, num.PPLReference, 100*th.MaxPPLRel)
 	}
+	return num
 }
 
 func argmax32(x []float32) int {

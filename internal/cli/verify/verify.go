@@ -363,7 +363,14 @@ func printReport(w io.Writer, r *verify.Report) {
 		if r.Ref != "" {
 			ref = "--ref-gguf file"
 		}
+		if r.RefNumbers != nil {
+			ref = "float reference of --ref-gguf"
+		}
 		fmt.Fprintf(w, "  perplexity on the prompt: runtime %.4f, %s %.4f\n", n.PPLRuntime, ref, n.PPLReference)
+	}
+	if n := r.RefNumbers; n != nil {
+		th := r.Thresholds
+		fmt.Fprintf(w, "  --ref-gguf file against the same float reference: top-1 agreement %.3f (min %.3f), max |Δlogit| %.4g (max %.4g), mean KL %.3g (max %.3g), perplexity %.4f\n", n.Top1Agreement, th.MinTop1, n.MaxAbsDelta, th.MaxDelta, n.MeanKL, th.MaxKL, n.PPLRuntime)
 	}
 	for i, e := range r.Embeddings {
 		if r.HF == "" {
