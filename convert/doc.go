@@ -7,9 +7,15 @@
 //     decides every output tensor (GGUF name, ne, ggml type, bytes) and every
 //     KV. `--dry-run` prints a Plan; nothing is written.
 //   - Convert streams the planned tensors to a GGUF writer: for each tensor it
-//     reads the input (mmapped, released afterwards), ternarizes or unpacks the
-//     seven projections, packs them (I2_S, TL1, TL2) or converts them (F32,
-//     F16, BF16), and writes the bytes. The work inside one tensor is split over
+//     reads the input (pread into reused buffers, TensorData.ReadAt; the
+//     general projection path reads the mapping and releases it afterwards),
+//     ternarizes or unpacks the seven projections, packs them (I2_S, TL1, TL2)
+//     or converts them (F32, F16, BF16), and hands the bytes to a writer
+//     goroutine (pipeline.go) that writes tensor i while tensor i+1 is being
+//     computed. A bf16 projection going to I2_S takes a fused path
+//     (fused.go): abs-mean block sums straight from the bf16 bytes, then
+//     ternarize-and-pack into the output, with no float32 copy; it gives the
+//     general path's bytes. The work inside one tensor is split over
 //     goroutines by fixed chunks, so the output is byte-identical for any
 //     GOMAXPROCS.
 //

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -24,17 +23,20 @@ import (
 // fixed, not derived from the thread count, so results do not depend on it.
 const chunkElems = 1 << 16
 
-// Convert streams the planned KVs and tensors of p as GGUF to w. The input
-// pages of each tensor are released after it is written. It checks ctx
-// between chunks and returns ctx.Err() when cancelled. Errors name the
-// tensor.
+// Convert streams the planned KVs and tensors of p as GGUF to w. Tensors
+// are read from the checkpoint with TensorData.ReadAt (projections on the
+// general path through the mapping, whose pages are released after each
+// tensor) and written by a goroutine of their own (tensorWriter) while the
+// next ones are computed. It checks ctx between chunks and returns ctx.Err()
+// when cancelled. Errors name the tensor.
 func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opts Options) error {
 	infos := make([]gguf.TensorInfo, len(p.Tensors))
 	for i, t := range p.Tensors {
 		infos[i] = gguf.TensorInfo{Name: t.GGUFName, Type: t.Type, Ne: t.Ne}
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	gw, err := writer.New(bw, p.KVs, infos, 0)
+	// No bufio: the header is written in pieces of 64 KiB and the tensors in
+	// pieces of megabytes; copying them through a buffer would only cost.
+	gw, err := writer.New(w, p.KVs, infos, 0)
 	if err != nil {
 		return err
 	}
@@ -42,22 +44,30 @@ func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opt
 	if c.threads <= 0 {
 		c.threads = runtime.GOMAXPROCS(0)
 	}
+	defer c.free()
+	tw := startWriter(gw)
+	defer tw.free()
 	for i := range p.Tensors {
 		if err := ctx.Err(); err != nil {
+			tw.close()
 			return err
 		}
+		if tw.failed.Load() {
+			break // close returns the write error
+		}
 		t := &p.Tensors[i]
-		if err := c.writeTensor(ctx, gw, i, t); err != nil {
+		if err := c.writeTensor(ctx, tw, i, t); err != nil {
+			tw.close()
 			return err
 		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(p.Tensors), t.GGUFName)
 		}
 	}
-	if err := gw.Close(); err != nil {
+	if err := tw.close(); err != nil {
 		return err
 	}
-	return bw.Flush()
+	return gw.Close()
 }
 
 // converter holds the buffers reused from tensor to tensor, so memory stays
@@ -74,6 +84,20 @@ type converter struct {
 	// for rope (RopePermuter).
 	permCodes []int8
 	permF32   []float32
+	// bf16 and sums are the fused I2_S path's copy of a projection's bytes
+	// and its abs-mean block sums (projectionI2S).
+	bf16 *osx.Buffer
+	sums []float32
+	// in and streamF32 are a float stream's source bytes and decoded
+	// values for one chunk.
+	in        *osx.Buffer
+	streamF32 []float32
+}
+
+// free releases the converter's mapped buffers.
+func (c *converter) free() {
+	c.bf16.Free()
+	c.in.Free()
 }
 
 func (c *converter) logf(format string, args ...any) {
@@ -82,38 +106,51 @@ func (c *converter) logf(format string, args ...any) {
 	}
 }
 
-// writeTensor converts one planned tensor and writes it as tensor i:
+// writeTensor converts one planned tensor and queues it on tw as tensor i:
 // projections whole (the abs-mean needs the whole tensor), everything else
 // streamed chunk by chunk.
-func (c *converter) writeTensor(ctx context.Context, gw *writer.Writer, i int, t *PlannedTensor) error {
+func (c *converter) writeTensor(ctx context.Context, tw *tensorWriter, i int, t *PlannedTensor) error {
 	d, err := c.ckpt.Read(t.Source)
 	if err != nil {
 		return err
 	}
-	defer d.Release()
+	tw.begin(i)
 	if t.Class == tensormap.Projection {
-		out, err := c.projection(ctx, t, d)
-		if err != nil {
-			return err
+		buf := tw.take(int(t.Bytes))
+		c.out = buf.Bytes()[:0] // the paths below grow c.out into it
+		var out []byte
+		fused := false
+		if c.fusedI2S(t, d) {
+			if out, fused, err = c.projectionI2S(ctx, t, d); err != nil {
+				return err
+			}
+		}
+		if !fused {
+			out, err = c.projection(ctx, t, d)
+			d.Release() // the general path reads the mapping
+			if err != nil {
+				return err
+			}
 		}
 		if uint64(len(out)) != t.Bytes {
 			return fmt.Errorf("tensor %s: produced %d bytes, planned %d (internal error)", t.GGUFName, len(out), t.Bytes)
 		}
-		if err := gw.WriteTensor(i, out); err != nil {
-			return err // the writer's error names the tensor
-		}
+		tw.put(out, buf)
 	} else {
 		s, err := c.newFloatStream(ctx, t, d)
 		if err != nil {
 			return err
 		}
-		if err := gw.WriteTensorFrom(i, s); err != nil {
-			if s.err != nil {
-				return s.err // our own error, without the writer's wrapping
+		for s.pos < s.n {
+			buf := tw.take(minOutBuffer)
+			s.out = buf.Bytes()[:0]
+			if err := s.next(); err != nil {
+				return err
 			}
-			return err
+			tw.put(s.pend, buf)
 		}
 	}
+	tw.end()
 	if c.opts.Verbose {
 		c.logf("%-32s %-28s %-5s → %-4s ne %v %d bytes", t.HFName, t.GGUFName, t.Source.DType, t.Type, t.Ne, t.Bytes)
 	}
@@ -242,11 +279,7 @@ func (c *converter) ternary(ctx context.Context, t *PlannedTensor, d *hf.TensorD
 		}
 		m := max(quantize.AbsMeanParallel(x, c.threads), quantize.AbsMeanFloor)
 		if math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
-			// Finite weights near the float32 maximum overflow torch's
-			// float32 abs-mean too; summing in float64 instead would
-			// change the golden scales, so the tensor is refused rather
-			// than written with a +Inf scale no runtime accepts (defect D5).
-			return nil, 0, nil, fmt.Errorf("tensor %s: the abs-mean of its weights overflows float32 (%v); the weights are not a trained model's (values near 3.4e38), fix the checkpoint", t.HFName, m)
+			return nil, 0, nil, absMeanOverflow(t, m)
 		}
 		inv := 1 / m
 		if err := c.parallel(ctx, n, func(lo, hi int) { quantize.TernarizeWith(codes[lo:hi], x[lo:hi], inv) }); err != nil {

@@ -1,10 +1,10 @@
 package convert
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"sync"
 
@@ -19,10 +19,11 @@ import (
 // embedding never sits in memory as float32.
 const streamElems = 1 << 20
 
-// floatStream is an io.Reader producing the planned bytes of a non-ternary
-// tensor chunk by chunk from its mmapped source, releasing each chunk's input
-// pages once it is encoded. The first error (a non-finite value, an F16
-// overflow, cancellation) is kept in err and ends the stream.
+// floatStream produces the planned bytes of a non-ternary tensor chunk by
+// chunk (next), each chunk read from the shard into the converter's input
+// buffer (TensorData.ReadAt: pread, cheaper than faulting the mapping in)
+// and encoded into out, which the caller sets to a buffer of at least
+// minOutBuffer bytes before each call.
 type floatStream struct {
 	ctx  context.Context
 	c    *converter
@@ -30,10 +31,8 @@ type floatStream struct {
 	d    *hf.TensorData
 	n    int // elements
 	pos  int
-	f32  []float32
 	out  []byte
-	pend []byte
-	err  error
+	pend []byte // the last chunk's bytes (in out)
 }
 
 func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.TensorData) (*floatStream, error) {
@@ -48,25 +47,16 @@ func (c *converter) newFloatStream(ctx context.Context, t *PlannedTensor, d *hf.
 	if !d.Ref.DType.IsFloat() {
 		return nil, fmt.Errorf("tensor %s has dtype %s, which is not a float type", t.HFName, d.Ref.DType)
 	}
+	if c.in == nil {
+		c.in = &osx.Buffer{}
+	}
 	return &floatStream{ctx: ctx, c: c, t: t, d: d, n: n}, nil
 }
 
-func (s *floatStream) Read(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
-	}
-	if len(s.pend) == 0 {
-		if s.pos >= s.n {
-			return 0, io.EOF
-		}
-		if err := s.next(); err != nil {
-			s.err = err
-			return 0, err
-		}
-	}
-	k := copy(p, s.pend)
-	s.pend = s.pend[k:]
-	return k, nil
+// input returns the converter's input buffer, n bytes long.
+func (s *floatStream) input(n int) []byte {
+	s.c.in.Grow(max(n, minOutBuffer))
+	return s.c.in.Bytes()[:n]
 }
 
 // next decodes, checks, fixes and encodes the next chunk into pend.
@@ -74,14 +64,17 @@ func (s *floatStream) next() error {
 	lo, hi := s.pos, min(s.n, s.pos+streamElems)
 	es := int(s.d.Ref.DType.Size())
 	m := hi - lo
-	s.f32 = grow(s.f32, m)
-	x := s.f32
-	raw := s.d.Raw[lo*es : hi*es]
+	s.c.streamF32 = grow(s.c.streamF32, m)
+	x := s.c.streamF32
 	var bad = -1
 	var mu sync.Mutex
 	fix := gemmaFix(s.c.plan, s.t)
 	if s.d.Ref.DType == hf.BF16 && s.t.Type == gguf.TypeF16 && !fix {
 		return s.nextBF16ToF16(lo, hi)
+	}
+	raw := s.input(m * es)
+	if _, err := s.d.ReadAt(raw, int64(lo*es)); err != nil {
+		return err
 	}
 	if err := s.c.parallel(s.ctx, m, func(a, b int) {
 		if i := hf.DecodeFloats(x[a:b], raw[a*es:b*es], s.d.Ref.DType); i >= 0 {
@@ -108,7 +101,6 @@ func (s *floatStream) next() error {
 	if err := s.c.encodeInto(s.ctx, s.t, s.out, m, func(i int) float32 { return x[i] }); err != nil {
 		return err
 	}
-	s.d.ReleaseRange(lo*es, hi*es)
 	s.pend = s.out
 	s.pos = hi
 	return nil
@@ -178,16 +170,24 @@ func (c *converter) encodeInto(ctx context.Context, t *PlannedTensor, out []byte
 }
 
 // nextBF16ToF16 is next for a BF16 source written as F16 (the token
-// embedding and output head of I2_S/TL files): one table lookup per value,
-// chunks spread over the cores, the same errors as the generic path.
+// embedding and output head of I2_S/TL files): each core reads its pieces
+// of the chunk and converts them with one table lookup per value; the same
+// errors as the generic path.
 func (s *floatStream) nextBF16ToF16(lo, hi int) error {
 	m := hi - lo
-	raw := s.d.Raw[lo*2 : hi*2]
+	raw := s.input(2 * m)
 	s.out = grow(s.out, 2*m)
 	out := s.out
 	var mu sync.Mutex
+	var readErr error
 	bad, overflow := -1, false
 	if err := s.c.parallel(s.ctx, m, func(a, b int) {
+		if _, err := s.d.ReadAt(raw[2*a:2*b], int64(2*(lo+a))); err != nil {
+			mu.Lock()
+			readErr = cmp.Or(readErr, err)
+			mu.Unlock()
+			return
+		}
 		i, of := encodeBF16ToF16(out[2*a:2*b], raw[2*a:2*b])
 		if i < 0 && !of {
 			return
@@ -201,6 +201,9 @@ func (s *floatStream) nextBF16ToF16(lo, hi int) error {
 	}); err != nil {
 		return err
 	}
+	if readErr != nil {
+		return readErr
+	}
 	if bad >= 0 {
 		v := quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*bad:]))
 		return fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", s.t.HFName, v, lo+bad)
@@ -212,7 +215,6 @@ func (s *floatStream) nextBF16ToF16(lo, hi int) error {
 		}
 		return fmt.Errorf("tensor %s: max |value| %g exceeds the F16 range (65504); use --outtype bf16 or f32", s.t.HFName, maxAbs)
 	}
-	s.d.ReleaseRange(lo*2, hi*2)
 	s.pend = out
 	s.pos = hi
 	return nil

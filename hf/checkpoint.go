@@ -50,6 +50,7 @@ type Checkpoint struct {
 	byName map[string]int
 	mu     sync.Mutex
 	maps   map[string]*osx.Mapping
+	files  map[string]*os.File // each mapped shard, kept open for TensorData.ReadAt
 	closed bool
 }
 
@@ -85,7 +86,7 @@ func Open(dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{Dir: dir, Config: cfg, byName: map[string]int{}, maps: map[string]*osx.Mapping{}}
+	c := &Checkpoint{Dir: dir, Config: cfg, byName: map[string]int{}, maps: map[string]*osx.Mapping{}, files: map[string]*os.File{}}
 	files, expect, err := c.chooseFiles()
 	if err != nil {
 		return nil, err
@@ -298,7 +299,7 @@ func (c *Checkpoint) Read(ref TensorRef) (*TensorData, error) {
 	if !ref.DType.Supported() {
 		return nil, fmt.Errorf("tensor %s in %s has dtype %s; only BF16, F16, F32 and U8 are supported", ref.Name, ref.File, ref.DType)
 	}
-	mp, err := c.mapping(ref.File)
+	mp, f, err := c.mapping(ref.File)
 	if err != nil {
 		return nil, err
 	}
@@ -306,36 +307,45 @@ func (c *Checkpoint) Read(ref TensorRef) (*TensorData, error) {
 	if ref.Offset > uint64(len(m)) || ref.Size > uint64(len(m))-ref.Offset {
 		return nil, fmt.Errorf("tensor %s: bytes [%d, %d) are beyond the end of %s (%d bytes); was the file changed?", ref.Name, ref.Offset, ref.Offset+ref.Size, ref.File, len(m))
 	}
-	return &TensorData{Ref: ref, Raw: m[ref.Offset : ref.Offset+ref.Size : ref.Offset+ref.Size], mapping: mp}, nil
+	return &TensorData{Ref: ref, Raw: m[ref.Offset : ref.Offset+ref.Size : ref.Offset+ref.Size], mapping: mp, file: f}, nil
 }
 
-func (c *Checkpoint) mapping(file string) (*osx.Mapping, error) {
+// mapping returns the view of shard file, mapping it on first use, and the
+// open file when the view is a memory map (nil for the ReadAt fallback,
+// whose bytes are already in memory).
+func (c *Checkpoint) mapping(file string) (*osx.Mapping, *os.File, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, fmt.Errorf("read %s: checkpoint is closed", file)
+		return nil, nil, fmt.Errorf("read %s: checkpoint is closed", file)
 	}
 	if m, ok := c.maps[file]; ok {
-		return m, nil
+		return m, c.files[file], nil
 	}
 	p := filepath.Join(c.Dir, file)
 	f, err := fsutil.Open(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, nil, err
 	}
 	// Errors name p: an empty shard, a size this build's int cannot hold
 	// (32-bit targets), or a failed mapping.
 	m, err := osx.Map(f, fi.Size(), p)
 	if err != nil {
-		return nil, err
+		f.Close()
+		return nil, nil, err
 	}
 	c.maps[file] = m
-	return m, nil
+	if !m.Mapped() {
+		f.Close()
+		return m, nil, nil
+	}
+	c.files[file] = f
+	return m, f, nil
 }
 
 // Close unmaps every shard. TensorData obtained from c must not be used
@@ -351,6 +361,10 @@ func (c *Checkpoint) Close() error {
 		}
 		delete(c.maps, f)
 	}
+	for name, f := range c.files {
+		f.Close() // read-only: nothing to lose
+		delete(c.files, name)
+	}
 	return first
 }
 
@@ -362,6 +376,35 @@ type TensorData struct {
 	Raw []byte
 
 	mapping *osx.Mapping // the shard's view, for Release; nil when built by hand
+	file    *os.File     // the mapped shard, for ReadAt; nil otherwise
+}
+
+// ReadAt copies Raw[off:off+len(p)] into p (io.ReaderAt; fewer bytes and
+// io.EOF at the end of the tensor). For a mapped shard it reads the file
+// (pread) instead of touching the mapping: on Linux, copying page-cache
+// pages into a small reused buffer costs a quarter of the CPU time of
+// faulting the same pages into the mapping and reading them there
+// (docs/performance.md, "Conversion (acceptance c)"), and it leaves no
+// input pages resident. Converters that stream a tensor through a buffer
+// use it; Raw stays valid for everything else. Errors name the tensor and
+// the shard; a shard that got shorter since Open is io.ErrUnexpectedEOF.
+func (d *TensorData) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(d.Raw)) {
+		return 0, fmt.Errorf("read tensor %s: offset %d outside its %d bytes", d.Ref.Name, off, len(d.Raw))
+	}
+	n := min(len(p), len(d.Raw)-int(off))
+	if d.file == nil {
+		copy(p, d.Raw[off:int(off)+n])
+	} else if k, err := d.file.ReadAt(p[:n], int64(d.Ref.Offset)+off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return k, fmt.Errorf("read tensor %s from %s: %w; was the file changed?", d.Ref.Name, d.Ref.File, err)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // Float32s decodes a BF16, F16 or F32 tensor to float32 exactly (bf16 bits

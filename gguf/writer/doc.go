@@ -2,9 +2,10 @@
 //
 // New takes the complete metadata (KVs, in the order given) and tensor-info
 // list up front, computes every tensor's data offset in 64-bit arithmetic,
-// and writes the header at once; the caller then streams each tensor's bytes
-// in order with WriteTensor or WriteTensorFrom. Nothing but the header is
-// held in memory, so the output can go through an atomicfile temp file.
+// and writes the header (in pieces of about 64 KiB as it is encoded); the
+// caller then streams each tensor's bytes in order with WriteTensor,
+// WriteTensorFrom or WriteTensorChunks. Nothing is held in memory but the
+// caller's data, so the output can go through an atomicfile temp file.
 //
 // Layout (ggml's gguf.c and gguf-py's GGUFWriter agree on it):
 //
@@ -19,8 +20,10 @@
 // element type, a u64 count and the elements; a bool is one byte. All numbers
 // are little-endian. Tensor shapes are in GGUF ne order (ne[0] fastest).
 //
-// The Writer issues one Write per tensor and one per padding run; wrap an
-// *os.File in a bufio.Writer (and flush it after Close).
+// The Writer issues one Write per tensor (per piece with
+// WriteTensorChunks) and one per padding run, so large tensors go to an
+// *os.File without a copy; for many small tensors wrap it in a bufio.Writer
+// (and flush it after Close).
 //
 // KVs is a small builder that rejects a duplicate key when it is added (the
 // reference converter once wrote general.architecture twice, which the

@@ -187,3 +187,70 @@ func TestDeterministic(t *testing.T) {
 		t.Error("two writes differ")
 	}
 }
+
+// TestWriteTensorChunks: pieces of any size give the bytes of WriteTensor;
+// too many bytes, too few (io.EOF) and an error of next are reported naming
+// the tensor, and stick.
+func TestWriteTensorChunks(t *testing.T) {
+	tensors := []gguf.TensorInfo{
+		{Name: "first", Type: gguf.TypeF32, Ne: []uint64{5}},
+		{Name: "second", Type: gguf.TypeF16, Ne: []uint64{3}},
+	}
+	data := [][]byte{[]byte("0123456789abcdefghij"), []byte("ABCDEF")}
+	var want bytes.Buffer
+	w, err := writer.New(&want, nil, tensors, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range data {
+		if err := w.WriteTensor(i, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pieces := func(b []byte, sizes ...int) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			if len(b) == 0 {
+				return nil, io.EOF
+			}
+			k := min(len(b), sizes[0])
+			if len(sizes) > 1 {
+				sizes = sizes[1:]
+			}
+			p := b[:k]
+			b = b[k:]
+			return p, nil
+		}
+	}
+	var got bytes.Buffer
+	w, _ = writer.New(&got, nil, tensors, 0)
+	if err := w.WriteTensorChunks(0, pieces(data[0], 1, 0, 7, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteTensorChunks(1, pieces(data[1], 6)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("chunked file differs from WriteTensor's (close: %v)", err)
+	}
+	bad := errors.New("source failed")
+	for name, next := range map[string]func() ([]byte, error){
+		"too long":  pieces(append([]byte("x"), data[0]...), 21),
+		"too short": pieces(data[0][:19], 4),
+		"error":     func() ([]byte, error) { return nil, bad },
+	} {
+		w, _ := writer.New(io.Discard, nil, tensors, 0)
+		err := w.WriteTensorChunks(0, next)
+		if err == nil || !strings.Contains(err.Error(), "first") || name != "error" && !errors.Is(err, writer.ErrTensorSize) || name == "error" && !errors.Is(err, bad) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if w.WriteTensor(1, data[1]) == nil {
+			t.Errorf("%s: the failure did not stick", name)
+		}
+	}
+	fw := &failWriter{left: 200}
+	w, _ = writer.New(fw, nil, tensors, 0)
+	fw.left = 3
+	if err := w.WriteTensorChunks(0, pieces(data[0], 20)); err == nil || !strings.Contains(err.Error(), "first") || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("write failure: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -129,72 +130,122 @@ func appendBool(b []byte, x bool) []byte {
 	return append(b, 0)
 }
 
-// appendArray encodes an array body: u64 count, then each element with enc.
-func appendArray[T any](b []byte, xs []T, enc func([]byte, T) []byte) []byte {
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(xs)))
-	for _, x := range xs {
-		b = enc(b, x)
-	}
-	return b
+// headerChunk is about how many header bytes headerWriter collects before
+// writing them.
+const headerChunk = 64 << 10
+
+// headerWriter collects encoded header bytes in b and writes them to w
+// whenever headerChunk bytes have accumulated (spill) and at the end
+// (flush). n counts the bytes written; the first write error is kept in err
+// and later writes are skipped.
+type headerWriter struct {
+	w   io.Writer
+	b   []byte
+	n   uint64
+	err error
 }
 
-// appendValue encodes v (without its type tag); v must have passed
+// spill writes b once it holds headerChunk bytes or more.
+func (h *headerWriter) spill() {
+	if len(h.b) >= headerChunk {
+		h.flush()
+	}
+}
+
+// flush writes b and empties it.
+func (h *headerWriter) flush() {
+	if h.err == nil && len(h.b) > 0 {
+		_, h.err = h.w.Write(h.b)
+		h.n += uint64(len(h.b))
+	}
+	h.b = h.b[:0]
+}
+
+// appendArray encodes an array body: u64 count, then each element with enc,
+// spilling to the writer as the body grows.
+func appendArray[T any](h *headerWriter, xs []T, enc func([]byte, T) []byte) {
+	h.b = binary.LittleEndian.AppendUint64(h.b, uint64(len(xs)))
+	for i, x := range xs {
+		h.b = enc(h.b, x)
+		if i&1023 == 1023 {
+			h.spill()
+		}
+	}
+}
+
+// appendValue encodes v (without its type tag) into h; v must have passed
 // CheckValue.
-func appendValue(b []byte, v gguf.Value) []byte {
-	switch x := v.V.(type) {
-	case uint8:
-		return appendU8(b, x)
-	case int8:
-		return appendI8(b, x)
-	case uint16:
-		return appendU16(b, x)
-	case int16:
-		return appendI16(b, x)
-	case uint32:
-		return appendU32(b, x)
-	case int32:
-		return appendI32(b, x)
-	case float32:
-		return appendF32(b, x)
-	case bool:
-		return appendBool(b, x)
-	case string:
-		return appendString(b, x)
-	case uint64:
-		return appendU64(b, x)
-	case int64:
-		return appendI64(b, x)
-	case float64:
-		return appendF64(b, x)
+func appendValue(h *headerWriter, v gguf.Value) {
+	if b, ok := appendScalar(h.b, v); ok {
+		h.b = b
+		return
 	}
 	// Arrays: element type, then the body.
-	b = appendU32(b, uint32(v.Elem))
+	h.b = appendU32(h.b, uint32(v.Elem))
 	switch x := v.V.(type) {
 	case []uint8:
-		b = binary.LittleEndian.AppendUint64(b, uint64(len(x)))
-		return append(b, x...)
+		h.b = binary.LittleEndian.AppendUint64(h.b, uint64(len(x)))
+		for len(x) > 0 { // in pieces: a byte array may be large
+			k := min(len(x), headerChunk)
+			h.b = append(h.b, x[:k]...)
+			x = x[k:]
+			h.spill()
+		}
 	case []int8:
-		return appendArray(b, x, appendI8)
+		appendArray(h, x, appendI8)
 	case []uint16:
-		return appendArray(b, x, appendU16)
+		appendArray(h, x, appendU16)
 	case []int16:
-		return appendArray(b, x, appendI16)
+		appendArray(h, x, appendI16)
 	case []uint32:
-		return appendArray(b, x, appendU32)
+		appendArray(h, x, appendU32)
 	case []int32:
-		return appendArray(b, x, appendI32)
+		appendArray(h, x, appendI32)
 	case []float32:
-		return appendArray(b, x, appendF32)
+		appendArray(h, x, appendF32)
 	case []bool:
-		return appendArray(b, x, appendBool)
+		appendArray(h, x, appendBool)
 	case []string:
-		return appendArray(b, x, appendString)
+		appendArray(h, x, appendString)
 	case []uint64:
-		return appendArray(b, x, appendU64)
+		appendArray(h, x, appendU64)
 	case []int64:
-		return appendArray(b, x, appendI64)
+		appendArray(h, x, appendI64)
 	case []float64:
-		return appendArray(b, x, appendF64)
+		appendArray(h, x, appendF64)
+	default:
+		panic("gguf/writer: appendValue of unchecked value") // programmer error: CheckValue first
 	}
-	panic("gguf/writer: appendValue of unchecked value") // programmer error: CheckValue first
+}
+
+// appendScalar appends a scalar v and reports true, or reports false for an
+// array.
+func appendScalar(b []byte, v gguf.Value) ([]byte, bool) {
+	switch x := v.V.(type) {
+	case uint8:
+		return appendU8(b, x), true
+	case int8:
+		return appendI8(b, x), true
+	case uint16:
+		return appendU16(b, x), true
+	case int16:
+		return appendI16(b, x), true
+	case uint32:
+		return appendU32(b, x), true
+	case int32:
+		return appendI32(b, x), true
+	case float32:
+		return appendF32(b, x), true
+	case bool:
+		return appendBool(b, x), true
+	case string:
+		return appendString(b, x), true
+	case uint64:
+		return appendU64(b, x), true
+	case int64:
+		return appendI64(b, x), true
+	case float64:
+		return appendF64(b, x), true
+	}
+	return b, false
 }

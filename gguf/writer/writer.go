@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -122,37 +121,40 @@ func New(w io.Writer, kvs []gguf.KV, tensors []gguf.TensorInfo, alignment uint64
 	}
 	wr.dataSize = off
 
-	var buf bytes.Buffer
+	// The header goes to w in pieces of about headerChunk bytes as it is
+	// encoded, so a large vocabulary is never built in memory twice.
+	hw := &headerWriter{w: w, b: make([]byte, 0, headerChunk+4096)}
 	le := binary.LittleEndian
-	buf.Write(le.AppendUint32(nil, gguf.Magic))
-	buf.Write(le.AppendUint32(nil, gguf.Version))
-	buf.Write(le.AppendUint64(nil, uint64(len(wr.tensors))))
-	buf.Write(le.AppendUint64(nil, uint64(len(all))))
-	var b []byte
+	hw.b = le.AppendUint32(hw.b, gguf.Magic)
+	hw.b = le.AppendUint32(hw.b, gguf.Version)
+	hw.b = le.AppendUint64(hw.b, uint64(len(wr.tensors)))
+	hw.b = le.AppendUint64(hw.b, uint64(len(all)))
 	for _, kv := range all {
-		b = appendString(b[:0], kv.Key)
-		b = le.AppendUint32(b, uint32(kv.Value.Type))
-		b = appendValue(b, kv.Value)
-		buf.Write(b)
+		hw.b = appendString(hw.b, kv.Key)
+		hw.b = le.AppendUint32(hw.b, uint32(kv.Value.Type))
+		appendValue(hw, kv.Value)
+		hw.spill()
 	}
 	for _, ti := range wr.tensors {
-		b = appendString(b[:0], ti.Name)
-		b = le.AppendUint32(b, uint32(len(ti.Ne)))
+		hw.b = appendString(hw.b, ti.Name)
+		hw.b = le.AppendUint32(hw.b, uint32(len(ti.Ne)))
 		for _, d := range ti.Ne {
-			b = le.AppendUint64(b, d)
+			hw.b = le.AppendUint64(hw.b, d)
 		}
-		b = le.AppendUint32(b, uint32(ti.Type))
-		b = le.AppendUint64(b, ti.Offset)
-		buf.Write(b)
+		hw.b = le.AppendUint32(hw.b, uint32(ti.Type))
+		hw.b = le.AppendUint64(hw.b, ti.Offset)
+		hw.spill()
 	}
-	hs, _ := gguf.Pad(uint64(buf.Len()), alignment)
-	buf.Write(make([]byte, hs-uint64(buf.Len())))
+	size := hw.n + uint64(len(hw.b))
+	hs, _ := gguf.Pad(size, alignment)
+	hw.b = append(hw.b, make([]byte, hs-size)...)
+	hw.flush()
 	wr.headerSize = hs
 	if _, end := bits.Add64(hs, wr.dataSize, 0); end != 0 {
 		return nil, fmt.Errorf("gguf writer: file size: %w", gguf.ErrOverflow)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return nil, fmt.Errorf("gguf writer: write header: %w", err)
+	if hw.err != nil {
+		return nil, fmt.Errorf("gguf writer: write header: %w", hw.err)
 	}
 	return wr, nil
 }
@@ -249,6 +251,40 @@ func (w *Writer) WriteTensorFrom(i int, r io.Reader) error {
 	if err != nil {
 		w.err = fmt.Errorf("gguf writer: write tensor %d (%s): %w", i, w.tensors[i].Name, err)
 		return w.err
+	}
+	return w.finish(i)
+}
+
+// WriteTensorChunks is WriteTensor for data that arrives in pieces: next is
+// called for the next piece until tensor i's NBytes bytes have been written,
+// and each piece is written to w as it is (no copy), then the padding. An
+// error from next stops the tensor and is returned wrapped, with the tensor
+// named (errors.Is finds it); a piece reaching past the tensor's size, or
+// io.EOF before its end, is ErrTensorSize. Every failure is sticky, as for
+// WriteTensor.
+func (w *Writer) WriteTensorChunks(i int, next func() ([]byte, error)) error {
+	if err := w.begin(i, math.MaxUint64); err != nil {
+		return err
+	}
+	nb := w.nbytes[i]
+	for done := uint64(0); done < nb; {
+		b, err := next()
+		switch {
+		case err == io.EOF:
+			w.err = fmt.Errorf("gguf writer: tensor %d (%s): %w: got %d of %d bytes: %w", i, w.tensors[i].Name, ErrTensorSize, done, nb, io.ErrUnexpectedEOF)
+		case err != nil:
+			w.err = fmt.Errorf("gguf writer: tensor %d (%s): %w", i, w.tensors[i].Name, err)
+		case uint64(len(b)) > nb-done:
+			w.err = fmt.Errorf("gguf writer: tensor %d (%s): %w: pieces reach %d bytes, want %d", i, w.tensors[i].Name, ErrTensorSize, done+uint64(len(b)), nb)
+		}
+		if w.err != nil {
+			return w.err
+		}
+		if _, err := w.w.Write(b); err != nil {
+			w.err = fmt.Errorf("gguf writer: write tensor %d (%s): %w", i, w.tensors[i].Name, err)
+			return w.err
+		}
+		done += uint64(len(b))
 	}
 	return w.finish(i)
 }

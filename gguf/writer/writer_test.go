@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,5 +185,66 @@ func TestHeaderBytes(t *testing.T) {
 	want = append(want, make([]byte, 28)...) // padding after the last tensor
 	if !bytes.Equal(file, want) {
 		t.Errorf("file bytes:\n got %x\nwant %x", file, want)
+	}
+}
+
+// countingWriter records the size of every Write.
+type countingWriter struct {
+	bytes.Buffer
+	writes []int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, len(p))
+	return c.Buffer.Write(p)
+}
+
+// TestLargeHeaderInPieces: a header of several MB (a 150 000-token
+// vocabulary, a 300 kB byte array, 100 000 floats) reaches the destination
+// in pieces of a bounded size and reads back exactly; a destination that
+// fails part-way through the header is reported as a header write error.
+func TestLargeHeaderInPieces(t *testing.T) {
+	toks := make([]string, 150000)
+	for i := range toks {
+		toks[i] = strings.Repeat("tok", i%7) + string(rune('a'+i%26))
+	}
+	blob := make([]byte, 300000)
+	for i := range blob {
+		blob[i] = byte(i * 7)
+	}
+	fs := make([]float32, 100000)
+	for i := range fs {
+		fs[i] = float32(i) / 3
+	}
+	kvs := []gguf.KV{
+		{Key: "general.architecture", Value: gguf.String("llama")},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.Strings(toks)},
+		{Key: "x.blob", Value: gguf.Uint8s(blob)},
+		{Key: "tokenizer.ggml.scores", Value: gguf.Float32s(fs)},
+	}
+	tensors := []gguf.TensorInfo{{Name: "w", Type: gguf.TypeF32, Ne: []uint64{4}}}
+	var out countingWriter
+	w, err := writer.New(&out, kvs, tensors, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteTensor(0, make([]byte, 16)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.writes) < 10 || slices.Max(out.writes[:len(out.writes)-1]) > 1<<20 {
+		t.Errorf("header written in %d pieces, largest %d bytes; want pieces of at most 1 MiB", len(out.writes), slices.Max(out.writes))
+	}
+	f, err := reader.Parse(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(kvs, f.KVs); diff != "" {
+		t.Errorf("kvs (-want +got):\n%s", diff)
+	}
+	if _, err := writer.New(&failWriter{left: 2 << 20}, kvs, tensors, 0); err == nil || !strings.Contains(err.Error(), "header") || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("failure in the middle of the header: %v", err)
 	}
 }

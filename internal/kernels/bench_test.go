@@ -245,3 +245,21 @@ func BenchmarkUnpackU8(b *testing.B) {
 		UnpackU8(codes, projN/4, packed)
 	}
 }
+
+func BenchmarkAbsSumBF16Blocks(b *testing.B) {
+	_, raw, _ := projInputs()
+	sums := make([]float32, projN/512*32)
+	b.SetBytes(2 * projN)
+	for b.Loop() {
+		AbsSumBF16Blocks(sums, raw, 512)
+	}
+}
+
+func BenchmarkTernarizePackI2S(b *testing.B) {
+	_, raw, _ := projInputs()
+	dst := make([]byte, projN/4)
+	b.SetBytes(2 * projN)
+	for b.Loop() {
+		TernarizePackI2S(dst, raw, 50)
+	}
+}

@@ -218,3 +218,126 @@ func TestUnpackU8MatchesReference(t *testing.T) {
 		t.Errorf("UnpackU8(0b11100100) = %v, want [-1 0 1 1]", codes)
 	}
 }
+
+// randBF16 returns n random bf16 values (bytes) of magnitudes 2^-30…2^30,
+// with the all-ones exponents cleared unless nonFinite.
+func randBF16(r *rand.Rand, n int, nonFinite bool) []byte {
+	raw := make([]byte, 2*n)
+	for i := 0; i < n; i++ {
+		b := math.Float32bits(float32(r.NormFloat64()*math.Ldexp(1, r.IntN(60)-30))) >> 16
+		if nonFinite && r.IntN(64) == 0 {
+			b = uint32(r.Uint32()) | 0x7f80
+		}
+		raw[2*i], raw[2*i+1] = byte(b), byte(b>>8)
+	}
+	return raw
+}
+
+// TestAbsSumBF16BlocksMatchesReference: the kernel against its reference
+// and against DecodeBF16 + AddAbs4x8 from zero (the converter's earlier
+// path), for block lengths of torch's cascade (512, 1024) and odd ones,
+// with -0, subnormals, and one ±Inf/NaN at chosen places.
+func TestAbsSumBF16BlocksMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 15))
+	for _, blockLen := range []int{32, 64, 96, 512, 1024} {
+		for _, nb := range []int{0, 1, 2, 7} {
+			for trial := 0; trial < 6; trial++ {
+				n := blockLen * nb
+				raw := randBF16(r, n, false)
+				if trial == 1 && n > 0 { // -0, the smallest subnormal, the largest finite
+					raw[0], raw[1] = 0x00, 0x80
+					raw[2*(n/2)], raw[2*(n/2)+1] = 0x01, 0x80
+					raw[2*n-2], raw[2*n-1] = 0x7f, 0x7f
+				}
+				wantBad := false
+				if trial >= 2 && n > 0 { // +Inf, -Inf, a NaN, a negative NaN
+					k := r.IntN(n)
+					v := [4]uint16{0x7f80, 0xff80, 0x7fc1, 0xffff}[trial-2]
+					raw[2*k], raw[2*k+1] = byte(v), byte(v>>8)
+					wantBad = true
+				}
+				got, want := make([]float32, 32*nb), make([]float32, 32*nb)
+				gb, wb := AbsSumBF16Blocks(got, raw, blockLen), absSumBF16BlocksRef(want, raw, blockLen)
+				if gb != wb || gb != wantBad {
+					t.Fatalf("blockLen %d nb %d trial %d: non-finite %v, reference %v, want %v", blockLen, nb, trial, gb, wb, wantBad)
+				}
+				if wantBad {
+					continue
+				}
+				x := make([]float32, n)
+				DecodeBF16(x, raw)
+				for b := 0; b < nb; b++ {
+					var acc [32]float32
+					AddAbs4x8(&acc, x[b*blockLen:(b+1)*blockLen])
+					for l := range acc {
+						g, w := got[32*b+l], want[32*b+l]
+						if math.Float32bits(g) != math.Float32bits(w) || math.Float32bits(w) != math.Float32bits(acc[l]) {
+							t.Fatalf("blockLen %d nb %d trial %d block %d lane %d: kernel %v, reference %v, AddAbs4x8 %v (%s)", blockLen, nb, trial, b, l, g, w, acc[l], Impl())
+						}
+					}
+				}
+			}
+		}
+	}
+	// Two blocks of 32: 1, -2, 3 at lanes 0, 1, 31; then 0.5 at lane 8.
+	raw := make([]byte, 128)
+	raw[0], raw[1], raw[2], raw[3], raw[62], raw[63] = 0x80, 0x3f, 0x00, 0xc0, 0x40, 0x40
+	raw[64+16], raw[64+17] = 0x00, 0x3f
+	sums := make([]float32, 64)
+	if AbsSumBF16Blocks(sums, raw, 32) || sums[0] != 1 || sums[1] != 2 || sums[31] != 3 || sums[32+8] != 0.5 || sums[32] != 0 {
+		t.Errorf("AbsSumBF16Blocks: %v", sums)
+	}
+}
+
+// TestTernarizePackI2SMatchesReference: the fused kernel against its
+// reference and against DecodeBF16 + Ternarize + PackI2S, with products
+// exactly ±0.5 and next to it, infinities, NaNs and zeros of both signs.
+func TestTernarizePackI2SMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 15))
+	for _, nb := range []int{0, 1, 2, 3, 64} {
+		for trial := 0; trial < 6; trial++ {
+			n := 128 * nb
+			raw := randBF16(r, n, trial == 2)
+			inv := float32(math.Ldexp(1/(0.8+r.Float64()), r.IntN(40)-20))
+			switch trial {
+			case 1: // products exactly ±0.5 and next to it (bf16 0.5 = 0x3f00)
+				inv = 1
+				for i := 0; i < n; i++ {
+					v := [6]uint16{0x3f00, 0xbf00, 0x3f01, 0xbf01, 0x3eff, 0xbeff}[i%6]
+					raw[2*i], raw[2*i+1] = byte(v), byte(v>>8)
+				}
+			case 3: // zeros of both signs
+				for i := 0; i < n; i++ {
+					v := [2]uint16{0, 0x8000}[i%2]
+					raw[2*i], raw[2*i+1] = byte(v), byte(v>>8)
+				}
+			case 4: // an infinite or NaN inv
+				inv = [2]float32{float32(math.Inf(1)), float32(math.NaN())}[r.IntN(2)]
+			}
+			got, want := make([]byte, n/4), make([]byte, n/4)
+			TernarizePackI2S(got, raw, inv)
+			ternarizePackI2SRef(want, raw, inv)
+			x, codes, two := make([]float32, n), make([]int8, n), make([]byte, n/4)
+			DecodeBF16(x, raw)
+			Ternarize(codes, x, inv)
+			if !PackI2S(two, codes) {
+				t.Fatal("PackI2S refused ternary codes")
+			}
+			if !bytes.Equal(got, want) || !bytes.Equal(want, two) {
+				t.Fatalf("nb %d trial %d: packed bytes differ from the reference or the two-step path (%s)", nb, trial, Impl())
+			}
+		}
+	}
+	// 0.75 → +1 at position 0 (bits 7-6), -0.75 → -1 at 32 (bits 5-4),
+	// 0.25 → 0 at 64, 1 → +1 at 96: byte 0 = 2<<6 | 0<<4 | 1<<2 | 2.
+	raw := make([]byte, 256)
+	for i := 0; i < 128; i++ {
+		raw[2*i+1] = 0x80 // -0: code 0
+	}
+	raw[0], raw[1], raw[64], raw[65], raw[128], raw[129], raw[192], raw[193] = 0x40, 0x3f, 0x40, 0xbf, 0x80, 0x3e, 0x80, 0x3f
+	dst := make([]byte, 32)
+	TernarizePackI2S(dst, raw, 1)
+	if dst[0] != 2<<6|0<<4|1<<2|2 || dst[1] != 0x55 {
+		t.Errorf("TernarizePackI2S: %08b %08b", dst[0], dst[1])
+	}
+}

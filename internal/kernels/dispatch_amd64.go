@@ -99,3 +99,18 @@ func unpackU8(codes []int8, stride int, packed []byte) {
 	}
 	unpackU8Ref(codes, stride, packed)
 }
+
+func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
+	if useAVX2 {
+		return absSumBF16BlocksAVX2(sums, raw, blockLen) != 0
+	}
+	return absSumBF16BlocksRef(sums, raw, blockLen)
+}
+
+func ternarizePackI2S(dst, raw []byte, inv float32) {
+	if useAVX2 {
+		ternarizePackI2SAVX2(dst, raw, inv)
+		return
+	}
+	ternarizePackI2SRef(dst, raw, inv)
+}

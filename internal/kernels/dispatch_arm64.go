@@ -40,3 +40,9 @@ func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv)
 func bf16ToF16(out, raw []byte) bool { return bf16ToF16Ref(out, raw) }
 
 func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }
+
+func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
+	return absSumBF16BlocksRef(sums, raw, blockLen)
+}
+
+func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }

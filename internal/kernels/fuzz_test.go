@@ -130,5 +130,23 @@ func FuzzConverterKernels(f *testing.F) {
 		if okG != okW || okG && !bytes.Equal(p, pw) {
 			t.Fatalf("PackI2S: ok %v, reference %v", okG, okW)
 		}
+		rb := raw[:len(raw)&^63]
+		sg, sw := make([]float32, len(rb)/2), make([]float32, len(rb)/2)
+		badG, badW := AbsSumBF16Blocks(sg, rb, 32), absSumBF16BlocksRef(sw, rb, 32)
+		if badG != badW {
+			t.Fatalf("AbsSumBF16Blocks: non-finite %v, reference %v", badG, badW)
+		}
+		for i := range sg {
+			if !badG && !sameFloat(sg[i], sw[i]) {
+				t.Fatalf("AbsSumBF16Blocks lane %d: %v, reference %v", i, sg[i], sw[i])
+			}
+		}
+		rp := raw[:len(raw)&^255]
+		pg, pw2 := make([]byte, len(rp)/8), make([]byte, len(rp)/8)
+		TernarizePackI2S(pg, rp, inv)
+		ternarizePackI2SRef(pw2, rp, inv)
+		if !bytes.Equal(pg, pw2) {
+			t.Fatal("TernarizePackI2S differs")
+		}
 	})
 }

@@ -151,3 +151,35 @@ func UnpackU8(codes []int8, stride int, packed []byte) {
 	unpackU8(codes, stride, packed[:n32])
 	unpackU8Ref(codes[n32:], stride, packed[n32:])
 }
+
+// AbsSumBF16Blocks is AddAbs4x8 over bf16 input, block by block: for every
+// block b of blockLen little-endian bf16 values of raw (blockLen a positive
+// multiple of 32), sums[32b:32b+32] is set to Σ_i |x[b·blockLen+32i+8k+l]|
+// at index 8k+l, accumulated from zero in row order i with float32 rounding
+// after each addition — the level-0 block sums of torch's cascade sum of |x|
+// (quantize.AbsMeanFromBlocks; aten/src/ATen/native/cpu/SumKernel.cpp
+// multi_row_sum) computed straight from the checkpoint's bytes, without a
+// float32 copy. It reports whether any value is ±Inf or NaN (exponent bits
+// all set); the sums are then unspecified. It panics if blockLen is not a
+// positive multiple of 32 or len(raw) != 2·blockLen·len(sums)/32.
+func AbsSumBF16Blocks(sums []float32, raw []byte, blockLen int) (nonFinite bool) {
+	if blockLen <= 0 || blockLen%32 != 0 || len(sums)%32 != 0 || len(raw) != 2*blockLen*(len(sums)/32) {
+		panic("kernels: AbsSumBF16Blocks length mismatch")
+	}
+	return absSumBF16Blocks(sums, raw, blockLen)
+}
+
+// TernarizePackI2S is Ternarize followed by PackI2S on bf16 input, 128
+// values at a time: the little-endian bf16 values of raw are widened
+// exactly, multiplied by inv, ternarized (+1 above 0.5, −1 below −0.5, else
+// 0; a NaN product gives 0) and packed in the x86 I2_S layout of bitnet.cpp's
+// quantize_i2_s into dst, len(raw)/8 bytes, so a projection goes from the
+// checkpoint's bytes to the GGUF's without float32 or code buffers. It
+// panics if len(raw) is not a multiple of 256 (128 values) or len(dst) !=
+// len(raw)/8.
+func TernarizePackI2S(dst, raw []byte, inv float32) {
+	if len(raw)%256 != 0 || len(dst) != len(raw)/8 {
+		panic("kernels: TernarizePackI2S length mismatch")
+	}
+	ternarizePackI2S(dst, raw, inv)
+}

@@ -628,3 +628,201 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func absSumBF16BlocksAVX2(sums []float32, raw []byte, blockLen int) uint32
+// Requires: AVX, AVX2
+TEXT ·absSumBF16BlocksAVX2(SB), NOSPLIT, $0-60
+	MOVQ         sums_base+0(FP), AX
+	MOVQ         sums_len+8(FP), CX
+	SHRQ         $0x05, CX
+	MOVQ         raw_base+24(FP), DX
+	MOVQ         blockLen+48(FP), BX
+	SHRQ         $0x05, BX
+	MOVL         $0x7fff7fff, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x7f7f7f7f, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+
+block:
+	CMPQ   CX, $0x00
+	JE     done
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, SI
+
+row:
+	VPAND      (DX), Y0, Y8
+	VPCMPGTW   Y1, Y8, Y9
+	VPOR       Y9, Y3, Y3
+	VPUNPCKLWD Y8, Y2, Y9
+	VPUNPCKHWD Y8, Y2, Y8
+	VADDPS     Y9, Y4, Y4
+	VADDPS     Y8, Y5, Y5
+	VPAND      32(DX), Y0, Y8
+	VPCMPGTW   Y1, Y8, Y9
+	VPOR       Y9, Y3, Y3
+	VPUNPCKLWD Y8, Y2, Y9
+	VPUNPCKHWD Y8, Y2, Y8
+	VADDPS     Y9, Y6, Y6
+	VADDPS     Y8, Y7, Y7
+	ADDQ       $0x40, DX
+	DECQ       SI
+	JNZ        row
+	VPERM2F128 $0x20, Y5, Y4, Y8
+	VPERM2F128 $0x31, Y5, Y4, Y4
+	VMOVUPS    Y8, (AX)
+	VMOVUPS    Y4, 32(AX)
+	VPERM2F128 $0x20, Y7, Y6, Y4
+	VPERM2F128 $0x31, Y7, Y6, Y5
+	VMOVUPS    Y4, 64(AX)
+	VMOVUPS    Y5, 96(AX)
+	ADDQ       $0x80, AX
+	DECQ       CX
+	JMP        block
+
+done:
+	VPMOVMSKB Y3, AX
+	VZEROUPPER
+	MOVL      AX, ret+56(FP)
+	RET
+
+// func ternarizePackI2SAVX2(dst []byte, raw []byte, inv float32)
+// Requires: AVX, AVX2
+TEXT ·ternarizePackI2SAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         raw_base+24(FP), CX
+	MOVQ         raw_len+32(FP), DX
+	SHRQ         $0x08, DX
+	VBROADCASTSS inv+48(FP), Y0
+	MOVL         $0x3f000000, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xbf000000, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x01010101, BX
+	VMOVD        BX, X3
+	VPBROADCASTD X3, Y3
+	VPXOR        Y4, Y4, Y4
+
+loop:
+	CMPQ       DX, $0x00
+	JE         done
+	VPUNPCKLWD (CX), Y4, Y5
+	VPUNPCKHWD (CX), Y4, Y6
+	VPUNPCKLWD 32(CX), Y4, Y7
+	VPUNPCKHWD 32(CX), Y4, Y8
+	VMULPS     Y5, Y0, Y5
+	VCMPPS     $0x11, Y2, Y5, Y9
+	VCMPPS     $0x1e, Y1, Y5, Y5
+	VPSUBD     Y5, Y9, Y5
+	VMULPS     Y6, Y0, Y6
+	VCMPPS     $0x11, Y2, Y6, Y9
+	VCMPPS     $0x1e, Y1, Y6, Y6
+	VPSUBD     Y6, Y9, Y6
+	VMULPS     Y7, Y0, Y7
+	VCMPPS     $0x11, Y2, Y7, Y9
+	VCMPPS     $0x1e, Y1, Y7, Y7
+	VPSUBD     Y7, Y9, Y7
+	VMULPS     Y8, Y0, Y8
+	VCMPPS     $0x11, Y2, Y8, Y9
+	VCMPPS     $0x1e, Y1, Y8, Y8
+	VPSUBD     Y8, Y9, Y8
+	VPACKSSDW  Y6, Y5, Y5
+	VPACKSSDW  Y8, Y7, Y7
+	VPACKSSWB  Y7, Y5, Y5
+	VPADDB     Y3, Y5, Y5
+	VPUNPCKLWD 64(CX), Y4, Y6
+	VPUNPCKHWD 64(CX), Y4, Y7
+	VPUNPCKLWD 96(CX), Y4, Y8
+	VPUNPCKHWD 96(CX), Y4, Y9
+	VMULPS     Y6, Y0, Y6
+	VCMPPS     $0x11, Y2, Y6, Y10
+	VCMPPS     $0x1e, Y1, Y6, Y6
+	VPSUBD     Y6, Y10, Y6
+	VMULPS     Y7, Y0, Y7
+	VCMPPS     $0x11, Y2, Y7, Y10
+	VCMPPS     $0x1e, Y1, Y7, Y7
+	VPSUBD     Y7, Y10, Y7
+	VMULPS     Y8, Y0, Y8
+	VCMPPS     $0x11, Y2, Y8, Y10
+	VCMPPS     $0x1e, Y1, Y8, Y8
+	VPSUBD     Y8, Y10, Y8
+	VMULPS     Y9, Y0, Y9
+	VCMPPS     $0x11, Y2, Y9, Y10
+	VCMPPS     $0x1e, Y1, Y9, Y9
+	VPSUBD     Y9, Y10, Y9
+	VPACKSSDW  Y7, Y6, Y6
+	VPACKSSDW  Y9, Y8, Y8
+	VPACKSSWB  Y8, Y6, Y6
+	VPADDB     Y3, Y6, Y6
+	VPSLLW     $0x02, Y5, Y5
+	VPOR       Y6, Y5, Y5
+	VPUNPCKLWD 128(CX), Y4, Y6
+	VPUNPCKHWD 128(CX), Y4, Y7
+	VPUNPCKLWD 160(CX), Y4, Y8
+	VPUNPCKHWD 160(CX), Y4, Y9
+	VMULPS     Y6, Y0, Y6
+	VCMPPS     $0x11, Y2, Y6, Y10
+	VCMPPS     $0x1e, Y1, Y6, Y6
+	VPSUBD     Y6, Y10, Y6
+	VMULPS     Y7, Y0, Y7
+	VCMPPS     $0x11, Y2, Y7, Y10
+	VCMPPS     $0x1e, Y1, Y7, Y7
+	VPSUBD     Y7, Y10, Y7
+	VMULPS     Y8, Y0, Y8
+	VCMPPS     $0x11, Y2, Y8, Y10
+	VCMPPS     $0x1e, Y1, Y8, Y8
+	VPSUBD     Y8, Y10, Y8
+	VMULPS     Y9, Y0, Y9
+	VCMPPS     $0x11, Y2, Y9, Y10
+	VCMPPS     $0x1e, Y1, Y9, Y9
+	VPSUBD     Y9, Y10, Y9
+	VPACKSSDW  Y7, Y6, Y6
+	VPACKSSDW  Y9, Y8, Y8
+	VPACKSSWB  Y8, Y6, Y6
+	VPADDB     Y3, Y6, Y6
+	VPSLLW     $0x02, Y5, Y5
+	VPOR       Y6, Y5, Y5
+	VPUNPCKLWD 192(CX), Y4, Y6
+	VPUNPCKHWD 192(CX), Y4, Y7
+	VPUNPCKLWD 224(CX), Y4, Y8
+	VPUNPCKHWD 224(CX), Y4, Y9
+	VMULPS     Y6, Y0, Y6
+	VCMPPS     $0x11, Y2, Y6, Y10
+	VCMPPS     $0x1e, Y1, Y6, Y6
+	VPSUBD     Y6, Y10, Y6
+	VMULPS     Y7, Y0, Y7
+	VCMPPS     $0x11, Y2, Y7, Y10
+	VCMPPS     $0x1e, Y1, Y7, Y7
+	VPSUBD     Y7, Y10, Y7
+	VMULPS     Y8, Y0, Y8
+	VCMPPS     $0x11, Y2, Y8, Y10
+	VCMPPS     $0x1e, Y1, Y8, Y8
+	VPSUBD     Y8, Y10, Y8
+	VMULPS     Y9, Y0, Y9
+	VCMPPS     $0x11, Y2, Y9, Y10
+	VCMPPS     $0x1e, Y1, Y9, Y9
+	VPSUBD     Y9, Y10, Y9
+	VPACKSSDW  Y7, Y6, Y6
+	VPACKSSDW  Y9, Y8, Y8
+	VPACKSSWB  Y8, Y6, Y6
+	VPADDB     Y3, Y6, Y6
+	VPSLLW     $0x02, Y5, Y5
+	VPOR       Y6, Y5, Y5
+	VPERMQ     $0xd8, Y5, Y5
+	VMOVDQU    Y5, (AX)
+	ADDQ       $0x00000100, CX
+	ADDQ       $0x20, AX
+	DECQ       DX
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET

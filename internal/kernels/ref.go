@@ -254,3 +254,34 @@ func unpackU8Ref(codes []int8, stride int, packed []byte) {
 		}
 	}
 }
+
+// absSumBF16BlocksRef decodes each block of blockLen bf16 values of raw and
+// sums |x| from a zero accumulator as addAbs4x8Ref does (the level-0 block
+// sums of torch's cascade, quantize.AbsMeanFromBlocks), and reports whether
+// any value is ±Inf or NaN.
+func absSumBF16BlocksRef(sums []float32, raw []byte, blockLen int) (nonFinite bool) {
+	var row [32]float32
+	for b := 0; b < len(sums)/32; b++ {
+		var acc [32]float32
+		blk := raw[2*blockLen*b : 2*blockLen*(b+1)]
+		for i := 0; i < len(blk); i += 64 {
+			nonFinite = decodeBF16Ref(row[:], blk[i:i+64]) || nonFinite
+			addAbs4x8Ref(&acc, row[:])
+		}
+		copy(sums[32*b:32*b+32], acc[:])
+	}
+	return nonFinite
+}
+
+// ternarizePackI2SRef is decodeBF16Ref, ternarizeRef and packI2SRef over
+// each 128 bf16 values of raw (x86 I2_S layout; the codes are always in
+// {-1, 0, 1}, so the pack cannot fail).
+func ternarizePackI2SRef(dst, raw []byte, inv float32) {
+	var x [128]float32
+	var t [128]int8
+	for b := 0; 256*b < len(raw); b++ {
+		decodeBF16Ref(x[:], raw[256*b:256*b+256])
+		ternarizeRef(t[:], x[:], inv)
+		packI2SRef(dst[32*b:32*b+32], t[:])
+	}
+}

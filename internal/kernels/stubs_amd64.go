@@ -58,3 +58,13 @@ func bf16ToF16AVX2(out []byte, raw []byte) uint32
 //
 //go:noescape
 func unpackU8AVX2(codes []int8, stride int, packed []byte)
+
+// absSumBF16BlocksAVX2 writes the 32 level-0 sums of |x| of every block of blockLen (a multiple of 32) bf16 values of raw into sums (len(sums)/32 blocks, len(raw) = 2·blockLen·len(sums)/32); the result is non-zero when a value is ±Inf or NaN.
+//
+//go:noescape
+func absSumBF16BlocksAVX2(sums []float32, raw []byte, blockLen int) uint32
+
+// ternarizePackI2SAVX2 ternarizes len(raw)/2 (a multiple of 128) bf16 values of raw with inv and packs them into dst (len(dst) ≥ len(raw)/8) in the x86 I2_S layout.
+//
+//go:noescape
+func ternarizePackI2SAVX2(dst []byte, raw []byte, inv float32)

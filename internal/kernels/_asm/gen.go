@@ -33,6 +33,8 @@ func main() {
 	ternarize()
 	bf16ToF16()
 	unpackU8()
+	absSumBF16Blocks()
+	ternarizePackI2S()
 	Generate()
 }
 
@@ -618,6 +620,146 @@ func unpackU8() {
 	}
 	ADDQ(U8(32), p)
 	ADDQ(U8(32), codes)
+	DECQ(n)
+	JMP(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// broadcast16 returns a YMM register holding v in every 16-bit lane.
+func broadcast16(v uint16) VecVirtual { return broadcast32(uint32(v) | uint32(v)<<16) }
+
+// absSumBF16Blocks: per block of blockLen bf16 values, four 8-lane
+// accumulators from zero, |x| of every 32-value row added in row order
+// (reference: absSumBF16BlocksRef, the additions of addAbs4x8Ref). The sign
+// bit is cleared on the 16-bit words; VPUNPCKLWD/VPUNPCKHWD with a zero
+// register put each word in the high half of a dword (the exact widening)
+// but in the lane order {0-3, 8-11} / {4-7, 12-15} of each 16 values, so the
+// accumulators hold a fixed permutation of the 32 lanes, undone by
+// VPERM2F128 when a block's sums are stored. Each lane still receives the
+// same values in the same order, so the sums are the reference's bits.
+// Non-finite: a cleared word above 0x7f7f has its exponent all ones.
+func absSumBF16Blocks() {
+	TEXT("absSumBF16BlocksAVX2", NOSPLIT, "func(sums []float32, raw []byte, blockLen int) uint32")
+	Pragma("noescape")
+	Doc("absSumBF16BlocksAVX2 writes the 32 level-0 sums of |x| of every block of blockLen (a multiple of 32) bf16 values of raw into sums (len(sums)/32 blocks, len(raw) = 2·blockLen·len(sums)/32); the result is non-zero when a value is ±Inf or NaN.")
+	sums := Load(Param("sums").Base(), GP64())
+	nb := Load(Param("sums").Len(), GP64())
+	SHRQ(U8(5), nb)
+	raw := Load(Param("raw").Base(), GP64())
+	rows := Load(Param("blockLen"), GP64())
+	SHRQ(U8(5), rows)
+	absMask := broadcast16(0x7fff)
+	limit := broadcast16(0x7f7f)
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	flags := YMM()
+	VPXOR(flags, flags, flags)
+	Label("block")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("done"))
+	a := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, r := range a {
+		VXORPS(r, r, r)
+	}
+	i := GP64()
+	MOVQ(rows, i)
+	Label("row")
+	for h := 0; h < 2; h++ {
+		w, t, lo, hi := YMM(), YMM(), YMM(), YMM()
+		VPAND(Mem{Base: raw, Disp: 32 * h}, absMask, w)
+		VPCMPGTW(limit, w, t)
+		VPOR(t, flags, flags)
+		VPUNPCKLWD(w, zero, lo)
+		VPUNPCKHWD(w, zero, hi)
+		VADDPS(lo, a[2*h], a[2*h])
+		VADDPS(hi, a[2*h+1], a[2*h+1])
+	}
+	ADDQ(U8(64), raw)
+	DECQ(i)
+	JNZ(LabelRef("row"))
+	// a[0] = {0-3 | 8-11}, a[1] = {4-7 | 12-15}, a[2], a[3] the same for 16-31.
+	for h := 0; h < 2; h++ {
+		k0, k1 := YMM(), YMM()
+		VPERM2F128(U8(0x20), a[2*h+1], a[2*h], k0)
+		VPERM2F128(U8(0x31), a[2*h+1], a[2*h], k1)
+		VMOVUPS(k0, Mem{Base: sums, Disp: 64 * h})
+		VMOVUPS(k1, Mem{Base: sums, Disp: 64*h + 32})
+	}
+	ADDQ(U8(128), sums)
+	DECQ(nb)
+	JMP(LabelRef("block"))
+	Label("done")
+	r := GP32()
+	VPMOVMSKB(flags, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// ternarizePackI2S: per 128 bf16 values, the four 32-value groups f are
+// widened (VPUNPCKLWD/VPUNPCKHWD with zero, lane order {0-3, 8-11},
+// {4-7, 12-15} per 16 values), multiplied by inv and compared with ±0.5 as
+// in ternarize (reference: ternarizePackI2SRef); VPACKSSDW of each
+// unpacked pair restores the order of the 16 words, VPACKSSWB leaves the
+// bytes in qword order {0, 2, 1, 3}, the same for every group. The groups
+// are combined as c0<<6 | c1<<4 | c2<<2 | c3 (c = t+1 ≤ 2, so word shifts
+// stay inside the bytes) and one VPERMQ per 128 values puts the bytes in
+// order.
+func ternarizePackI2S() {
+	TEXT("ternarizePackI2SAVX2", NOSPLIT, "func(dst []byte, raw []byte, inv float32)")
+	Pragma("noescape")
+	Doc("ternarizePackI2SAVX2 ternarizes len(raw)/2 (a multiple of 128) bf16 values of raw with inv and packs them into dst (len(dst) ≥ len(raw)/8) in the x86 I2_S layout.")
+	dst := Load(Param("dst").Base(), GP64())
+	raw := Load(Param("raw").Base(), GP64())
+	n := Load(Param("raw").Len(), GP64())
+	SHRQ(U8(8), n)
+	sp, err := Param("inv").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	s := YMM()
+	VBROADCASTSS(sp.Addr, s)
+	half := broadcast32(0x3f000000)  // 0.5
+	nhalf := broadcast32(0xbf000000) // -0.5
+	ones := broadcast32(0x01010101)
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	Label("loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("done"))
+	acc := YMM()
+	for f := 0; f < 4; f++ {
+		var t [4]VecVirtual
+		for h := 0; h < 2; h++ {
+			m := Mem{Base: raw, Disp: 64*f + 32*h}
+			t[2*h], t[2*h+1] = YMM(), YMM()
+			VPUNPCKLWD(m, zero, t[2*h])
+			VPUNPCKHWD(m, zero, t[2*h+1])
+		}
+		for _, v := range t {
+			lt := YMM()
+			VMULPS(v, s, v)
+			VCMPPS(U8(0x11), nhalf, v, lt) // LT_OQ: p < -0.5
+			VCMPPS(U8(0x1e), half, v, v)   // GT_OQ: p > 0.5
+			VPSUBD(v, lt, v)               // −1 − 0 or 0 − (−1)
+		}
+		VPACKSSDW(t[1], t[0], t[0]) // words 0-15 of the group
+		VPACKSSDW(t[3], t[2], t[2]) // words 16-31
+		VPACKSSWB(t[2], t[0], t[0]) // bytes in qword order 0, 2, 1, 3
+		VPADDB(ones, t[0], t[0])
+		if f == 0 {
+			acc = t[0]
+			continue
+		}
+		VPSLLW(U8(2), acc, acc)
+		VPOR(t[0], acc, acc)
+	}
+	VPERMQ(U8(0xd8), acc, acc)
+	VMOVDQU(acc, Mem{Base: dst})
+	ADDQ(U32(256), raw)
+	ADDQ(U8(32), dst)
 	DECQ(n)
 	JMP(LabelRef("loop"))
 	Label("done")
