@@ -104,11 +104,14 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
-	if err := checkRequantShapes(f, path); err != nil {
-		return nil, err
+	if _, ok := f.String("general.architecture"); !ok {
+		return nil, fmt.Errorf("%s: key general.architecture: missing (requant reads %s); fix the GGUF metadata", path, strings.Join(RequantArchs(), ", "))
 	}
 	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkRequantShapes(f, path); err != nil {
+		return nil, err
 	}
 	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
 	p.Runtime = format.RuntimeBitnetCpp
@@ -205,7 +208,15 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 				tr, _ := typ.Traits()
 				if len(ti.Ne) == 0 || ti.Ne[0]%tr.BlockSize != 0 {
 					if !opts.AllowFallback {
-						return nil, fmt.Errorf("%s: tensor %s: row length %v is not a multiple of %d (the %s block); pass --allow-fallback to write it as F16", path, ti.Name, ti.Ne, tr.BlockSize, typ)
+						row := "no rows"
+						if len(ti.Ne) > 0 {
+							row = fmt.Sprintf("row length %d (ne %v)", ti.Ne[0], ti.Ne)
+						}
+						todo := "pass --allow-fallback to write it as F16"
+						if ti.Type == gguf.TypeF16 {
+							todo = "it is F16 already: leave " + retypeFlag(ti.Name) + " out to keep it as it is"
+						}
+						return nil, fmt.Errorf("%s: tensor %s: %s is not a multiple of %d (the %s block), so it cannot be %s; %s", path, ti.Name, row, tr.BlockSize, typ, typ, todo)
 					}
 					typ = gguf.TypeF16
 					fallbacks = append(fallbacks, ti.Name)
@@ -481,6 +492,9 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 		if err := finiteScales(ti, sc); err != nil {
 			return err
 		}
+		if err := storableScales(ti, t.To, sc); err != nil {
+			return err
+		}
 		r.out = grow(r.out, int(t.Bytes))
 		ok, err := format.Transcode(t.From, t.To, r.out, data, int(ti.Ne[0]), int(ti.Ne[1]), r.threads)
 		if err != nil {
@@ -502,6 +516,9 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 			sc, err := format.Regroup(codes, scales, group, t.To.ScaleGroup(k))
 			if err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
+			}
+			if err := storableScales(ti, t.To, sc); err != nil {
+				return err
 			}
 			if err := format.EncodeParallel(t.To, r.out, codes, sc, k, m, r.threads); err != nil {
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
@@ -610,31 +627,63 @@ func (r *requanter) floatTensor(gw *writer.Writer, i int, t *RequantTensor) erro
 	row := int(ti.Ne[0])
 	chunk := max(row, floatRows/row*row)
 	pr, pw := io.Pipe()
+	// done gets the goroutine's own error (reading, decoding, encoding;
+	// nil when only the pipe failed) once it has finished
+	done := make(chan error, 1)
 	go func() {
-		var err error
-		for lo := 0; lo < int(n) && err == nil; lo += chunk {
+		var err, own error
+		for lo := 0; lo < int(n) && own == nil && err == nil; lo += chunk {
 			hi := min(int(n), lo+chunk)
 			in := make([]byte, (hi-lo)/int(inTr.BlockSize)*int(inTr.TypeSize))
-			if _, err = io.ReadFull(s, in); err != nil {
+			if _, own = io.ReadFull(s, in); own != nil {
 				break
 			}
 			r.f32 = grow(r.f32, hi-lo)
-			if err = decodeFloats(r.f32, ti.Type, in); err != nil {
+			if own = decodeFloats(r.f32, ti.Type, in); own != nil {
 				break
 			}
 			out := make([]byte, (hi-lo)/int(outTr.BlockSize)*int(outTr.TypeSize))
-			if err = encodeFloats(out, t.Type, r.f32); err != nil {
+			if own = encodeFloats(out, t.Type, r.f32); own != nil {
 				break
 			}
 			_, err = pw.Write(out)
 		}
-		if err != nil {
-			err = fmt.Errorf("tensor %s: %w", ti.Name, err)
+		if own != nil {
+			own = fmt.Errorf("tensor %s: %w%s", ti.Name, own, retypeHint(ti.Name))
+			err = own
 		}
 		pw.CloseWithError(err)
+		done <- own
 	}()
 	r.logf("%-32s %-6s → %s", ti.Name, ti.Type, t.Type)
-	return gw.WriteTensorFrom(i, pr)
+	err = gw.WriteTensorFrom(i, pr)
+	pr.CloseWithError(err) // unblocks the goroutine when the writer failed
+	if own := <-done; own != nil {
+		// without the writer's wrapping, which names the tensor again
+		return own
+	}
+	return err
+}
+
+// retypeFlag is the flag that retypes tensor name (token_embd or output),
+// or "" for other tensors.
+func retypeFlag(name string) string {
+	switch name {
+	case "token_embd.weight":
+		return "--token-embedding-type"
+	case "output.weight":
+		return "--output-tensor-type"
+	}
+	return ""
+}
+
+// retypeHint is how to keep the retyped tensor name in a wider type
+// (" (--token-embedding-type f32 or bf16)"), or "" for other tensors.
+func retypeHint(name string) string {
+	if f := retypeFlag(name); f != "" {
+		return " (" + f + " f32 or bf16)"
+	}
+	return ""
 }
 
 // decodeFloats widens data of type typ into dst (len = elements).
@@ -674,7 +723,7 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		}
 	case gguf.TypeF16:
 		if m, bad := quantize.F16Overflow(x); bad {
-			return fmt.Errorf("max |value| %g exceeds the F16 range (65504)", m)
+			return fmt.Errorf("max |value| %g exceeds the F16 range (65504); keep this tensor F32 (or BF16) instead", m)
 		}
 		for i, v := range x {
 			binary.LittleEndian.PutUint16(dst[2*i:], quantize.F32ToF16(v))
@@ -685,8 +734,10 @@ func encodeFloats(dst []byte, typ gguf.Type, x []float32) error {
 		}
 	case gguf.TypeQ8_0:
 		quantize.QuantizeQ8_0(dst, x)
+		return encodedScalesFinite(dst, typ, x)
 	case gguf.TypeQ6_K:
 		quantize.QuantizeQ6K(dst, x)
+		return encodedScalesFinite(dst, typ, x)
 	default:
 		return fmt.Errorf("cannot encode type %s", typ)
 	}
@@ -703,7 +754,7 @@ func checkRequantOutType(arch string, t OutType) error {
 	var limits []OutType
 	known := false
 	for _, info := range Architectures() {
-		if info.VocabOnly || !slices.Contains(info.GGUF, arch) {
+		if info.VocabOnly || !slices.Contains(archNames(info), arch) {
 			continue
 		}
 		known = true
@@ -713,8 +764,45 @@ func checkRequantOutType(arch string, t OutType) error {
 			}
 		}
 	}
-	if !known || slices.Contains(limits, t) {
+	if _, ok := format.ArchActivation[arch]; ok && !known {
+		// a BitNet arch another converter wrote (llama.cpp's "bitnet",
+		// ik_llama.cpp's "bitnet-25"): every outtype
+		return nil
+	}
+	if !known {
+		return fmt.Errorf("general.architecture %s is not an architecture requant reads (%s); fix the GGUF metadata", reader.Quote(arch), strings.Join(RequantArchs(), ", "))
+	}
+	if slices.Contains(limits, t) {
 		return nil
 	}
 	return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, arch, joinOutTypes(limits))
+}
+
+// archNames is info.GGUF without what selects each arch ("bitnet-b1.58
+// (hidden_act relu2)" gives bitnet-b1.58).
+func archNames(info ArchInfo) []string {
+	var out []string
+	for _, g := range info.GGUF {
+		name, _, _ := strings.Cut(g, " ")
+		out = append(out, name)
+	}
+	return out
+}
+
+// RequantArchs lists, sorted, the general.architecture values requant
+// reads: the archs the converters write (Architectures, not vocab-only)
+// and the BitNet archs of the other runtimes (format.ArchActivation:
+// llama.cpp's bitnet, ik_llama.cpp's bitnet-25).
+func RequantArchs() []string {
+	var out []string
+	for _, info := range Architectures() {
+		if !info.VocabOnly {
+			out = append(out, archNames(info)...)
+		}
+	}
+	for a := range format.ArchActivation {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
@@ -269,24 +271,7 @@ func TestRequantQ8Embedding(t *testing.T) {
 // block d of 0x7c00 (+Inf) that requant would copy.
 func TestRequantNonFiniteScale(t *testing.T) {
 	tq1, _ := requant(t, goldenDir+"/gguf/ggml-model-i2_s.gguf", RequantOptions{OutType: OutTQ1_0})
-	patch := func(in, tensor string, off int, v uint16) string {
-		f := openGGUF(t, in)
-		ti, ok := f.Tensor(tensor)
-		if !ok {
-			t.Fatalf("%s: no %s", in, tensor)
-		}
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		at := int(f.DataOffset+ti.Offset) + off
-		b[at], b[at+1] = byte(v), byte(v>>8)
-		p := filepath.Join(t.TempDir(), "bad.gguf")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	patch := func(in, tensor string, off int, v uint16) string { return patchU16(t, in, tensor, off, v) }
 	for _, c := range []struct {
 		name, in string
 		opts     RequantOptions
@@ -294,6 +279,7 @@ func TestRequantNonFiniteScale(t *testing.T) {
 	}{
 		{"TQ1_0 NaN d", patch(tq1, "blk.0.attn_q.weight", 54+52, 0x7e00), RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: TQ1_0 block 1 scale is NaN"},
 		{"IQ2_BN NaN row scale", patch(filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"), "blk.0.attn_q.weight", 2, 0x7fc0), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: IQ2_BN scale 0 is NaN"},
+		{"Q4_K token_embd Inf dmin", patch("../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf", "token_embd.weight", 144+2, 0x7c00), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: Q4_K block 1 min scale dmin is +Inf"},
 		{"Q8_0 token_embd Inf d", patch(goldenDir+"/gguf/ggml-model-i2_s-q8embd.gguf", "token_embd.weight", 0, 0x7c00), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: Q8_0 block 0 scale is +Inf"},
 	} {
 		out := filepath.Join(t.TempDir(), "o.gguf")
@@ -342,6 +328,15 @@ func TestRequantEmbeddingOutTypes(t *testing.T) {
 				t.Errorf("%s: refused requant left a file", out)
 			}
 		}
+		// The F16 token_embd's rows of 128 cannot be Q6_K: the error says
+		// it is F16 already rather than offering an F16 fallback.
+		if ti, _ := openGGUF(t, in).Tensor("token_embd.weight"); ti.Type != gguf.TypeF16 {
+			t.Fatalf("token_embd is %s, want F16", ti.Type)
+		}
+		_, err := RequantFile(t.Context(), in, filepath.Join(dir, "q6.gguf"), false, false, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q6_k"})
+		if want := "tensor token_embd.weight: row length 128 (ne [128 " + strconv.Itoa(s.Vocab) + "]) is not a multiple of 256 (the Q6_K block), so it cannot be Q6_K; it is F16 already: leave --token-embedding-type out to keep it as it is"; err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s → Q6_K embedding: %v, want …%q", s.Arch, err, want)
+		}
 	}
 }
 
@@ -374,6 +369,170 @@ func TestRequantRetypeQ4K(t *testing.T) {
 	for i, v := range want {
 		if got := binary.LittleEndian.Uint16(h[2*i:]); got != quantize.F32ToF16(v) {
 			t.Fatalf("value %d: F16 %#04x, want %#04x (of %v)", i, got, quantize.F32ToF16(v), v)
+		}
+	}
+}
+
+// patchU16 copies the GGUF in with the little-endian uint16 at byte off of
+// tensor's data set to v, and returns the copy's path.
+func patchU16(t *testing.T, in, tensor string, off int, v uint16) string {
+	t.Helper()
+	f := openGGUF(t, in)
+	ti, ok := f.Tensor(tensor)
+	if !ok {
+		t.Fatalf("%s: no %s", in, tensor)
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(f.DataOffset+ti.Offset) + off
+	b[at], b[at+1] = byte(v), byte(v>>8)
+	p := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A finite input scale that the target's f16 scales cannot hold (beyond
+// 65504) is refused naming the tensor, the row or block and the value, and
+// no output is left: an IQ2_BN f32 row scale of 99840 (0x47c30000) to
+// TQ2_0, TQ1_0 and IQ1_BN; an I2_S tensor scale of 99840 to TQ2_0; a Q4_K
+// token_embd block d of 65504 (values up to 6.2e7) retyped to Q8_0, whose
+// d = max/127 would be +Inf.
+func TestRequantOutOfRangeScale(t *testing.T) {
+	iq2 := patchU16(t, filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"), "blk.0.attn_q.weight", 2, 0x47c3)
+	i2sIn := goldenDir + "/gguf/ggml-model-i2_s.gguf"
+	ti, _ := openGGUF(t, i2sIn).Tensor("blk.0.attn_q.weight")
+	at := int(ti.Ne[0]*ti.Ne[1]) / 4 // the f32 tensor scale after the codes
+	i2s := patchU16(t, patchU16(t, i2sIn, "blk.0.attn_q.weight", at, 0), "blk.0.attn_q.weight", at+2, 0x47c3)
+	q4k := patchU16(t, "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf", "token_embd.weight", 0, 0x7bff)
+	for _, c := range []struct {
+		name, in string
+		opts     RequantOptions
+		want     string
+	}{
+		{"IQ2_BN → TQ2_0", iq2, RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of block 0 (row 0) is 99840, out of TQ2_0's range (f16 scales, max 65504)"},
+		{"IQ2_BN → TQ1_0", iq2, RequantOptions{OutType: OutTQ1_0, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of block 0 (row 0) is 99840, out of TQ1_0's range (f16 scales, max 65504)"},
+		{"IQ2_BN → IQ1_BN", iq2, RequantOptions{OutType: OutIQ1BN, AllowFallback: true}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of IQ1_BN's range (f16 scales, max 65504)"},
+		{"I2_S → TQ2_0", i2s, RequantOptions{OutType: OutTQ2_0}, "tensor blk.0.attn_q.weight: the scale of row 0 is 99840, out of TQ2_0's range (f16 scales, max 65504)"},
+		{"Q4_K → Q8_0", q4k, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "q8_0"}, "tensor token_embd.weight: Q8_0 block 0 (elements 0…31): max |value| "},
+		{"Q4_K → F16", q4k, RequantOptions{OutType: OutI2S, TokenEmbeddingType: "f16"}, "exceeds the F16 range (65504); keep this tensor F32 (or BF16) instead (--token-embedding-type f32 or bf16)"},
+	} {
+		out := filepath.Join(t.TempDir(), "o.gguf")
+		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line with %q", c.name, err, c.want)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "tensor ") {
+			t.Errorf("%s: err %v: want the tensor first, not the writer's wrapping", c.name, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "; keep ") {
+			t.Errorf("%s: err %v does not say what to do", c.name, err)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: refused requant left %s", c.name, out)
+		}
+	}
+}
+
+// withKVs rewrites the GGUF in with its KVs passed through edit (tensors
+// and their data unchanged) and returns the copy's path.
+func withKVs(t *testing.T, in string, edit func([]gguf.KV) []gguf.KV) string {
+	t.Helper()
+	f := openGGUF(t, in)
+	kvs := edit(append([]gguf.KV(nil), f.KVs...))
+	infos := make([]gguf.TensorInfo, len(f.Tensors))
+	for i, ti := range f.Tensors {
+		infos[i] = gguf.TensorInfo{Name: ti.Name, Type: ti.Type, Ne: ti.Ne}
+	}
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, kvs, infos, f.Alignment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTensor(i, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "kv.gguf")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// setArch sets general.architecture to arch (removes it when arch is
+// "\x00none"), keeping every other key as it is.
+func setArch(arch string) func([]gguf.KV) []gguf.KV {
+	return func(kvs []gguf.KV) []gguf.KV {
+		var out []gguf.KV
+		for _, kv := range kvs {
+			if kv.Key == "general.architecture" {
+				if arch == "\x00none" {
+					continue
+				}
+				kv.Value = gguf.String(arch)
+			}
+			out = append(out, kv)
+		}
+		return out
+	}
+}
+
+// requant refuses a general.architecture it does not read (missing, empty,
+// another case, trailing space, binary bytes, 1 MB) in one short line that
+// lists the ones it reads, before any outtype rule (an embedding arch
+// relabelled could otherwise be written as TL1); an arch label that
+// contradicts the keys is refused naming the key every runtime needs; a
+// token_embd whose rows contradict {arch}.vocab_size is refused naming the
+// key. No output is left.
+func TestRequantArchAndKeys(t *testing.T) {
+	in := goldenDir + "/gguf/ggml-model-i2_s.gguf"
+	known := "(bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"
+	long := strings.Repeat("b", 1<<20)
+	// the golden file's bitnet.vocab_size of 512 set to 256
+	badVocab := func(kvs []gguf.KV) []gguf.KV {
+		for i, kv := range kvs {
+			if kv.Key == "bitnet.vocab_size" {
+				kvs[i].Value = gguf.Uint32(256)
+				return kvs
+			}
+		}
+		t.Fatal("no bitnet.vocab_size")
+		return nil
+	}
+	for _, c := range []struct {
+		name, in string
+		opts     RequantOptions
+		want     string
+	}{
+		{"missing", withKVs(t, in, setArch("\x00none")), RequantOptions{OutType: OutTL1}, "key general.architecture: missing (requant reads bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"},
+		{"empty", withKVs(t, in, setArch("")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "" is not an architecture requant reads ` + known},
+		{"upper case", withKVs(t, in, setArch("BITNET")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "BITNET" is not an architecture requant reads ` + known},
+		{"trailing space", withKVs(t, in, setArch("bitnet ")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bitnet " is not an architecture requant reads ` + known},
+		{"NUL and 0xff", withKVs(t, in, setArch("bit\x00n\xffet")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bit\x00n\xffet" is not an architecture requant reads ` + known},
+		{"1 MB", withKVs(t, in, setArch(long)), RequantOptions{OutType: OutTQ2_0}, `general.architecture "` + long[:64] + `"… (1048576 bytes) is not an architecture requant reads ` + known},
+		{"bitnet keys as llama", withKVs(t, in, setArch("llama")), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "key llama.block_count: missing or 0; every runtime reads it"},
+		{"bitnet keys as bitnet-25", withKVs(t, in, setArch("bitnet-25")), RequantOptions{OutType: OutTQ2_0}, "key bitnet-25.block_count: missing or 0; every runtime reads it"},
+		{"vocab_size", withKVs(t, in, badVocab), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: ne [256 512] contradicts key bitnet.vocab_size = 256 (ne[1] must be 256)"},
+	} {
+		out := filepath.Join(t.TempDir(), "o.gguf")
+		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 400 {
+			t.Errorf("%s: err %.400v, want one short line with %q", c.name, err, c.want)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: refused requant left %s", c.name, out)
 		}
 	}
 }

@@ -29,11 +29,16 @@ type shapeRule struct {
 // ffn_sub_norm [n_ff]; attn_q [n_embd, n_head·head_dim]; attn_k, attn_v
 // [n_embd, n_head_kv·head_dim]; attn_output [n_head·head_dim, n_embd];
 // ffn_gate, ffn_up [n_embd, n_ff]; ffn_down [n_ff, n_embd]; blk.N with
-// N < block_count. head_dim is {arch}.attention.key_length, else
-// n_embd / n_head. A key that is absent leaves its dimensions unchecked
-// (the runtime names it when it needs it). The error names the file, the
-// tensor and the key: `F: tensor token_embd.weight: ne [255 512]
-// contradicts key bitnet.embedding_length = 256 (ne[0] must be 256)`.
+// N < block_count; token_embd and output have {arch}.vocab_size rows when
+// that key is there (runtime.Load's check). head_dim is
+// {arch}.attention.key_length, else n_embd / n_head. {arch}.block_count and
+// {arch}.embedding_length, which every runtime reads, must be present and
+// non-zero (an arch label that contradicts the keys, such as a bitnet-b1.58
+// file relabelled llama, fails here); another absent key leaves its
+// dimensions unchecked (the runtime names it when it needs it). The error
+// names the file, the tensor and the key: `F: tensor token_embd.weight: ne
+// [255 512] contradicts key bitnet.embedding_length = 256 (ne[0] must be
+// 256)`, `F: key llama.block_count: missing (…)`.
 func checkRequantShapes(f *reader.File, path string) error {
 	arch := f.Arch()
 	get := func(name string) (uint64, string, bool) {
@@ -49,6 +54,15 @@ func checkRequantShapes(f *reader.File, path string) error {
 	if !haveKV {
 		kvHeads, kvHeadsKey, haveKV = heads, headsKey, haveHeads
 	}
+	for _, k := range []struct {
+		key string
+		ok  bool
+	}{{layersKey, haveLayers}, {embdKey, haveEmbd}} {
+		if !k.ok {
+			return fmt.Errorf("%s: key %s: missing or 0; every runtime reads it (when the file holds another arch's keys, general.architecture %s is wrong): fix the GGUF metadata", path, k.key, arch)
+		}
+	}
+	vocab, vocabKey, haveVocab := get("vocab_size")
 	headDim, headDimKey, haveHeadDim := get("attention.key_length")
 	if !haveHeadDim && haveEmbd && haveHeads && embd%heads == 0 {
 		headDim, headDimKey, haveHeadDim = embd/heads, embdKey+" / "+headsKey, true
@@ -68,6 +82,7 @@ func checkRequantShapes(f *reader.File, path string) error {
 		case "token_embd.weight", "output.weight":
 			want = 2
 			add(0, haveEmbd, embdKey, embd)
+			add(1, haveVocab, vocabKey, vocab)
 		case "output_norm.weight":
 			want = 1
 			add(0, haveEmbd, embdKey, embd)

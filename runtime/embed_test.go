@@ -218,6 +218,9 @@ func TestLoadEmbeddingErrors(t *testing.T) {
 		{"no q norm", drop("blk.0.attn_q_norm.weight"), "blk.0.attn_q_norm.weight", ErrMissing},
 		{"arch", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.String("bitnet"))}), `"bitnet"`, ErrUnsupportedArch},
 		{"arch type", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.Uint32(3))}), "key general.architecture: a uint32, want a string", nil},
+		// a 1 MB arch is cut to 64 bytes (reader.Quote), not echoed whole
+		{"arch 1 MB", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.String(strings.Repeat("b", 1<<20)))}), `general.architecture "` + strings.Repeat("b", 64) + `"… (1048576 bytes): unsupported architecture`, ErrUnsupportedArch},
+		{"arch NUL", withKVs(f, map[string]*gguf.Value{"general.architecture": val(gguf.String("qwen3\x00\xff"))}), `general.architecture "qwen3\x00\xff": unsupported architecture`, ErrUnsupportedArch},
 		{"pooling", withKVs(f, map[string]*gguf.Value{"qwen3.pooling_type": val(gguf.Uint32(7))}), "qwen3.pooling_type 7", nil},
 		{"value_length", withKVs(f, map[string]*gguf.Value{"qwen3.attention.value_length": val(gguf.Uint32(32))}), "value_length 32", nil},
 		{"rope", withKVs(f, map[string]*gguf.Value{"qwen3.rope.dimension_count": val(gguf.Uint32(32))}), "rope.dimension_count 32", nil},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
 // This file is the one model loader behind Load (causal LMs) and
@@ -95,7 +96,7 @@ func newLoader(f File, opts Options, known func(string) bool, supported string) 
 		return nil, fmt.Errorf("key general.architecture: a %s, want a string such as bitnet; fix the GGUF metadata", av.Type)
 	}
 	if !known(arch) {
-		return nil, fmt.Errorf("general.architecture %q: %w%s", arch, ErrUnsupportedArch, supported)
+		return nil, fmt.Errorf("general.architecture %s: %w%s", reader.Quote(arch), ErrUnsupportedArch, supported)
 	}
 	return &loader{f: f, arch: arch, opts: opts, kv: kv, r: kvReader{arch: arch, kv: kv}}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	rtdebug "runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
@@ -324,12 +325,15 @@ type Sanity struct {
 // for a spread under Thresholds.MinFiniteSpread, and returns the figures.
 func checkSanity(rep *Report, rows [][]float32) *Sanity {
 	s := &Sanity{Positions: len(rows), MinSpread: math.Inf(1)}
+	first := ""
 	for p, row := range rows {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		finite := true
-		for _, v := range row {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				rep.fail("runtime logits at position %d are not finite", p)
+		for j, v := range row {
+			if !finite32(v) {
+				if first == "" {
+					first = fmt.Sprintf("position %d, logit %d is %v", p, j, v)
+				}
 				s.NonFinite++
 				finite = false
 				break
@@ -346,6 +350,9 @@ func checkSanity(rep *Report, rows [][]float32) *Sanity {
 		if hi-lo < rep.Thresholds.MinFiniteSpread {
 			rep.fail("runtime logits at position %d are degenerate (spread %.3g)", p, hi-lo)
 		}
+	}
+	if s.NonFinite > 0 {
+		rep.fail("runtime logits are not finite at %d of %d positions (first: %s): the file's weights or scales hold NaN/Inf; reconvert the model", s.NonFinite, s.Positions, first)
 	}
 	if math.IsInf(s.MinSpread, 1) {
 		s.MinSpread = 0
@@ -526,6 +533,22 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 		return err.Error()
 	}
 	if d := firstDiff(got, want); d >= 0 {
+		// Decode gives 0 codes for a group whose scale is 0: name the
+		// scale, not a code the file may hold intact
+		g := 0
+		if sg := f.ScaleGroup(k); sg > 0 {
+			g = d / sg
+		}
+		if got[d] == 0 && g < len(scales) && scales[g] == 0 {
+			unit := "the tensor scale"
+			switch sg := f.ScaleGroup(k); {
+			case sg == k:
+				unit = fmt.Sprintf("the scale of row %d", g)
+			case sg > 0:
+				unit = fmt.Sprintf("scale %d (row %d)", g, g*sg/k)
+			}
+			return fmt.Sprintf("%s is 0, so its codes read as 0 (ternary code %d, row %d, column %d: 0, source %d); source scale %v", unit, d, d/k, d%k, want[d], f.StoredScale(wantScale))
+		}
 		return codeMismatch(d, k, got[d], want[d])
 	}
 	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))
@@ -668,9 +691,13 @@ func compareQ6K(data []byte, base int, want []float32) string {
 		blk := data[b*quantize.Q6KBytes : (b+1)*quantize.Q6KBytes]
 		quantize.DequantizeQ6K(got[:], blk)
 		d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk[208:]))
+		if !finite32(d) {
+			return fmt.Sprintf("block %d (elements %d…%d): the Q6_K scale d is %v", b, b*quantize.QKK, (b+1)*quantize.QKK-1, d)
+		}
 		for j, g := range got {
 			step := math.Abs(float64(d * float32(int8(blk[192+j/16]))))
-			if x := want[off+j]; math.Abs(float64(g-x)) > 2*step+1e-7 {
+			// !(≤) so that a NaN difference fails too
+			if x := want[off+j]; !(math.Abs(float64(g-x)) <= 2*step+1e-7) {
 				return fmt.Sprintf("element %d is %v, source %v (Q6_K step %v)", base+off+j, g, x, step)
 			}
 		}
@@ -694,9 +721,16 @@ func compareQ4K(data []byte, base int, want []float32) string {
 		blk := data[b*quantize.Q4KBytes : (b+1)*quantize.Q4KBytes]
 		quantize.DequantizeQ4K(got[:], blk)
 		steps, dmin := quantize.Q4KStep(blk)
+		if d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk[0:])); !finite32(d) {
+			return fmt.Sprintf("block %d (elements %d…%d): the Q4_K scale d is %v", b, b*quantize.QKK, (b+1)*quantize.QKK-1, d)
+		}
+		if !finite32(dmin) {
+			return fmt.Sprintf("block %d (elements %d…%d): the Q4_K min scale dmin is %v", b, b*quantize.QKK, (b+1)*quantize.QKK-1, dmin)
+		}
 		for j, g := range got {
 			step := math.Abs(float64(steps[j/32]))
-			if x := want[off+j]; math.Abs(float64(g-x)) > 2*step+math.Abs(float64(dmin))+1e-7 {
+			// !(≤) so that a NaN difference fails too
+			if x := want[off+j]; !(math.Abs(float64(g-x)) <= 2*step+math.Abs(float64(dmin))+1e-7) {
 				return fmt.Sprintf("element %d is %v, source %v (Q4_K step %v, min step %v)", base+off+j, g, x, step, dmin)
 			}
 		}
@@ -737,10 +771,13 @@ func compareFloatAt(t gguf.Type, data []byte, i int, want float32) string {
 	case gguf.TypeQ8_0:
 		blk := data[(i/32)*34:]
 		d := quantize.F16ToF32(binary.LittleEndian.Uint16(blk))
+		if !finite32(d) {
+			return fmt.Sprintf("block %d (elements %d…%d): the Q8_0 scale d is %v", i/32, i/32*32, i/32*32+31, d)
+		}
 		got = d * float32(int8(blk[2+i%32]))
 		// half a step, plus what the f16 rounding of d moves the largest
-		// quant (127·|d − f16(d)| ≤ 127·d·2⁻¹¹)
-		if math.Abs(float64(got-want)) > float64(d)*(0.5+127.0/2048)+1e-7 {
+		// quant (127·|d − f16(d)| ≤ 127·d·2⁻¹¹); !(≤) so that NaN fails
+		if !(math.Abs(float64(got-want)) <= math.Abs(float64(d))*(0.5+127.0/2048)+1e-7) {
 			return fmt.Sprintf("element %d is %v, source %v (Q8_0 step %v)", i, got, want, d)
 		}
 		return ""
@@ -749,6 +786,11 @@ func compareFloatAt(t gguf.Type, data []byte, i int, want float32) string {
 		return fmt.Sprintf("element %d is %v, source %v", i, got, exp)
 	}
 	return ""
+}
+
+// finite32 reports whether x is neither NaN nor ±Inf.
+func finite32(x float32) bool {
+	return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
 }
 
 func ulps(a, b float32) uint32 {
@@ -835,6 +877,18 @@ func compareNumbersAs(rep *Report, label string, ref []float64, runRows [][]floa
 	vocab := len(ref) / len(runRows)
 	if len(runRows[0]) != vocab {
 		fail("the runtime gives %d logits per position, the float reference %d (the vocabulary sizes differ)", len(runRows[0]), vocab)
+		return nil
+	}
+	bad := 0
+	for _, row := range runRows {
+		if slices.ContainsFunc(row, func(v float32) bool { return !finite32(v) }) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		// figures over NaN rows would be NaN or meaningless (a max over
+		// the finite logits only): none are given
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%snumeric comparison skipped: the runtime logits are not finite at %d of %d positions", label, bad, len(runRows)))
 		return nil
 	}
 	agree := 0

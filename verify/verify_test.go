@@ -3,6 +3,7 @@ package verify
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -239,5 +240,83 @@ func TestVerifyQ4KEmbedding(t *testing.T) {
 	}
 	if rep.Pass || len(rep.Failures) == 0 || !strings.Contains(rep.Failures[0], "token_embd.weight") || !strings.Contains(rep.Failures[0], "Q4_K step") {
 		t.Errorf("corrupted Q4_K block: failures %q", rep.Failures)
+	}
+}
+
+// A NaN or ±Inf block scale in a Q4_K, Q6_K or Q8_0 tensor fails the
+// structure check naming the tensor, the block and the scale (a NaN
+// difference compares false, so the bounds are judged with !(≤)); with
+// non-finite runtime logits no logit figures are computed or reported.
+func TestVerifyNonFiniteBlockScale(t *testing.T) {
+	const (
+		q4k = "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf"
+		q6k = "../testdata/golden/q6k-embd/tiny-bitnet-i2_s-q6k-llamaquantize.gguf"
+		q8  = "../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s-q8embd.gguf"
+	)
+	const f16NaN, f16Inf, f16NegInf = 0x7e00, 0x7c00, 0xfc00
+	for _, tc := range []struct {
+		name, path string
+		off        int // byte offset of the f16 in the tensor data (block 1)
+		bits       uint16
+		want       string
+	}{
+		{"Q4_K d NaN", q4k, 144, f16NaN, "block 1 (elements 256…511): the Q4_K scale d is NaN"},
+		{"Q4_K d -Inf", q4k, 144, f16NegInf, "block 1 (elements 256…511): the Q4_K scale d is -Inf"},
+		{"Q4_K dmin +Inf", q4k, 144 + 2, f16Inf, "block 1 (elements 256…511): the Q4_K min scale dmin is +Inf"},
+		{"Q6_K d NaN", q6k, 210 + 208, f16NaN, "block 1 (elements 256…511): the Q6_K scale d is NaN"},
+		{"Q8_0 d NaN", q8, 34, f16NaN, "block 1 (elements 32…63): the Q8_0 scale d is NaN"},
+		{"Q8_0 d +Inf", q8, 34, f16Inf, "block 1 (elements 32…63): the Q8_0 scale d is +Inf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := corrupt(t, tc.path, "token_embd.weight", func(d []byte, n int) { binary.LittleEndian.PutUint16(d[tc.off:], tc.bits) })
+			rep, err := Run(Options{GGUF: bad, HF: goldenHF})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Pass || len(rep.Failures) == 0 || rep.Failures[0] != "tensor token_embd.weight: "+tc.want {
+				t.Fatalf("failures %q, want first %q", rep.Failures, "tensor token_embd.weight: "+tc.want)
+			}
+			if rep.Sanity == nil || rep.Sanity.NonFinite == 0 {
+				t.Fatalf("sanity %+v: want non-finite positions", rep.Sanity)
+			}
+			if rep.Numbers != nil {
+				t.Errorf("numbers %+v computed over non-finite logits", rep.Numbers)
+			}
+			if len(rep.Failures) != 2 || !strings.HasPrefix(rep.Failures[1], fmt.Sprintf("runtime logits are not finite at %d of %d positions (first: position ", rep.Sanity.NonFinite, rep.Sanity.Positions)) {
+				t.Errorf("failures %q, want the tensor and one line for the logits", rep.Failures)
+			}
+		})
+	}
+}
+
+// compareNumbers gives no figures when a runtime row is not finite: a max
+// |Δ| over the finite logits of NaN rows would be a number computed over
+// nothing.
+func TestCompareNumbersNonFinite(t *testing.T) {
+	rows := [][]float32{{1, 2, 3}, {float32(math.NaN()), 0, 0}}
+	rep := &Report{Thresholds: DefaultThresholds(true)}
+	rep.Sanity = checkSanity(rep, rows)
+	compareNumbers(rep, []float64{1, 2, 3, 9, 0, 0}, rows, []int32{1, 2})
+	if rep.Numbers != nil {
+		t.Errorf("numbers %+v over a NaN row", rep.Numbers)
+	}
+	want := "runtime logits are not finite at 1 of 2 positions (first: position 1, logit 0 is NaN)"
+	if len(rep.Failures) != 1 || !strings.HasPrefix(rep.Failures[0], want) || len(rep.Notes) != 1 {
+		t.Errorf("failures %q, notes %q; want one failure %q… and one note", rep.Failures, rep.Notes, want)
+	}
+}
+
+// A ternary row scale of 0 reads its codes as 0 (Decode's rule): the
+// failure names the scale, not a code the file may hold intact (ik_llama.cpp's
+// IQ2_BN file of b158-h512 with row 0's f32 scale of blk.0.attn_q set to 0).
+func TestVerifyZeroRowScale(t *testing.T) {
+	bad := corrupt(t, "../testdata/golden/ecosystems/tiny-b158-h512-iq2_bn.gguf", "blk.0.attn_q.weight", func(d []byte, n int) { binary.LittleEndian.PutUint32(d, 0) })
+	rep, err := Run(Options{GGUF: bad, HF: "../testdata/golden/b158-h512/hf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tensor blk.0.attn_q.weight: the scale of row 0 is 0, so its codes read as 0 (ternary code 0, row 0, column 0: 0, source "
+	if rep.Pass || len(rep.Failures) == 0 || !strings.HasPrefix(rep.Failures[0], want) {
+		t.Errorf("failures %q, want first %q…", rep.Failures, want)
 	}
 }

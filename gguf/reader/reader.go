@@ -175,10 +175,10 @@ func Parse(data []byte) (*File, error) {
 		}
 		v, err := d.value()
 		if err != nil {
-			return nil, fmt.Errorf("read kv %d (%s): %w", i, printable(key), err)
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, Printable(key), err)
 		}
 		if _, dup := f.kvIdx[key]; dup {
-			return nil, fmt.Errorf("read kv %d (%s): %w", i, printable(key), gguf.ErrDuplicateKey)
+			return nil, fmt.Errorf("read kv %d (%s): %w", i, Printable(key), gguf.ErrDuplicateKey)
 		}
 		f.kvIdx[key] = len(f.KVs)
 		f.KVs = append(f.KVs, gguf.KV{Key: key, Value: v})
@@ -205,15 +205,15 @@ func Parse(data []byte) (*File, error) {
 		ti, err := d.tensorInfo()
 		if err != nil {
 			if ti.Name != "" {
-				return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), err)
+				return nil, fmt.Errorf("read tensor info %d (%s): %w", i, Printable(ti.Name), err)
 			}
 			return nil, fmt.Errorf("read tensor info %d: %w", i, err)
 		}
 		if _, dup := f.tensIdx[ti.Name]; dup {
-			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), gguf.ErrDuplicateTensor)
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, Printable(ti.Name), gguf.ErrDuplicateTensor)
 		}
 		if ti.Offset%f.Alignment != 0 {
-			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, printable(ti.Name), ti.Offset, ErrAlignment, f.Alignment)
+			return nil, fmt.Errorf("read tensor info %d (%s): offset %d: %w: not a multiple of %d", i, Printable(ti.Name), ti.Offset, ErrAlignment, f.Alignment)
 		}
 		f.tensIdx[ti.Name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, ti)
@@ -240,22 +240,22 @@ func Parse(data []byte) (*File, error) {
 	for i, ti := range f.Tensors {
 		nb, err := gguf.NBytes(ti.Type, ti.Ne)
 		if err != nil {
-			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, printable(ti.Name), err)
+			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, Printable(ti.Name), err)
 		}
 		// ggml keeps sizes in size_t/int64 and pads them to the alignment;
 		// a size that wraps there is an overflow (llama.cpp #26978).
 		if _, perr := gguf.Pad(nb, f.Alignment); perr != nil || nb > math.MaxInt64 {
-			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, printable(ti.Name), ti.Type, ti.Ne, nb, gguf.ErrOverflow)
+			return nil, fmt.Errorf("read tensor info %d (%s): %s %v is %d bytes: %w", i, Printable(ti.Name), ti.Type, ti.Ne, nb, gguf.ErrOverflow)
 		}
 		f.nbytes = append(f.nbytes, nb)
 	}
 	for i, ti := range f.Tensors {
 		end, carry := bits.Add64(ti.Offset, f.nbytes[i], 0)
 		if carry != 0 {
-			return nil, fmt.Errorf("tensor %d (%s): offset %d + %d bytes: %w", i, printable(ti.Name), ti.Offset, f.nbytes[i], gguf.ErrOverflow)
+			return nil, fmt.Errorf("tensor %d (%s): offset %d + %d bytes: %w", i, Printable(ti.Name), ti.Offset, f.nbytes[i], gguf.ErrOverflow)
 		}
 		if end > avail {
-			return nil, fmt.Errorf("tensor %d (%s): %w: bytes [%d, %d) of the data section, which holds %d", i, printable(ti.Name), ErrOutOfBounds, ti.Offset, end, avail)
+			return nil, fmt.Errorf("tensor %d (%s): %w: bytes [%d, %d) of the data section, which holds %d", i, Printable(ti.Name), ErrOutOfBounds, ti.Offset, end, avail)
 		}
 	}
 	if err := f.checkOverlap(); err != nil {
@@ -307,8 +307,8 @@ func (f *File) checkOverlap() error {
 		if last >= 0 {
 			p := f.Tensors[last]
 			if pEnd := p.Offset + f.nbytes[last]; pEnd > f.Tensors[q].Offset {
-				return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", printable(p.Name), p.Offset, pEnd,
-					printable(f.Tensors[q].Name), f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
+				return fmt.Errorf("tensors %s [%d, %d) and %s [%d, %d): %w", Printable(p.Name), p.Offset, pEnd,
+					Printable(f.Tensors[q].Name), f.Tensors[q].Offset, f.Tensors[q].Offset+f.nbytes[q], ErrOverlap)
 			}
 		}
 		last = q
@@ -486,12 +486,24 @@ func (d *decoder) tensorInfo() (gguf.TensorInfo, error) {
 	return ti, nil
 }
 
-// printable returns a key or tensor name for an error message: unchanged
-// when it is short, valid UTF-8 text without control characters, else
-// quoted and cut to 64 bytes, so a damaged length field that swallows binary
-// data gives one readable line, not kilobytes of raw bytes.
-func printable(s string) string {
-	if len(s) <= 128 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+// Quote is s Go-quoted for a message, as %q gives it, but through
+// Printable when s is longer than 128 bytes: a string read from a file
+// (an arch, a key) never makes a line longer than about 100 bytes.
+func Quote(s string) string {
+	if len(s) > 128 {
+		return Printable(s)
+	}
+	return strconv.Quote(s)
+}
+
+// Printable returns a string read from a file (a key, a tensor name, an
+// arch) for a message: unchanged when it is short (≤ 128 bytes), valid
+// UTF-8 text without control characters, else Go-quoted (non-printables
+// escaped) and cut to 64 bytes with the full length given, so a damaged
+// length field that swallows binary data gives one readable line, not
+// kilobytes of raw bytes. The empty string is returned as "".
+func Printable(s string) string {
+	if s != "" && len(s) <= 128 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return s
 	}
 	if len(s) > 64 {

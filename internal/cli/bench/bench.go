@@ -247,7 +247,10 @@ func benchRun(opts *BenchOptions) error {
 func runTest(m *runtime.Model, bos int32, r *Result, reps int) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := m.NewSession(r.NPrompt + r.NGen)
-	once := func() error {
+	// check: the untimed run checks every logit row it computes, so that
+	// a model whose weights hold NaN/Inf fails as run and perplexity do
+	// instead of being timed
+	once := func(check bool) error {
 		s.Reset()
 		if r.NPrompt > 0 {
 			toks := make([]int32, r.NPrompt)
@@ -257,29 +260,41 @@ func runTest(m *runtime.Model, bos int32, r *Result, reps int) error {
 			if bos >= 0 {
 				toks[0] = bos
 			}
-			if _, err := s.EvalBatch(toks, len(toks)-1); err != nil {
+			rows, err := s.EvalBatch(toks, len(toks)-1)
+			if err != nil {
 				return err
+			}
+			if check {
+				if err := finiteLogits(rows[0], len(toks)-1); err != nil {
+					return err
+				}
 			}
 		}
 		tok := bos
 		if tok < 0 {
 			tok = int32(rng.IntN(m.Params.NVocab))
 		}
-		for range r.NGen {
-			if _, err := s.Eval(tok); err != nil {
+		for i := range r.NGen {
+			row, err := s.Eval(tok)
+			if err != nil {
 				return err
+			}
+			if check {
+				if err := finiteLogits(row, r.NPrompt+i); err != nil {
+					return err
+				}
 			}
 			tok = int32(rng.IntN(m.Params.NVocab))
 		}
 		return nil
 	}
-	if err := once(); err != nil {
+	if err := once(true); err != nil {
 		return err
 	}
 	r.TestTime = time.Now().UTC().Format(time.RFC3339)
 	for range reps {
 		t0 := time.Now()
-		if err := once(); err != nil {
+		if err := once(false); err != nil {
 			return err
 		}
 		ns := uint64(max(time.Since(t0).Nanoseconds(), 1))
@@ -293,6 +308,17 @@ func runTest(m *runtime.Model, bos int32, r *Result, reps int) error {
 	avg, sd := meanStdev(ns)
 	r.AvgNs, r.StddevNs = uint64(avg), uint64(sd)
 	r.AvgTs, r.StddevTs = meanStdev(r.SamplesTs)
+	return nil
+}
+
+// finiteLogits returns an error naming position pos and the first logit of
+// row that is NaN or ±Inf (run's and perplexity's check), else nil.
+func finiteLogits(row []float32, pos int) error {
+	for j, v := range row {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("logits at position %d are not finite (logit %d is %v): the model's weights hold NaN/Inf; reconvert the model", pos, j, v)
+		}
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -183,6 +185,25 @@ func TestBenchErrors(t *testing.T) {
 	if err := os.WriteFile(notGGUF, []byte("not a gguf file at all"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// the golden F32 model with token_embd element 0 NaN: logit 0 of the
+	// tied head is NaN at every position, which bench must not time
+	f32 := filepath.Join(filepath.Dir(tiny), "ggml-model-f32.gguf")
+	f, err := reader.Open(f32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, _ := f.Tensor("token_embd.weight")
+	at := f.DataOffset + ti.Offset
+	f.Close()
+	b, err := os.ReadFile(f32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(b[at:], 0x7fc00000)
+	nan := filepath.Join(dir, "nan.gguf")
+	if err := os.WriteFile(nan, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		opts    BenchOptions
@@ -194,6 +215,8 @@ func TestBenchErrors(t *testing.T) {
 		{"not gguf", BenchOptions{Model: notGGUF}, "x.gguf", false},
 		{"context", BenchOptions{Model: tiny, Prompt: []int{1 << 20}}, "exceed the context length", true},
 		{"kernel config", BenchOptions{Model: tiny, KernelConfig: filepath.Join(dir, "none.ini")}, "--kernel-config", false},
+		{"NaN logits, pp", BenchOptions{Model: nan}, "model " + nan + ": pp4: logits at position 3 are not finite (logit 0 is NaN)", false},
+		{"NaN logits, tg", BenchOptions{Model: nan, Prompt: []int{0}, Gen: []int{2}}, "model " + nan + ": tg2: logits at position 0 are not finite (logit 0 is NaN)", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

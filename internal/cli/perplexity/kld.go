@@ -49,6 +49,11 @@ func writeBase(opts *PerplexityOptions, m *runtime.Model, ids []int32, bos int32
 	if err != nil {
 		return r, fmt.Errorf("--kl-divergence-base %s: %w", opts.KLBase, err)
 	}
+	if math.IsNaN(r.PPL) || math.IsInf(r.PPL, 0) {
+		// Run fails on this perplexity; a base of non-finite
+		// log-probabilities is not kept either.
+		return r, nil
+	}
 	return r, out.Commit()
 }
 
@@ -142,6 +147,13 @@ func kldRun(opts *PerplexityOptions) error {
 	logPPL, _ := runtime.MeanErr(st.SumNLL, st.SumNLL2, st.Count)
 	logBase, _ := runtime.MeanErr(st.SumNLLBase, st.SumNLLBase2, st.Count)
 	kl, klErr := runtime.MeanErr(st.SumKLD, st.SumKLD2, st.Count)
+	if ppl := math.Exp(logPPL); math.IsNaN(ppl) || math.IsInf(ppl, 0) || math.IsNaN(kl) || math.IsInf(kl, 0) {
+		// as a plain run fails on such a perplexity (defect D15)
+		if printed {
+			fmt.Fprintln(w)
+		}
+		return fmt.Errorf("model %s: the perplexity is %v and the mean KL divergence %v (the logits are not finite); the model's weights or metadata are broken", opts.Model, ppl, kl)
+	}
 	mse, _ := runtime.MeanErr(st.SumPDiff2, st.SumPDiff4, st.Count)
 	top := float64(st.SameTop) / float64(st.Count)
 	topErr := 0.0

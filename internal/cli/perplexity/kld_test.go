@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
@@ -165,4 +167,62 @@ func meanKLD(t *testing.T, out string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// nanEmbedding writes a copy of the golden F32 model whose token_embd
+// element 0 is NaN (the head is tied: logit 0 is NaN at every position) to
+// dir and returns its path.
+func nanEmbedding(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(golden, "gguf/ggml-model-f32.gguf")
+	f, err := reader.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := f.Tensor("token_embd.weight")
+	at := f.DataOffset + ti.Offset
+	f.Close()
+	if !ok || ti.Type != gguf.TypeF32 {
+		t.Fatalf("token_embd.weight: %v %v", ok, ti.Type)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(b[at:], 0x7fc00000)
+	p := filepath.Join(dir, "nan.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A model with non-finite logits fails writing a base and leaves no base
+// file (it is renamed into place only on success); compared with a good
+// base it fails as a plain run does instead of printing a NaN table.
+func TestKLDivergenceNaNModel(t *testing.T) {
+	dir := t.TempDir()
+	nan := nanEmbedding(t, dir)
+	text := filepath.Join(golden, "outputs/ppl_text.txt")
+	bad := filepath.Join(dir, "nan.kld")
+	o := &PerplexityOptions{Model: nan, File: text, Ctx: 128, Chunks: 2, KLBase: bad, Out: &bytes.Buffer{}}
+	if err := perplexityRun(o); err == nil || !strings.Contains(err.Error(), "the perplexity is NaN") {
+		t.Fatalf("base from a NaN model: %v", err)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed base run left %s (%v)", bad, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("files left in %s: %v", dir, ents)
+	}
+	base := filepath.Join(dir, "base.kld")
+	o = &PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), File: text, Ctx: 128, Chunks: 2, KLBase: base, Out: &bytes.Buffer{}}
+	if err := perplexityRun(o); err != nil {
+		t.Fatal(err)
+	}
+	o = &PerplexityOptions{Model: nan, KLD: true, KLBase: base, Out: &bytes.Buffer{}}
+	want := "model " + nan + ": the perplexity is NaN and the mean KL divergence NaN (the logits are not finite)"
+	if err := perplexityRun(o); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("--kl-divergence on a NaN model: %v, want %q…", err, want)
+	}
 }

@@ -198,13 +198,13 @@ func Run(opts *Options) error {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if plan != nil {
-		for _, w := range plan.Warnings {
-			fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
-		}
-	}
 	if err != nil {
+		// the notices (--allow-fallback tensors, relu² for llama.cpp)
+		// describe a file that was not written: only the error is printed
 		return err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
 	}
 	counts := map[string]int{}
 	var order []string

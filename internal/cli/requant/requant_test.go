@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -188,5 +189,75 @@ func TestRefusesNeAgainstKeys(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// patchTensorU32 copies src to dir with the little-endian uint32 at byte
+// off of tensor name's data set to v.
+func patchTensorU32(t *testing.T, src, dir, name string, off int, v uint32) string {
+	t.Helper()
+	f, err := reader.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := f.Tensor(name)
+	at := int(f.DataOffset+ti.Offset) + off
+	f.Close()
+	if !ok {
+		t.Fatalf("no %s in %s", name, src)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(b[at:], v)
+	p := filepath.Join(dir, "in.gguf")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A requant that fails prints only its error: the notices of the plan
+// (--allow-fallback's F16 tensors, relu² for llama.cpp) describe a file that
+// was not written. Once written, they are printed.
+func TestFailedRequantPrintsNoNotices(t *testing.T) {
+	iq2 := "../../../testdata/golden/ecosystems/tiny-b158-h512-iq2_bn.gguf"
+	for _, c := range []struct {
+		name, in, outtype string
+		fallback          bool
+		notice            string
+	}{
+		// bitnet-b1.58 to TQ2_0: the relu² notice; row 0's scale 1e5 does
+		// not fit TQ2_0's f16
+		{"relu2", iq2, "tq2_0", false, "relu²"},
+		// K = 256 to IQ2_BN: every projection falls back to F16; a NaN
+		// tensor scale fails it
+		{"fallback", goldenI2S, "iq2_bn", true, "--allow-fallback: written as F16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var so, se bytes.Buffer
+			ok := filepath.Join(dir, "ok.gguf")
+			if err := Run(&Options{In: c.in, OutType: c.outtype, AllowFallback: c.fallback, OutFile: ok, Stdout: &so, Stderr: &se, Context: context.Background()}); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(se.String(), c.notice) {
+				t.Fatalf("written: stderr %q, want the notice %q", se.String(), c.notice)
+			}
+			bad := patchTensorU32(t, c.in, dir, "blk.0.attn_q.weight", 0, 0x47c35000) // 1e5
+			if c.fallback {
+				bad = patchTensorU32(t, c.in, dir, "blk.0.attn_q.weight", 256*256/4, 0x7fc00000)
+			}
+			so.Reset()
+			se.Reset()
+			err := Run(&Options{In: bad, OutType: c.outtype, AllowFallback: c.fallback, OutFile: filepath.Join(dir, "o.gguf"), Stdout: &so, Stderr: &se, Context: context.Background()})
+			if err == nil || !strings.Contains(err.Error(), "blk.0.attn_q.weight") {
+				t.Fatalf("err %v, want one naming blk.0.attn_q.weight", err)
+			}
+			if se.Len() != 0 || so.Len() != 0 {
+				t.Errorf("failed requant printed stdout %q, stderr %q", so.String(), se.String())
+			}
+		})
 	}
 }

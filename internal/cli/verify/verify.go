@@ -348,8 +348,13 @@ func printReport(w io.Writer, r *verify.Report) {
 		if r.HF == "" && r.Ref == "" {
 			fmt.Fprintln(w, "  runtime sanity only (no --hf): the file is not compared with its checkpoint or a reference")
 		}
-		fmt.Fprintf(w, "  logits:    %d of %d positions finite, smallest spread %.4g at position %d (min %.3g), largest |logit| %.4g\n",
-			s.Positions-s.NonFinite, s.Positions, s.MinSpread, s.MinSpreadPos, r.Thresholds.MinFiniteSpread, s.MaxAbsLogit)
+		if s.NonFinite == s.Positions {
+			// no finite position: no spread or largest logit to give
+			fmt.Fprintf(w, "  logits:    0 of %d positions finite\n", s.Positions)
+		} else {
+			fmt.Fprintf(w, "  logits:    %d of %d positions finite, smallest spread %.4g at position %d (min %.3g), largest |logit| %.4g\n",
+				s.Positions-s.NonFinite, s.Positions, s.MinSpread, s.MinSpreadPos, r.Thresholds.MinFiniteSpread, s.MaxAbsLogit)
+		}
 	}
 	if n := r.Numbers; n != nil {
 		th := r.Thresholds
