@@ -133,10 +133,8 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 	case gguf.TypeF32, gguf.TypeBF16:
 		a.f = append(a.f[:0], x...)
 	case gguf.TypeF16:
-		a.f = a.f[:0]
-		for _, v := range x {
-			a.f = append(a.f, roundF16(v))
-		}
+		a.f = resizeF32(a.f, len(x))
+		kernels.RoundF16(a.f, x)
 	case gguf.TypeQ8_0:
 		a.q = resizeI8(a.q, len(x))
 		a.d = resizeF32(a.d, len(x)/q8Block)
@@ -273,11 +271,18 @@ const lut1MinRows = 256
 // the packed rows faster (docs/performance.md).
 func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 	if w.Type == gguf.TypeI2S && kernels.Accelerated() {
-		// Row's I2_S case without its per-row type switch.
-		parallel.For(w.M, threads, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				dst[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
-			}
+		// Row's I2_S case, a whole range of rows per kernel call
+		// (DotI2SRows has i2sOut's epilogue).
+		q, sumf := a.q[:w.kPad], float32(a.sum)
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
+			kernels.DotI2SRows(dst[lo:hi], w.raw[lo*w.rowB:hi*w.rowB], q, sumf, a.s, w.Scale)
+		})
+		return
+	}
+	if w.Type == gguf.TypeF16 {
+		// Row's F16 case (dotF16ggml), a range of rows per call.
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
+			kernels.DotF16Rows(dst[lo:hi], w.u16[lo*w.K:hi*w.K], a.f)
 		})
 		return
 	}
@@ -285,7 +290,7 @@ func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 		w.matVecI2S(dst, a, threads)
 		return
 	}
-	parallel.For(w.M, threads, func(lo, hi int) {
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			dst[r] = w.Row(r, a)
 		}
@@ -300,10 +305,10 @@ func (w *Matrix) matVecI2S(dst []float32, a *Activation, threads int) {
 		a.lut1 = make([]int16, nb*i2sLUT1PerBlock)
 	}
 	lut := a.lut1[:nb*i2sLUT1PerBlock]
-	parallel.For(nb, threads, func(lo, hi int) {
+	parallel.ForHot(nb, threads, func(lo, hi int) {
 		buildI2SLUT1(lut[lo*i2sLUT1PerBlock:hi*i2sLUT1PerBlock], a.q[lo*128:hi*128])
 	})
-	parallel.For(w.M, threads, func(lo, hi int) {
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
 		var sums [i2sRowTile]int32
 		for r0 := lo; r0 < hi; r0 += i2sRowTile {
 			r1 := min(r0+i2sRowTile, hi)
@@ -352,7 +357,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		sc.acts = append(sc.acts[:cap(sc.acts)], make([]Activation, n-cap(sc.acts))...)
 	}
 	acts := sc.acts[:n]
-	parallel.For(n, threads, func(lo, hi int) {
+	parallel.ForHot(n, threads, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			acts[t].inBatch = n > 1
 			w.Prepare(&acts[t], xs[t])
@@ -368,7 +373,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		// same products in the same order as dotF16Wide), a few rows
 		// at a time so they stay in L1 for every token.
 		const tile = 4
-		parallel.For(w.M, threads, func(lo, hi int) {
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
 			for r0 := lo; r0 < hi; r0 += tile {
 				r1 := min(r0+tile, hi)
 				for t := range acts {
@@ -383,7 +388,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		if len(sc.rowf) < max(threads, 1) {
 			sc.rowf = make([][]float32, max(threads, 1))
 		}
-		parallel.Range(w.M, threads, func(worker, lo, hi int) {
+		parallel.RangeHot(w.M, threads, func(worker, lo, hi int) {
 			rf := resizeF32(sc.rowf[worker], w.K)
 			sc.rowf[worker] = rf
 			for r := lo; r < hi; r++ {
@@ -396,7 +401,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 			}
 		})
 	default:
-		parallel.For(w.M, threads, func(lo, hi int) {
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				for t := range acts {
 					dst[t][r] = w.Row(r, &acts[t])
@@ -434,7 +439,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 	for t := range acts {
 		qs[t] = acts[t].q
 	}
-	parallel.For(groups, threads, func(lo, hi int) {
+	parallel.ForHot(groups, threads, func(lo, hi int) {
 		for g := lo; g < hi; g++ {
 			buildI2SLUT(lut[g*per:(g+1)*per], qs[g*i2sLanes:min(n, (g+1)*i2sLanes)], w.kPad)
 		}
@@ -443,11 +448,11 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 	w.pairOnce.Do(func() {
 		w.pairCodes = make([]uint16, w.M*groupsK*16)
 		w.code3 = make([]bool, w.M)
-		parallel.For(w.M, threads, func(lo, hi int) {
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
 			i2sPairCodes(w.raw[lo*w.rowB:hi*w.rowB], w.rowB, w.pairCodes[lo*groupsK*16:hi*groupsK*16], w.code3[lo:hi])
 		})
 	})
-	parallel.For(w.M, threads, func(lo, hi int) {
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
 		var sums [i2sRowTile][i2sLanes]int32
 		for r0 := lo; r0 < hi; {
 			if w.code3[r0] {
@@ -485,7 +490,7 @@ func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch,
 // three tokens with DotI2S. Both give dotI2S's sums.
 func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 	n4 := len(acts) &^ 3
-	parallel.For(w.M, threads, func(lo, hi int) {
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
 		for r0 := lo; r0 < hi; r0 += i2sAsmRowTile {
 			r1 := min(r0+i2sAsmRowTile, hi)
 			for t := 0; t < n4; t += 4 {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
@@ -28,6 +29,7 @@ type Session struct {
 	x, xn, q, k, v, attn, o [][]float32
 	gate, up, down, hidden  [][]float32
 	ropeCos, ropeSin        [][]float32
+	vh                      []uint16    // one token's V row in F16 before the transposed store
 	logits                  [][]float32 // rows of the last call's logits
 	mm                      batchScratch
 	work                    []attnScratch // per worker
@@ -106,6 +108,7 @@ func (s *Session) grow(n int) {
 	s.gate, s.up, s.down = rows(n, p.NFF), rows(n, p.NFF), rows(n, p.NEmbd)
 	s.hidden = rows(n, p.NEmbd)
 	s.ropeCos, s.ropeSin = rows(n, p.HeadDim/2), rows(n, p.HeadDim/2)
+	s.vh = make([]uint16, kvDim)
 }
 
 // Pos returns the number of tokens evaluated so far (the position of the
@@ -184,7 +187,7 @@ func (s *Session) head(dst, hidden [][]float32) {
 	th := s.m.opts.Threads
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
-		parallel.For(out.M, th, func(lo, hi int) {
+		parallel.ForHot(out.M, th, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				w := out.u16[r*out.K : (r+1)*out.K]
 				for t := range hidden {
@@ -246,9 +249,10 @@ func (s *Session) forward(tokens []int32) {
 				rope(k[t][h*hd:(h+1)*hd], s.ropeCos[t], s.ropeSin[t])
 			}
 			at := (pos0 + t) * kvDim
-			for i := range kvDim {
-				kc[at+i] = f32ToF16(k[t][i])
-				vc[i*s.nCtx+pos0+t] = f32ToF16(v[t][i])
+			kernels.F32ToF16(kc[at:at+kvDim], k[t])
+			kernels.F32ToF16(s.vh, v[t])
+			for i, h := range s.vh {
+				vc[i*s.nCtx+pos0+t] = h
 			}
 			s.emit("Qcur", li, q[t])
 			s.emit("Kcur", li, k[t])
@@ -317,21 +321,9 @@ func (s *Session) emit(name string, layer int, v []float32) {
 	}
 }
 
-// siluVec applies x/(1+e^−x) in place as ggml_vec_silu_f32 does on AVX2:
-// groups of eight use the vector exponential (expVec), a tail shorter than
-// eight uses the C library's expf (correctly rounded here via float64).
-func siluVec(x []float32) {
-	n8 := len(x) &^ 7
-	for i, v := range x {
-		var e float32
-		if i < n8 {
-			e = expVec(-v)
-		} else {
-			e = float32(math.Exp(float64(-v)))
-		}
-		x[i] = v / (1 + e)
-	}
-}
+// siluVec applies x/(1+e^−x) in place as ggml_vec_silu_f32 does on AVX2
+// (internal/kernels.SiLU).
+func siluVec(x []float32) { kernels.SiLU(x) }
 
 // rmsNorm writes dst = (x · 1/sqrt(mean(x²)+eps)) · w as ggml's rms_norm
 // followed by the mul with the weight: the sum of squares in float64, the
@@ -405,7 +397,7 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 		s.work = make([]attnScratch, th)
 	}
 	units := len(q) * p.NHead
-	parallel.Range(units, th, func(worker, lo, hi int) {
+	parallel.RangeHot(units, th, func(worker, lo, hi int) {
 		sc := &s.work[worker]
 		for u := lo; u < hi; u++ {
 			t, h := u/p.NHead, u%p.NHead
@@ -447,9 +439,7 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	qh, scores, padded, vcol := sc.qh, sc.scores, sc.probs, sc.vcol[:np]
 	copy(qh, q)
 	if roundQ {
-		for i, v := range qh {
-			qh[i] = roundF16(v)
-		}
+		kernels.RoundF16(qh, qh)
 	}
 	mx := float32(math.Inf(-1))
 	for j := 0; j < n; j++ {
@@ -480,22 +470,32 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	}
 	inv := float32(1 / sum)
 	for j := range padded {
-		pj := padded[j] * inv
-		if roundP {
-			pj = roundF16(pj)
-		}
-		padded[j] = pj
+		padded[j] *= inv
 	}
-	for i := range out {
+	if roundP {
+		kernels.RoundF16(padded, padded)
+	}
+	if roundP {
+		// The columns of the head's dimensions, each zero-padded to np,
+		// in one buffer for one DotF16Rows call (dotF16ggml per row).
 		// Positions from n on (later tokens of the batch, stale cells)
 		// count as zeros, like ggml's masked cells.
+		if cap(sc.vcol) < hd*np {
+			sc.vcol = make([]uint16, hd*np)
+		}
+		vbuf := sc.vcol[:hd*np]
+		for i := range out {
+			col := (kvh*hd + i) * s.nCtx
+			copy(vbuf[i*np:i*np+n], vc[col:col+n])
+			clear(vbuf[i*np+n : (i+1)*np])
+		}
+		kernels.DotF16Rows(out, vbuf, padded)
+		return
+	}
+	for i := range out {
 		col := (kvh*hd + i) * s.nCtx
 		copy(vcol, vc[col:col+n])
 		clear(vcol[n:])
-		if roundP {
-			out[i] = dotF16ggml(vcol, padded)
-		} else {
-			out[i] = dotF16F32(vcol, padded)
-		}
+		out[i] = dotF16F32(vcol, padded)
 	}
 }

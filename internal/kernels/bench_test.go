@@ -59,6 +59,35 @@ func BenchmarkDotI2S(b *testing.B) {
 	}
 }
 
+// BenchmarkDotI2SRows: BenchmarkDotI2S's rows through the multi-row kernel
+// (one call per thread's range of rows, the epilogue included), and rows
+// of K = 1536 (the bitnet_b1_58-large hidden size, 384 bytes each), where
+// the per-row call of DotI2S costs the most.
+func BenchmarkDotI2SRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, k := range []int{2560, 1536} {
+		for _, c := range []struct {
+			name  string
+			bytes int
+		}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+			rows := c.bytes / (k / 4)
+			w, _ := randI2S(r, rows*k/128)
+			_, q := randI2S(r, k/128)
+			dst := make([]float32, rows)
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("k=%d/%s/threads=%d", k, c.name, th), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						split(rows, th, func(lo, hi int) {
+							DotI2SRows(dst[lo:hi], w[lo*k/4:hi*k/4], q, 3, 0.25, 1.5)
+						})
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkDotI2S4: BenchmarkDotI2S's rows against four activations at once
 // (the batched product); bytes are the weights read, once for four tokens,
 // so the figure × 4 compares with DotI2S's per-token rate.
@@ -83,6 +112,35 @@ func BenchmarkDotI2S4(b *testing.B) {
 						for i := lo; i < hi; i++ {
 							DotI2S4(w[i*k/4:(i+1)*k/4], qs[0], qs[1], qs[2], qs[3])
 						}
+					})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkDotF16Rows: BenchmarkDotF16's rows through the multi-row
+// kernel, one call per thread's range of rows.
+func BenchmarkDotF16Rows(b *testing.B) {
+	const k = 1536
+	r := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = F16ToF32(randF16(r, 1, 1)[0])
+	}
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / (2 * k)
+		w := randF16(r, rows*k, 0.05)
+		dst := make([]float32, rows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(2 * len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						DotF16Rows(dst[lo:hi], w[lo*k:hi*k], x)
 					})
 				}
 			})

@@ -10,7 +10,17 @@ import "golang.org/x/sys/cpu"
 // (VCVTPH2PS) and SSE4.1's rounding (VROUNDPS, part of AVX).
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
+// useAVX512 selects the 512-bit version of DotI2SRows where the CPU and
+// the OS have AVX-512 F and BW (golang.org/x/sys/cpu checks that the OS
+// saves the ZMM state). It gives the
+// AVX2 kernel's results bit for bit; tests switch this off to check the
+// AVX2 kernel on such CPUs too.
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
 func impl() string {
+	if useAVX512 {
+		return "amd64 AVX2+F16C assembly (AVX-512 I2_S rows)"
+	}
 	if useAVX2 {
 		return "amd64 AVX2+F16C assembly"
 	}
@@ -34,11 +44,54 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) (s [4]int32) {
 	return dotI2S4Ref(row, q0, q1, q2, q3)
 }
 
+func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	if useAVX512 {
+		dotI2SRowsAVX512(dst, rows, rowB, q, sumf, s, scale)
+		return
+	}
+	if useAVX2 {
+		dotI2SRowsAVX2(dst, rows, rowB, q, sumf, s, scale)
+		return
+	}
+	dotI2SRowsRef(dst, rows, rowB, q, sumf, s, scale)
+}
+
 func dotF16Body(w []uint16, x []float32) float32 {
 	if useAVX2 {
 		return dotF16AVX2(w, x)
 	}
 	return dotF16BodyRef(w, x)
+}
+
+func f32ToF16(dst []uint16, src []float32) {
+	if useAVX2 {
+		f32ToF16AVX2(dst, src)
+		return
+	}
+	f32ToF16Ref(dst, src)
+}
+
+func roundF16s(dst, src []float32) {
+	if useAVX2 {
+		roundF16sAVX2(dst, src)
+		return
+	}
+	roundF16sRef(dst, src)
+}
+
+func siluGroups(x []float32) int {
+	if useAVX2 {
+		return siluGroupsAVX2(x)
+	}
+	return 0
+}
+
+func dotF16Rows(dst []float32, w []uint16, x []float32) {
+	if useAVX2 {
+		dotF16RowsAVX2(dst, w, x)
+		return
+	}
+	dotF16RowsRef(dst, w, x)
 }
 
 func absMaxBits(x []float32) uint32 {

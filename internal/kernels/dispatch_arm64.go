@@ -20,7 +20,33 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SNEON(row, q0), dotI2SNEON(row, q1), dotI2SNEON(row, q2), dotI2SNEON(row, q3)}
 }
 
+// dotI2SRows has no NEON version of its own: the NEON dot per row.
+func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	for r := range dst {
+		v := float32(dotI2SNEON(rows[r*rowB:(r+1)*rowB], q)) - sumf
+		v = v / s
+		dst[r] = v * scale
+	}
+}
+
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
+
+// The F16 conversions have no NEON version yet: their references.
+
+func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
+
+func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
+
+// siluGroups has no NEON version yet: SiLU runs its reference.
+func siluGroups([]float32) int { return 0 }
+
+// dotF16Rows has no NEON version of its own: the NEON dot per row.
+func dotF16Rows(dst []float32, w []uint16, x []float32) {
+	k := len(x)
+	for r := range dst {
+		dst[r] = dotF16NEON(w[r*k:(r+1)*k], x)
+	}
+}
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 

@@ -15,7 +15,9 @@
 //
 // Build tag purego selects the pure-Go references everywhere
 // (`go test -tags purego ./...`); without it, amd64 uses the assembly when
-// golang.org/x/sys/cpu reports AVX2 and F16C, and arm64 always uses NEON.
+// golang.org/x/sys/cpu reports AVX2 and F16C (and the 512-bit DotI2SRows
+// where it also reports AVX-512 F and BW; the same results), and arm64
+// always uses NEON.
 // Impl names the selected implementation.
 //
 // Regenerating the amd64 assembly (the generator is its own module in

@@ -37,6 +37,23 @@ func FuzzDotI2S(f *testing.F) {
 				t.Fatalf("nb=%d: DotI2S4 token %d: kernel %d, reference %d", nb, k, got4[k], want)
 			}
 		}
+		// DotI2SRows over the row and its rotations, epilogue included.
+		if nb == 0 {
+			return
+		}
+		rows := make([]byte, 0, 3*len(row))
+		for k := range 3 {
+			rows = append(append(rows, row[k*len(row)/3:]...), row[:k*len(row)/3]...)
+		}
+		sumf, sc, scale := float32(int8(data[0])), 1+float32(data[len(data)-1]), 0.5+float32(data[len(data)/2])/7
+		got, want := make([]float32, 3), make([]float32, 3)
+		DotI2SRows(got, rows, q, sumf, sc, scale)
+		dotI2SRowsRef(want, rows, len(row), q, sumf, sc, scale)
+		for k := range got {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("nb=%d: DotI2SRows row %d: kernel %v, reference %v", nb, k, got[k], want[k])
+			}
+		}
 	})
 }
 

@@ -30,6 +30,30 @@ func DotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return dotI2S4(row, q0, q1, q2, q3)
 }
 
+// DotI2SRows writes one I2_S matrix-vector product with bitnet.cpp's
+// epilogue: for the len(dst) consecutive packed rows of rows (rowB =
+// len(rows)/len(dst) bytes each, a multiple of 32), dst_r =
+// ((float32(DotI2S(row_r, q)) − sumf)/s)·scale, each operation rounded to
+// float32, where sumf is float32(Σq), s the activation scale and scale the
+// tensor's weight scale (ggml_vec_dot_i2_i8_s and its caller in
+// bitnet.cpp's ggml.c, as runtime.i2sOut). One call covers a whole range
+// of rows, so the per-row call and set-up of DotI2S are paid once. It
+// panics if len(rows) is not len(dst)·rowB with rowB a multiple of 32, or
+// len(q) < 4·rowB.
+func DotI2SRows(dst []float32, rows []byte, q []int8, sumf, s, scale float32) {
+	if len(dst) == 0 {
+		if len(rows) != 0 {
+			panic("kernels: DotI2SRows length mismatch")
+		}
+		return
+	}
+	rowB := len(rows) / len(dst)
+	if rowB*len(dst) != len(rows) || rowB%32 != 0 || rowB == 0 || len(q) < 4*rowB {
+		panic("kernels: DotI2SRows length mismatch")
+	}
+	dotI2SRows(dst, rows, rowB, q, sumf, s, scale)
+}
+
 // DotF16 returns Σ_k f16(w_k)·x_k in the summation order of ggml's AVX2 +
 // F16C ggml_vec_dot_f16 (see dotF16Ref): 32-element steps into four
 // 8-lane float32 accumulators, GGML_F32x8_REDUCE, then the tail of fewer
@@ -44,6 +68,27 @@ func DotF16(w []uint16, x []float32) float32 {
 		sum += float64(float32(f16Table[w[i]] * x[i]))
 	}
 	return float32(sum)
+}
+
+// DotF16Rows writes DotF16(row_r, x) for the len(dst) consecutive rows of
+// len(x) F16 weights in w (the same sums, bit for bit): the F16 output
+// head and the attention's V columns, one call per range of rows. It
+// panics if len(w) != len(dst)·len(x).
+func DotF16Rows(dst []float32, w []uint16, x []float32) {
+	k := len(x)
+	if len(w) != len(dst)*k {
+		panic("kernels: DotF16Rows length mismatch")
+	}
+	if len(dst) == 0 {
+		return
+	}
+	if k%32 != 0 || k == 0 {
+		for r := range dst {
+			dst[r] = DotF16(w[r*k:(r+1)*k], x)
+		}
+		return
+	}
+	dotF16Rows(dst, w, x)
 }
 
 // QuantizeI8S quantizes one activation row x for the I2_S kernel as
@@ -67,6 +112,33 @@ func QuantizeI8S(dst []int8, x []float32) (scale float32, sum int32) {
 	sum = quantI8S(dst[:n32], x[:n32], scale)
 	sum += quantI8SRef(dst[n32:], x[n32:], scale)
 	return scale, sum
+}
+
+// F32ToF16 converts src to IEEE binary16 bits in dst, rounding to nearest
+// even, overflowing to ±Inf, quieting a NaN and keeping the top 10 bits of
+// its payload: github.com/x448/float16's Fromfloat32 (ggml's
+// GGML_FP32_TO_FP16 with F16C on x86, _cvtss_sh(x, 0)); the runtime's KV
+// cache and F16 activations. It panics if len(dst) < len(src).
+func F32ToF16(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic("kernels: F32ToF16 destination too short")
+	}
+	n8 := len(src) &^ 7
+	f32ToF16(dst[:n8], src[:n8])
+	f32ToF16Ref(dst[n8:len(src)], src[n8:])
+}
+
+// RoundF16 writes src rounded to binary16 precision (F32ToF16, then
+// widened back exactly) into dst: the F16 operands of ggml's F16 dot
+// products. dst and src may be the same slice. It panics if len(dst) <
+// len(src).
+func RoundF16(dst, src []float32) {
+	if len(dst) < len(src) {
+		panic("kernels: RoundF16 destination too short")
+	}
+	n8 := len(src) &^ 7
+	roundF16s(dst[:n8], src[:n8])
+	roundF16sRef(dst[n8:len(src)], src[n8:])
 }
 
 // F16ToF32 widens an IEEE binary16 value to float32 (exact).

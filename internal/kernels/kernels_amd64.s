@@ -189,6 +189,229 @@ done4:
 	VZEROUPPER
 	RET
 
+// func dotI2SRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+// Requires: AVX, AVX2, CMOV
+TEXT ·dotI2SRowsAVX2(SB), NOSPLIT, $0-92
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         q_base+56(FP), SI
+	SHRQ         $0x05, BX
+	VMOVSS       sumf+80(FP), X0
+	VMOVSS       s+84(FP), X1
+	VMOVSS       scale+88(FP), X2
+	MOVL         $0x03030303, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X4
+	VPBROADCASTD X4, Y4
+
+rowsNext:
+	CMPQ  CX, $0x00
+	JE    rowsDone
+	MOVQ  SI, DI
+	MOVQ  BX, R8
+	VPXOR Y5, Y5, Y5
+
+rowsGroup:
+	CMPQ    R8, $0x00
+	JE      rowsEpilogue
+	MOVQ    $0x00000020, R9
+	CMPQ    R8, R9
+	CMOVQLT R8, R9
+	SUBQ    R9, R8
+	VPXOR   Y6, Y6, Y6
+
+rowsBlock:
+	VMOVDQU    (DX), Y7
+	VPSRLW     $0x06, Y7, Y8
+	VPAND      Y3, Y8, Y8
+	VPMADDUBSW (DI), Y8, Y8
+	VPSRLW     $0x04, Y7, Y9
+	VPAND      Y3, Y9, Y9
+	VPMADDUBSW 32(DI), Y9, Y9
+	VPSRLW     $0x02, Y7, Y10
+	VPAND      Y3, Y10, Y10
+	VPMADDUBSW 64(DI), Y10, Y10
+	VPAND      Y3, Y7, Y7
+	VPMADDUBSW 96(DI), Y7, Y7
+	VPADDW     Y9, Y8, Y8
+	VPADDW     Y7, Y10, Y10
+	VPADDW     Y10, Y8, Y8
+	VPADDW     Y8, Y6, Y6
+	ADDQ       $0x20, DX
+	ADDQ       $0x00000080, DI
+	DECQ       R9
+	JNE        rowsBlock
+	VPMADDWD   Y4, Y6, Y6
+	VPADDD     Y6, Y5, Y5
+	JMP        rowsGroup
+
+rowsEpilogue:
+	VEXTRACTI128 $0x01, Y5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0x4e, X5, X6
+	VPADDD       X6, X5, X5
+	VPSHUFD      $0xb1, X5, X6
+	VPADDD       X6, X5, X5
+	VCVTDQ2PS    X5, X5
+	VSUBSS       X0, X5, X5
+	VDIVSS       X1, X5, X5
+	VMULSS       X2, X5, X5
+	VMOVSS       X5, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          rowsNext
+
+rowsDone:
+	VZEROUPPER
+	RET
+
+// func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, CMOV
+TEXT ·dotI2SRowsAVX512(SB), NOSPLIT, $0-92
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         q_base+56(FP), SI
+	SHRQ         $0x05, BX
+	VMOVSS       sumf+80(FP), X0
+	VMOVSS       s+84(FP), X1
+	VMOVSS       scale+88(FP), X2
+	VMOVDQU64    i2sShifts512<>+0(SB), Z3
+	VMOVDQU64    i2sShifts512<>+64(SB), Z4
+	MOVL         $0x03030303, DI
+	VMOVD        DI, X5
+	VPBROADCASTD X5, Z5
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+
+zRowsNext:
+	CMPQ  CX, $0x00
+	JE    zRowsDone
+	MOVQ  SI, DI
+	MOVQ  BX, R8
+	VPXOR Y8, Y8, Y8
+
+zRowsGroup:
+	CMPQ    R8, $0x00
+	JE      zRowsEpilogue
+	MOVQ    $0x00000020, R9
+	CMPQ    R8, R9
+	CMOVQLT R8, R9
+	SUBQ    R9, R8
+	VPXORD  Z6, Z6, Z6
+
+zRowsBlock:
+	VBROADCASTI64X4 (DX), Z9
+	VPSRLVW         Z3, Z9, Z10
+	VPSRLVW         Z4, Z9, Z9
+	VPANDD          Z5, Z10, Z10
+	VPANDD          Z5, Z9, Z9
+	VPMADDUBSW      (DI), Z10, Z10
+	VPMADDUBSW      64(DI), Z9, Z9
+	VPADDW          Z9, Z10, Z10
+	VPADDW          Z10, Z6, Z6
+	ADDQ            $0x20, DX
+	ADDQ            $0x00000080, DI
+	DECQ            R9
+	JNE             zRowsBlock
+	VEXTRACTI64X4   $0x01, Z6, Y9
+	VPADDW          Y9, Y6, Y6
+	VPMADDWD        Y7, Y6, Y6
+	VPADDD          Y6, Y8, Y8
+	JMP             zRowsGroup
+
+zRowsEpilogue:
+	VEXTRACTI128 $0x01, Y8, X9
+	VPADDD       X9, X8, X8
+	VPSHUFD      $0x4e, X8, X9
+	VPADDD       X9, X8, X8
+	VPSHUFD      $0xb1, X8, X9
+	VPADDD       X9, X8, X8
+	VCVTDQ2PS    X8, X8
+	VSUBSS       X0, X8, X8
+	VDIVSS       X1, X8, X8
+	VMULSS       X2, X8, X8
+	VMOVSS       X8, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          zRowsNext
+
+zRowsDone:
+	VZEROUPPER
+	RET
+
+DATA i2sShifts512<>+0(SB)/2, $0x0006
+DATA i2sShifts512<>+2(SB)/2, $0x0006
+DATA i2sShifts512<>+4(SB)/2, $0x0006
+DATA i2sShifts512<>+6(SB)/2, $0x0006
+DATA i2sShifts512<>+8(SB)/2, $0x0006
+DATA i2sShifts512<>+10(SB)/2, $0x0006
+DATA i2sShifts512<>+12(SB)/2, $0x0006
+DATA i2sShifts512<>+14(SB)/2, $0x0006
+DATA i2sShifts512<>+16(SB)/2, $0x0006
+DATA i2sShifts512<>+18(SB)/2, $0x0006
+DATA i2sShifts512<>+20(SB)/2, $0x0006
+DATA i2sShifts512<>+22(SB)/2, $0x0006
+DATA i2sShifts512<>+24(SB)/2, $0x0006
+DATA i2sShifts512<>+26(SB)/2, $0x0006
+DATA i2sShifts512<>+28(SB)/2, $0x0006
+DATA i2sShifts512<>+30(SB)/2, $0x0006
+DATA i2sShifts512<>+32(SB)/2, $0x0004
+DATA i2sShifts512<>+34(SB)/2, $0x0004
+DATA i2sShifts512<>+36(SB)/2, $0x0004
+DATA i2sShifts512<>+38(SB)/2, $0x0004
+DATA i2sShifts512<>+40(SB)/2, $0x0004
+DATA i2sShifts512<>+42(SB)/2, $0x0004
+DATA i2sShifts512<>+44(SB)/2, $0x0004
+DATA i2sShifts512<>+46(SB)/2, $0x0004
+DATA i2sShifts512<>+48(SB)/2, $0x0004
+DATA i2sShifts512<>+50(SB)/2, $0x0004
+DATA i2sShifts512<>+52(SB)/2, $0x0004
+DATA i2sShifts512<>+54(SB)/2, $0x0004
+DATA i2sShifts512<>+56(SB)/2, $0x0004
+DATA i2sShifts512<>+58(SB)/2, $0x0004
+DATA i2sShifts512<>+60(SB)/2, $0x0004
+DATA i2sShifts512<>+62(SB)/2, $0x0004
+DATA i2sShifts512<>+64(SB)/2, $0x0002
+DATA i2sShifts512<>+66(SB)/2, $0x0002
+DATA i2sShifts512<>+68(SB)/2, $0x0002
+DATA i2sShifts512<>+70(SB)/2, $0x0002
+DATA i2sShifts512<>+72(SB)/2, $0x0002
+DATA i2sShifts512<>+74(SB)/2, $0x0002
+DATA i2sShifts512<>+76(SB)/2, $0x0002
+DATA i2sShifts512<>+78(SB)/2, $0x0002
+DATA i2sShifts512<>+80(SB)/2, $0x0002
+DATA i2sShifts512<>+82(SB)/2, $0x0002
+DATA i2sShifts512<>+84(SB)/2, $0x0002
+DATA i2sShifts512<>+86(SB)/2, $0x0002
+DATA i2sShifts512<>+88(SB)/2, $0x0002
+DATA i2sShifts512<>+90(SB)/2, $0x0002
+DATA i2sShifts512<>+92(SB)/2, $0x0002
+DATA i2sShifts512<>+94(SB)/2, $0x0002
+DATA i2sShifts512<>+96(SB)/2, $0x0000
+DATA i2sShifts512<>+98(SB)/2, $0x0000
+DATA i2sShifts512<>+100(SB)/2, $0x0000
+DATA i2sShifts512<>+102(SB)/2, $0x0000
+DATA i2sShifts512<>+104(SB)/2, $0x0000
+DATA i2sShifts512<>+106(SB)/2, $0x0000
+DATA i2sShifts512<>+108(SB)/2, $0x0000
+DATA i2sShifts512<>+110(SB)/2, $0x0000
+DATA i2sShifts512<>+112(SB)/2, $0x0000
+DATA i2sShifts512<>+114(SB)/2, $0x0000
+DATA i2sShifts512<>+116(SB)/2, $0x0000
+DATA i2sShifts512<>+118(SB)/2, $0x0000
+DATA i2sShifts512<>+120(SB)/2, $0x0000
+DATA i2sShifts512<>+122(SB)/2, $0x0000
+DATA i2sShifts512<>+124(SB)/2, $0x0000
+DATA i2sShifts512<>+126(SB)/2, $0x0000
+GLOBL i2sShifts512<>(SB), RODATA|NOPTR, $128
+
 // func dotF16AVX2(w []uint16, x []float32) float32
 // Requires: AVX, F16C, SSE
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52
@@ -232,6 +455,269 @@ reduce:
 	VZEROUPPER
 	MOVSS        X0, ret+48(FP)
 	RET
+
+// func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+// Requires: AVX, F16C
+TEXT ·dotF16RowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ x_base+48(FP), BX
+	MOVQ x_len+56(FP), SI
+	SHRQ $0x05, SI
+
+f16RowsNext:
+	CMPQ   CX, $0x00
+	JE     f16RowsDone
+	MOVQ   BX, DI
+	MOVQ   SI, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+f16RowsLoop:
+	VCVTPH2PS    (DX), Y4
+	VMULPS       (DI), Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VCVTPH2PS    16(DX), Y4
+	VMULPS       32(DI), Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VCVTPH2PS    32(DX), Y4
+	VMULPS       64(DI), Y4, Y4
+	VADDPS       Y4, Y2, Y2
+	VCVTPH2PS    48(DX), Y4
+	VMULPS       96(DI), Y4, Y4
+	VADDPS       Y4, Y3, Y3
+	ADDQ         $0x40, DX
+	ADDQ         $0x00000080, DI
+	DECQ         R8
+	JNE          f16RowsLoop
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          f16RowsNext
+
+f16RowsDone:
+	VZEROUPPER
+	RET
+
+// func f32ToF16AVX2(dst []uint16, src []float32)
+// Requires: AVX, F16C
+TEXT ·f32ToF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+	SHRQ $0x03, DX
+
+h16Loop:
+	CMPQ      DX, $0x00
+	JE        h16Done
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x10, AX
+	DECQ      DX
+	JMP       h16Loop
+
+h16Done:
+	VZEROUPPER
+	RET
+
+// func roundF16sAVX2(dst []float32, src []float32)
+// Requires: AVX, F16C
+TEXT ·roundF16sAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+	SHRQ $0x03, DX
+
+r16Loop:
+	CMPQ      DX, $0x00
+	JE        r16Done
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x20, CX
+	ADDQ      $0x20, AX
+	DECQ      DX
+	JMP       r16Loop
+
+r16Done:
+	VZEROUPPER
+	RET
+
+// func siluGroupsAVX2(x []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·siluGroupsAVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), AX
+	MOVQ x_len+8(FP), CX
+	SHRQ $0x03, CX
+	XORQ DX, DX
+
+siluLoop:
+	CMPQ         CX, $0x00
+	JE           siluDone
+	VMOVUPS      (AX), Y0
+	VXORPS       siluConst<>+352(SB), Y0, Y1
+	VMOVUPS      siluConst<>+0(SB), Y2
+	VFMADD231PS  siluConst<>+32(SB), Y1, Y2
+	VSUBPS       siluConst<>+0(SB), Y2, Y3
+	VANDPS       siluConst<>+384(SB), Y3, Y4
+	VCMPPS       $0x12, siluConst<>+320(SB), Y4, Y4
+	VMOVMSKPS    Y4, BX
+	CMPL         BX, $0xff
+	JNE          siluDone
+	VMOVAPS      Y1, Y1
+	VFNMADD231PS siluConst<>+64(SB), Y3, Y1
+	VFNMADD231PS siluConst<>+96(SB), Y3, Y1
+	VMULPS       Y1, Y1, Y3
+	VMULPS       siluConst<>+128(SB), Y1, Y4
+	VMOVUPS      siluConst<>+160(SB), Y5
+	VFMADD231PS  siluConst<>+192(SB), Y1, Y5
+	VMOVUPS      siluConst<>+224(SB), Y6
+	VFMADD231PS  siluConst<>+256(SB), Y1, Y6
+	VFMADD231PS  Y6, Y3, Y5
+	VFMADD231PS  Y5, Y3, Y4
+	VPSLLD       $0x17, Y2, Y1
+	VPADDD       siluConst<>+416(SB), Y1, Y1
+	VMOVAPS      Y1, Y2
+	VFMADD231PS  Y1, Y4, Y2
+	VADDPS       siluConst<>+288(SB), Y2, Y2
+	VDIVPS       Y2, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         $0x08, DX
+	DECQ         CX
+	JMP          siluLoop
+
+siluDone:
+	VZEROUPPER
+	MOVQ DX, ret+24(FP)
+	RET
+
+DATA siluConst<>+0(SB)/4, $0x4b400000
+DATA siluConst<>+4(SB)/4, $0x4b400000
+DATA siluConst<>+8(SB)/4, $0x4b400000
+DATA siluConst<>+12(SB)/4, $0x4b400000
+DATA siluConst<>+16(SB)/4, $0x4b400000
+DATA siluConst<>+20(SB)/4, $0x4b400000
+DATA siluConst<>+24(SB)/4, $0x4b400000
+DATA siluConst<>+28(SB)/4, $0x4b400000
+DATA siluConst<>+32(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+36(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+40(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+44(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+48(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+52(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+56(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+60(SB)/4, $0x3fb8aa3b
+DATA siluConst<>+64(SB)/4, $0x3f317200
+DATA siluConst<>+68(SB)/4, $0x3f317200
+DATA siluConst<>+72(SB)/4, $0x3f317200
+DATA siluConst<>+76(SB)/4, $0x3f317200
+DATA siluConst<>+80(SB)/4, $0x3f317200
+DATA siluConst<>+84(SB)/4, $0x3f317200
+DATA siluConst<>+88(SB)/4, $0x3f317200
+DATA siluConst<>+92(SB)/4, $0x3f317200
+DATA siluConst<>+96(SB)/4, $0x35bfbe8e
+DATA siluConst<>+100(SB)/4, $0x35bfbe8e
+DATA siluConst<>+104(SB)/4, $0x35bfbe8e
+DATA siluConst<>+108(SB)/4, $0x35bfbe8e
+DATA siluConst<>+112(SB)/4, $0x35bfbe8e
+DATA siluConst<>+116(SB)/4, $0x35bfbe8e
+DATA siluConst<>+120(SB)/4, $0x35bfbe8e
+DATA siluConst<>+124(SB)/4, $0x35bfbe8e
+DATA siluConst<>+128(SB)/4, $0x3f7ffff6
+DATA siluConst<>+132(SB)/4, $0x3f7ffff6
+DATA siluConst<>+136(SB)/4, $0x3f7ffff6
+DATA siluConst<>+140(SB)/4, $0x3f7ffff6
+DATA siluConst<>+144(SB)/4, $0x3f7ffff6
+DATA siluConst<>+148(SB)/4, $0x3f7ffff6
+DATA siluConst<>+152(SB)/4, $0x3f7ffff6
+DATA siluConst<>+156(SB)/4, $0x3f7ffff6
+DATA siluConst<>+160(SB)/4, $0x3efffedb
+DATA siluConst<>+164(SB)/4, $0x3efffedb
+DATA siluConst<>+168(SB)/4, $0x3efffedb
+DATA siluConst<>+172(SB)/4, $0x3efffedb
+DATA siluConst<>+176(SB)/4, $0x3efffedb
+DATA siluConst<>+180(SB)/4, $0x3efffedb
+DATA siluConst<>+184(SB)/4, $0x3efffedb
+DATA siluConst<>+188(SB)/4, $0x3efffedb
+DATA siluConst<>+192(SB)/4, $0x3e2aaf33
+DATA siluConst<>+196(SB)/4, $0x3e2aaf33
+DATA siluConst<>+200(SB)/4, $0x3e2aaf33
+DATA siluConst<>+204(SB)/4, $0x3e2aaf33
+DATA siluConst<>+208(SB)/4, $0x3e2aaf33
+DATA siluConst<>+212(SB)/4, $0x3e2aaf33
+DATA siluConst<>+216(SB)/4, $0x3e2aaf33
+DATA siluConst<>+220(SB)/4, $0x3e2aaf33
+DATA siluConst<>+224(SB)/4, $0x3d2b9f17
+DATA siluConst<>+228(SB)/4, $0x3d2b9f17
+DATA siluConst<>+232(SB)/4, $0x3d2b9f17
+DATA siluConst<>+236(SB)/4, $0x3d2b9f17
+DATA siluConst<>+240(SB)/4, $0x3d2b9f17
+DATA siluConst<>+244(SB)/4, $0x3d2b9f17
+DATA siluConst<>+248(SB)/4, $0x3d2b9f17
+DATA siluConst<>+252(SB)/4, $0x3d2b9f17
+DATA siluConst<>+256(SB)/4, $0x3c072010
+DATA siluConst<>+260(SB)/4, $0x3c072010
+DATA siluConst<>+264(SB)/4, $0x3c072010
+DATA siluConst<>+268(SB)/4, $0x3c072010
+DATA siluConst<>+272(SB)/4, $0x3c072010
+DATA siluConst<>+276(SB)/4, $0x3c072010
+DATA siluConst<>+280(SB)/4, $0x3c072010
+DATA siluConst<>+284(SB)/4, $0x3c072010
+DATA siluConst<>+288(SB)/4, $0x3f800000
+DATA siluConst<>+292(SB)/4, $0x3f800000
+DATA siluConst<>+296(SB)/4, $0x3f800000
+DATA siluConst<>+300(SB)/4, $0x3f800000
+DATA siluConst<>+304(SB)/4, $0x3f800000
+DATA siluConst<>+308(SB)/4, $0x3f800000
+DATA siluConst<>+312(SB)/4, $0x3f800000
+DATA siluConst<>+316(SB)/4, $0x3f800000
+DATA siluConst<>+320(SB)/4, $0x42fc0000
+DATA siluConst<>+324(SB)/4, $0x42fc0000
+DATA siluConst<>+328(SB)/4, $0x42fc0000
+DATA siluConst<>+332(SB)/4, $0x42fc0000
+DATA siluConst<>+336(SB)/4, $0x42fc0000
+DATA siluConst<>+340(SB)/4, $0x42fc0000
+DATA siluConst<>+344(SB)/4, $0x42fc0000
+DATA siluConst<>+348(SB)/4, $0x42fc0000
+DATA siluConst<>+352(SB)/4, $0x80000000
+DATA siluConst<>+356(SB)/4, $0x80000000
+DATA siluConst<>+360(SB)/4, $0x80000000
+DATA siluConst<>+364(SB)/4, $0x80000000
+DATA siluConst<>+368(SB)/4, $0x80000000
+DATA siluConst<>+372(SB)/4, $0x80000000
+DATA siluConst<>+376(SB)/4, $0x80000000
+DATA siluConst<>+380(SB)/4, $0x80000000
+DATA siluConst<>+384(SB)/4, $0x7fffffff
+DATA siluConst<>+388(SB)/4, $0x7fffffff
+DATA siluConst<>+392(SB)/4, $0x7fffffff
+DATA siluConst<>+396(SB)/4, $0x7fffffff
+DATA siluConst<>+400(SB)/4, $0x7fffffff
+DATA siluConst<>+404(SB)/4, $0x7fffffff
+DATA siluConst<>+408(SB)/4, $0x7fffffff
+DATA siluConst<>+412(SB)/4, $0x7fffffff
+DATA siluConst<>+416(SB)/4, $0x3f800000
+DATA siluConst<>+420(SB)/4, $0x3f800000
+DATA siluConst<>+424(SB)/4, $0x3f800000
+DATA siluConst<>+428(SB)/4, $0x3f800000
+DATA siluConst<>+432(SB)/4, $0x3f800000
+DATA siluConst<>+436(SB)/4, $0x3f800000
+DATA siluConst<>+440(SB)/4, $0x3f800000
+DATA siluConst<>+444(SB)/4, $0x3f800000
+GLOBL siluConst<>(SB), RODATA|NOPTR, $448
 
 // func absMaxBitsAVX2(x []float32) uint32
 // Requires: AVX, AVX2

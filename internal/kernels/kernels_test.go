@@ -146,6 +146,74 @@ func TestDotI2S4Panics(t *testing.T) {
 	}
 }
 
+// TestDotI2SRowsMatchesReference: the multi-row kernel gives, bit for bit,
+// the reference's epilogue of dotI2SRef on every row, for row counts around
+// the kernel's loop boundaries, row lengths of every group class, random
+// and extreme scales, a zero weight scale and rows that wrap.
+func TestDotI2SRowsMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 15))
+	for _, nb := range []int{1, 2, 12, 31, 32, 33, 54, 64, 65} {
+		for _, nr := range []int{1, 2, 3, 7, 8, 9, 17} {
+			for trial := 0; trial < 4; trial++ {
+				rows := make([]byte, 0, 32*nb*nr)
+				for range nr {
+					row, _ := randI2S(r, nb)
+					rows = append(rows, row...)
+				}
+				_, q := randI2S(r, nb)
+				q = append(q, 9) // longer than a row needs
+				sumf := float32(r.IntN(1<<20) - 1<<19)
+				s := float32(127 / (1e-5 + r.ExpFloat64()))
+				scale := float32(r.Float64())
+				switch trial {
+				case 1: // every lane wraps in every row
+					for i := range rows {
+						rows[i] = 0xaa
+					}
+					for i := range q {
+						q[i] = -128
+					}
+				case 2:
+					scale = 0
+				case 3: // the largest activation scale (amax = 1e-5)
+					s = float32(127 / 1e-5)
+				}
+				got, want := make([]float32, nr), make([]float32, nr)
+				DotI2SRows(got, rows, q, sumf, s, scale)
+				for k := range want {
+					v := float32(dotI2SRef(rows[k*32*nb:(k+1)*32*nb], q)) - sumf
+					v = v / s
+					want[k] = v * scale
+				}
+				for k := range got {
+					if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+						t.Fatalf("nb=%d rows=%d trial %d row %d: kernel %v, reference %v (%s)", nb, nr, trial, k, got[k], want[k], Impl())
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDotI2SRowsPanics(t *testing.T) {
+	for _, c := range []struct{ dst, rows, q int }{
+		{2, 96, 256},  // 48-byte rows
+		{2, 64, 127},  // short activation
+		{0, 32, 128},  // rows without outputs
+		{3, 128, 256}, // not a whole number of rows
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%+v: no panic", c)
+				}
+			}()
+			DotI2SRows(make([]float32, c.dst), make([]byte, c.rows), make([]int8, c.q), 0, 1, 1)
+		}()
+	}
+	DotI2SRows(nil, nil, nil, 0, 1, 1) // nothing to do: no panic
+}
+
 // TestDotI2SUsesPrefix checks that a longer q (the caller's scratch) is
 // read only for the row's inputs.
 func TestDotI2SUsesPrefix(t *testing.T) {
@@ -346,4 +414,124 @@ func TestQuantizeI8SPanics(t *testing.T) {
 		}
 	}()
 	QuantizeI8S(make([]int8, 3), make([]float32, 4))
+}
+
+// TestF32ToF16MatchesReference: the F16 conversions equal x448/float16 on
+// the edges (zeros, subnormal boundaries, rounding ties, the overflow
+// threshold, infinities, signalling and quiet NaNs with payloads) and on
+// random bit patterns, for lengths around the kernels' 8-value steps. (The
+// AVX2 kernels were also compared on all 2^32 inputs once, 2026-12-01:
+// no difference.)
+func TestF32ToF16MatchesReference(t *testing.T) {
+	edges := []uint32{
+		0, 0x80000000, 1, 0x33000000, 0x33000001, 0x337fffff, 0x33800000, 0x387fc000, 0x387fe000,
+		0x38800000, 0x3f800000, 0x3f801000, 0x3f802000, 0x3f803000, 0x477fe000, 0x477fefff,
+		0x477ff000, 0x47800000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7f800001, 0x7fa00000,
+		0x7fc00000, 0xffc00001, 0x7fffffff, 0xc77ff000, 0xb3000001,
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 31, 100} {
+		for trial := 0; trial < 20; trial++ {
+			src := make([]float32, n)
+			for i := range src {
+				b := r.Uint32()
+				if trial%2 == 0 {
+					b = edges[r.IntN(len(edges))]
+				}
+				src[i] = math.Float32frombits(b)
+			}
+			got, want := make([]uint16, n), make([]uint16, n)
+			F32ToF16(got, src)
+			f32ToF16Ref(want, src)
+			gr, wr := make([]float32, n), make([]float32, n)
+			RoundF16(gr, src)
+			roundF16sRef(wr, src)
+			for i := range got {
+				if got[i] != want[i] || math.Float32bits(gr[i]) != math.Float32bits(wr[i]) {
+					t.Fatalf("n=%d %#x: kernel %#x / %#x, reference %#x / %#x (%s)", n, math.Float32bits(src[i]), got[i], math.Float32bits(gr[i]), want[i], math.Float32bits(wr[i]), Impl())
+				}
+			}
+			RoundF16(src, src) // in place
+			for i := range src {
+				if math.Float32bits(src[i]) != math.Float32bits(wr[i]) {
+					t.Fatalf("n=%d: in place, element %d differs", n, i)
+				}
+			}
+		}
+	}
+}
+
+// TestSiLUMatchesReference: SiLU equals its pure-Go reference (Exp per
+// element in the groups of eight, expf in the tail) bit for bit on random
+// activations of several scales, on groups that straddle Exp's normal
+// range (|x| near 87.3) and on infinities and NaNs, which the assembly
+// leaves to the reference.
+func TestSiLUMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	specials := []float32{0, float32(math.Copysign(0, -1)), 87.3, -87.3, 87.4, -87.4, 88.8, -88.8, 103, -104,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40, -1e-40}
+	for _, n := range []int{0, 3, 8, 15, 16, 64, 4096 + 5} {
+		for trial := 0; trial < 10; trial++ {
+			x := make([]float32, n)
+			for i := range x {
+				switch {
+				case trial%3 == 2 && r.IntN(16) == 0:
+					x[i] = specials[r.IntN(len(specials))]
+				default:
+					x[i] = float32(r.NormFloat64() * float64([]float32{0.5, 3, 30}[trial%3]))
+				}
+			}
+			want := append([]float32(nil), x...)
+			n8 := n &^ 7
+			siluRef(want[:n8])
+			for i := n8; i < n; i++ {
+				want[i] = want[i] / (1 + float32(math.Exp(float64(-want[i]))))
+			}
+			SiLU(x)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d trial %d element %d: kernel %v, reference %v (%s)", n, trial, i, x[i], want[i], Impl())
+				}
+			}
+		}
+	}
+}
+
+// TestDotF16RowsMatchesReference: the multi-row F16 kernel gives DotF16's
+// reference (the reduced body, and the float64 tail for row lengths that
+// are not a multiple of 32) on every row, bit for bit, with values large
+// enough that the summation order shows.
+func TestDotF16RowsMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 15))
+	for _, k := range []int{32, 64, 96, 1536, 2560, 40} {
+		for _, nr := range []int{1, 2, 5, 16} {
+			for trial := 0; trial < 4; trial++ {
+				w := randF16(r, nr*k, []float32{0.05, 300}[trial%2])
+				x := make([]float32, k)
+				for i := range x {
+					x[i] = F16ToF32(randF16(r, 1, []float32{1, 50}[trial/2])[0])
+				}
+				got := make([]float32, nr)
+				DotF16Rows(got, w, x)
+				for row := range got {
+					wr := w[row*k : (row+1)*k]
+					np := k &^ 31
+					sum := float64(dotF16BodyRef(wr[:np], x[:np]))
+					for i := np; i < k; i++ {
+						sum += float64(float32(f16Table[wr[i]] * x[i]))
+					}
+					if want := float32(sum); math.Float32bits(got[row]) != math.Float32bits(want) {
+						t.Fatalf("k=%d rows=%d trial %d row %d: kernel %v, reference %v (%s)", k, nr, trial, row, got[row], want, Impl())
+					}
+				}
+			}
+		}
+	}
+	DotF16Rows(nil, nil, make([]float32, 32)) // no rows: no panic
+	defer func() {
+		if recover() == nil {
+			t.Error("w of the wrong length: no panic")
+		}
+	}()
+	DotF16Rows(make([]float32, 2), make([]uint16, 63), make([]float32, 32))
 }

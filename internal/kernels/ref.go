@@ -63,6 +63,39 @@ func dotI2S4Ref(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SRef(row, q0), dotI2SRef(row, q1), dotI2SRef(row, q2), dotI2SRef(row, q3)}
 }
 
+// dotF16RowsRef is DotF16Rows's reference for len(x) a multiple of 32.
+func dotF16RowsRef(dst []float32, w []uint16, x []float32) {
+	k := len(x)
+	for r := range dst {
+		dst[r] = dotF16BodyRef(w[r*k:(r+1)*k], x)
+	}
+}
+
+// f32ToF16Ref is F32ToF16's reference (x448/float16.Fromfloat32, checked
+// by its author on all 2^32 inputs against IEEE round to nearest even).
+func f32ToF16Ref(dst []uint16, src []float32) {
+	for i, v := range src {
+		dst[i] = float16.Fromfloat32(v).Bits()
+	}
+}
+
+// roundF16sRef is RoundF16's reference.
+func roundF16sRef(dst, src []float32) {
+	for i, v := range src {
+		dst[i] = f16Table[float16.Fromfloat32(v).Bits()]
+	}
+}
+
+// dotI2SRowsRef is DotI2SRows's reference: dotI2SRef of each row of rowB
+// bytes, then bitnet.cpp's epilogue in float32.
+func dotI2SRowsRef(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
+	for r := range dst {
+		v := float32(dotI2SRef(rows[r*rowB:(r+1)*rowB], q)) - sumf
+		v = v / s
+		dst[r] = v * scale
+	}
+}
+
 // reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators: acc0+acc2 and
 // acc1+acc3 added lane by lane, then lanes l and l+4 added, then
 // (t0+t1)+(t2+t3).

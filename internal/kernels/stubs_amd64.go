@@ -14,10 +14,40 @@ func dotI2SAVX2(row []byte, q []int8) int32
 //go:noescape
 func dotI2S4AVX2(row []byte, q0 []int8, q1 []int8, q2 []int8, q3 []int8, sums *[4]int32)
 
+// dotI2SRowsAVX2 writes the I2_S dot product of each of len(dst) consecutive rows of rowB bytes (a multiple of 32, > 0) with q (len(q) ≥ 4·rowB), with bitnet.cpp's epilogue, into dst; len(rows) ≥ len(dst)·rowB.
+//
+//go:noescape
+func dotI2SRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+
+// dotI2SRowsAVX512 is dotI2SRowsAVX2 for CPUs with AVX-512 F and BW (the same results).
+//
+//go:noescape
+func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float32, s float32, scale float32)
+
 // dotF16AVX2 returns the reduced 8×4 accumulators of ggml's vec_dot_f16 over len(w) elements (a multiple of 32, ≥ 0); len(x) ≥ len(w).
 //
 //go:noescape
 func dotF16AVX2(w []uint16, x []float32) float32
+
+// dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).
+//
+//go:noescape
+func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+
+// f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).
+//
+//go:noescape
+func f32ToF16AVX2(dst []uint16, src []float32)
+
+// roundF16sAVX2 rounds len(src) (a multiple of 8) float32 values to F16 precision into dst (len(dst) ≥ len(src)).
+//
+//go:noescape
+func roundF16sAVX2(dst []float32, src []float32)
+
+// siluGroupsAVX2 applies SiLU in place to the groups of eight of x (len(x) a multiple of 8) up to the first group Exp's fast path cannot take, and returns the number of values done.
+//
+//go:noescape
+func siluGroupsAVX2(x []float32) int
 
 // absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.
 //

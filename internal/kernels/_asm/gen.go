@@ -11,6 +11,8 @@
 package main
 
 import (
+	"math"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -24,7 +26,13 @@ func main() {
 	ConstraintExpr("!purego")
 	dotI2S()
 	dotI2S4()
+	dotI2SRows()
+	dotI2SRowsAVX512()
 	dotF16()
+	dotF16Rows()
+	f32ToF16()
+	roundF16s()
+	siluGroups()
 	absMaxBits()
 	quantI8S()
 	addAbs4x8()
@@ -210,6 +218,218 @@ func dotI2S4() {
 	RET()
 }
 
+// dotI2SRows: dotI2S over consecutive rows of rowB bytes (rowB a multiple
+// of 32) with bitnet.cpp's epilogue per row (reference: dotI2SRowsRef):
+// dst_r = ((float32(sumi_r) − sumf)/s)·scale, each scalar operation
+// rounded to float32 (VCVTSI2SSL, VSUBSS, VDIVSS, VMULSS: the rounding of
+// Go's float32 conversion and arithmetic). One call for a whole range of
+// rows saves the per-row call and set-up of DotI2S, and the division of one
+// row overlaps the next row's loads.
+func dotI2SRows() {
+	TEXT("dotI2SRowsAVX2", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32)")
+	Pragma("noescape")
+	Doc("dotI2SRowsAVX2 writes the I2_S dot product of each of len(dst) consecutive rows of rowB bytes (a multiple of 32, > 0) with q (len(q) ≥ 4·rowB), with bitnet.cpp's epilogue, into dst; len(rows) ≥ len(dst)·rowB.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	qBase := Load(Param("q").Base(), GP64())
+	SHRQ(U8(5), rowB) // blocks per row
+	var ep [3]VecVirtual
+	for i, name := range []string{"sumf", "s", "scale"} {
+		a, err := Param(name).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		ep[i] = XMM()
+		VMOVSS(a.Addr, ep[i])
+	}
+	mask := broadcast32(0x03030303)
+	ones := broadcast32(0x00010001)
+
+	Label("rowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("rowsDone"))
+	q := GP64()
+	MOVQ(qBase, q)
+	nb := GP64()
+	MOVQ(rowB, nb)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("rowsGroup")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("rowsEpilogue"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := YMM()
+	VPXOR(acc16, acc16, acc16)
+
+	Label("rowsBlock")
+	c := YMM()
+	VMOVDQU(Mem{Base: row}, c)
+	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for s, sh := range []uint8{6, 4, 2} {
+		VPSRLW(U8(sh), c, p[s])
+		VPAND(mask, p[s], p[s])
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * s}, p[s], p[s])
+	}
+	VPAND(mask, c, p[3])
+	VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], p[3])
+	VPADDW(p[1], p[0], p[0])
+	VPADDW(p[3], p[2], p[2])
+	VPADDW(p[2], p[0], p[0])
+	VPADDW(p[0], acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("rowsBlock"))
+
+	VPMADDWD(ones, acc16, acc16)
+	VPADDD(acc16, acc32, acc32)
+	JMP(LabelRef("rowsGroup"))
+
+	Label("rowsEpilogue")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	VCVTDQ2PS(lo, lo)
+	VSUBSS(ep[0], lo, lo)
+	VDIVSS(ep[1], lo, lo)
+	VMULSS(ep[2], lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("rowsNext"))
+
+	Label("rowsDone")
+	VZEROUPPER()
+	RET()
+}
+
+// dotI2SRowsAVX512: dotI2SRows with 512-bit vectors (AVX-512 F + BW).
+// Each 32-byte block is broadcast to both halves of a ZMM register; one
+// variable word shift (VPSRLVW) isolates the codes of s = 0 in the low half
+// and s = 1 in the high half, another s = 2 and s = 3, so each VPMADDUBSW
+// takes 64 contiguous activation bytes. The low half of the 16-bit
+// accumulator then holds the lanes of s = 0 and 2, the high half those of
+// s = 1 and 3; at the end of each group of 32 blocks the halves are added
+// with a wrapping VPADDW before the widening. Wrapping 16-bit addition is
+// associative and commutative, so every lane equals the reference's
+// acc16 lane (the same products, added in another order modulo 2^16).
+func dotI2SRowsAVX512() {
+	TEXT("dotI2SRowsAVX512", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32)")
+	Pragma("noescape")
+	Doc("dotI2SRowsAVX512 is dotI2SRowsAVX2 for CPUs with AVX-512 F and BW (the same results).")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	qBase := Load(Param("q").Base(), GP64())
+	SHRQ(U8(5), rowB)
+	var ep [3]VecVirtual
+	for i, name := range []string{"sumf", "s", "scale"} {
+		a, err := Param(name).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		ep[i] = XMM()
+		VMOVSS(a.Addr, ep[i])
+	}
+	shifts := GLOBL("i2sShifts512", RODATA|NOPTR)
+	for i := 0; i < 64; i++ {
+		// words 0-15: 6, 16-31: 4 (first vector); 2 and 0 (second).
+		v := [4]uint16{6, 4, 2, 0}[i/16]
+		DATA(2*i, U16(v))
+	}
+	shA, shB := ZMM(), ZMM()
+	VMOVDQU64(shifts, shA)
+	VMOVDQU64(shifts.Offset(64), shB)
+	t := GP32()
+	MOVL(U32(0x03030303), t)
+	mx := XMM()
+	VMOVD(t, mx)
+	mask := ZMM()
+	VPBROADCASTD(mx, mask)
+	ones := broadcast32(0x00010001)
+
+	Label("zRowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("zRowsDone"))
+	q := GP64()
+	MOVQ(qBase, q)
+	nb := GP64()
+	MOVQ(rowB, nb)
+	acc32 := YMM()
+	VPXOR(acc32, acc32, acc32)
+
+	Label("zRowsGroup")
+	CMPQ(nb, Imm(0))
+	JE(LabelRef("zRowsEpilogue"))
+	g := GP64()
+	MOVQ(U32(32), g)
+	CMPQ(nb, g)
+	CMOVQLT(nb, g)
+	SUBQ(g, nb)
+	acc16 := ZMM()
+	VPXORD(acc16, acc16, acc16)
+
+	Label("zRowsBlock")
+	c := ZMM()
+	VBROADCASTI64X4(Mem{Base: row}, c)
+	a, b := ZMM(), ZMM()
+	VPSRLVW(shA, c, a)
+	VPSRLVW(shB, c, b)
+	VPANDD(mask, a, a)
+	VPANDD(mask, b, b)
+	VPMADDUBSW(Mem{Base: q}, a, a)
+	VPMADDUBSW(Mem{Base: q, Disp: 64}, b, b)
+	VPADDW(b, a, a)
+	VPADDW(a, acc16, acc16)
+	ADDQ(U8(32), row)
+	ADDQ(U32(128), q)
+	DECQ(g)
+	JNE(LabelRef("zRowsBlock"))
+
+	hiY := YMM()
+	VEXTRACTI64X4(U8(1), acc16, hiY)
+	lo16 := acc16.AsY()
+	VPADDW(hiY, lo16, lo16)
+	VPMADDWD(ones, lo16, lo16)
+	VPADDD(lo16, acc32, acc32)
+	JMP(LabelRef("zRowsGroup"))
+
+	Label("zRowsEpilogue")
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc32, hi)
+	lo := acc32.AsX()
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0x4e), lo, hi)
+	VPADDD(hi, lo, lo)
+	VPSHUFD(U8(0xb1), lo, hi)
+	VPADDD(hi, lo, lo)
+	VCVTDQ2PS(lo, lo)
+	VSUBSS(ep[0], lo, lo)
+	VDIVSS(ep[1], lo, lo)
+	VMULSS(ep[2], lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("zRowsNext"))
+
+	Label("zRowsDone")
+	VZEROUPPER()
+	RET()
+}
+
 // dotF16: the 32-element steps of ggml's AVX2 + F16C vec_dot_f16 (reference:
 // dotF16Ref before its tail). Four accumulators of eight lanes; each step
 // widens 4×8 F16 weights with VCVTPH2PS, multiplies by the activations
@@ -255,6 +475,210 @@ func dotF16() {
 	VHADDPS(lo, lo, lo)
 	VZEROUPPER() // before the legacy-SSE MOVSS of the store: no transition penalty
 	Store(lo, ReturnIndex(0))
+	RET()
+}
+
+// dotF16Rows: dotF16 over consecutive rows of k F16 weights (k a multiple
+// of 32) against one activation x, the result of each row stored as
+// float32 (reference: dotF16RowsRef). (A 512-bit version, accumulators 0|1
+// and 2|3 in the halves of two ZMM registers, was no faster here: the four
+// chains of additions, not the instruction count, bound the kernel.)
+func dotF16Rows() {
+	TEXT("dotF16RowsAVX2", NOSPLIT, "func(dst []float32, w []uint16, x []float32)")
+	Pragma("noescape")
+	Doc("dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	xBase := Load(Param("x").Base(), GP64())
+	k := Load(Param("x").Len(), GP64())
+	SHRQ(U8(5), k)
+
+	Label("f16RowsNext")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("f16RowsDone"))
+	x := GP64()
+	MOVQ(xBase, x)
+	n := GP64()
+	MOVQ(k, n)
+	acc := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for _, a := range acc {
+		VXORPS(a, a, a)
+	}
+	Label("f16RowsLoop")
+	for j, a := range acc {
+		t := YMM()
+		VCVTPH2PS(Mem{Base: w, Disp: 16 * j}, t)
+		VMULPS(Mem{Base: x, Disp: 32 * j}, t, t)
+		VADDPS(t, a, a)
+	}
+	ADDQ(U8(64), w)
+	ADDQ(U32(128), x)
+	DECQ(n)
+	JNE(LabelRef("f16RowsLoop"))
+	VADDPS(acc[2], acc[0], acc[0])
+	VADDPS(acc[3], acc[1], acc[1])
+	VADDPS(acc[1], acc[0], acc[0])
+	hi := XMM()
+	VEXTRACTF128(U8(1), acc[0], hi)
+	lo := acc[0].AsX()
+	VADDPS(hi, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VMOVSS(lo, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("f16RowsNext"))
+
+	Label("f16RowsDone")
+	VZEROUPPER()
+	RET()
+}
+
+// f32ToF16: IEEE binary16 bits of float32 values, rounded to nearest even
+// (reference: f32ToF16Ref, github.com/x448/float16's Fromfloat32, which
+// quiets a NaN and keeps the top of its payload as F16C does). VCVTPS2PH
+// with immediate 0 rounds to nearest even whatever MXCSR says.
+func f32ToF16() {
+	TEXT("f32ToF16AVX2", NOSPLIT, "func(dst []uint16, src []float32)")
+	Pragma("noescape")
+	Doc("f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).")
+	dst := Load(Param("dst").Base(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	SHRQ(U8(3), n)
+	Label("h16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("h16Done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: src}, v)
+	h := XMM()
+	VCVTPS2PH(U8(0), v, h)
+	VMOVDQU(h, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(16), dst)
+	DECQ(n)
+	JMP(LabelRef("h16Loop"))
+	Label("h16Done")
+	VZEROUPPER()
+	RET()
+}
+
+// roundF16s: float32 values rounded to binary16 and widened back (exact),
+// reference roundF16sRef.
+func roundF16s() {
+	TEXT("roundF16sAVX2", NOSPLIT, "func(dst, src []float32)")
+	Pragma("noescape")
+	Doc("roundF16sAVX2 rounds len(src) (a multiple of 8) float32 values to F16 precision into dst (len(dst) ≥ len(src)).")
+	dst := Load(Param("dst").Base(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	SHRQ(U8(3), n)
+	Label("r16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("r16Done"))
+	v := YMM()
+	VMOVUPS(Mem{Base: src}, v)
+	h := XMM()
+	VCVTPS2PH(U8(0), v, h)
+	VCVTPH2PS(h, v)
+	VMOVUPS(v, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(32), dst)
+	DECQ(n)
+	JMP(LabelRef("r16Loop"))
+	Label("r16Done")
+	VZEROUPPER()
+	RET()
+}
+
+// siluGroups: x/(1+e^−x) in place over groups of eight (reference:
+// siluRef and Exp in ../exp.go, ggml_v_expf and ggml_v_silu of bitnet.cpp's
+// llama.cpp fork), the same float32 operations in the same order, the fused
+// multiply-adds as VFMADD231PS/VFNMADD231PS. It stops before the first
+// group with a lane outside Exp's normal range (|n| > 126 or NaN), which
+// the caller computes in Go, and returns the number of values done.
+func siluGroups() {
+	TEXT("siluGroupsAVX2", NOSPLIT, "func(x []float32) int")
+	Pragma("noescape")
+	Doc("siluGroupsAVX2 applies SiLU in place to the groups of eight of x (len(x) a multiple of 8) up to the first group Exp's fast path cannot take, and returns the number of values done.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	// The constants, eight lanes each, read as memory operands (16 YMM
+	// registers would not hold them and the temporaries).
+	tab := GLOBL("siluConst", RODATA|NOPTR)
+	consts := []uint32{}
+	for _, v := range []float32{0x1.8p23, 0x1.715476p+0, 0x1.62e4p-1, 0x1.7f7d1cp-20,
+		0x1.ffffecp-1, 0x1.fffdb6p-2, 0x1.555e66p-3, 0x1.573e2ep-5, 0x1.0e4020p-7, 1, 126} {
+		consts = append(consts, math.Float32bits(v))
+	}
+	consts = append(consts, 0x80000000, 0x7fffffff, 0x3f800000)
+	for i, c := range consts {
+		for l := 0; l < 8; l++ {
+			DATA(32*i+4*l, U32(c))
+		}
+	}
+	cm := func(i int) Mem { return tab.Offset(32 * i) }
+	shift, log2e, ln2hi, ln2lo := cm(0), cm(1), cm(2), cm(3)
+	c1, c2, c3, c4, c5 := cm(4), cm(5), cm(6), cm(7), cm(8)
+	one, lim, sign, abs, oneBits := cm(9), cm(10), cm(11), cm(12), cm(13)
+
+	Label("siluLoop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("siluDone"))
+	v := YMM()
+	VMOVUPS(Mem{Base: x}, v)
+	a := YMM() // the argument −v
+	VXORPS(sign, v, a)
+	z := YMM()
+	VMOVUPS(shift, z)
+	VFMADD231PS(log2e, a, z) // z = shift + a·log2e
+	nn := YMM()
+	VSUBPS(shift, z, nn) // n = z − shift
+	an := YMM()
+	VANDPS(abs, nn, an)
+	m := YMM()
+	VCMPPS(U8(0x12), lim, an, m) // |n| ≤ 126, false for NaN (LE_OQ)
+	bits := GP32()
+	VMOVMSKPS(m, bits)
+	CMPL(bits, U8(0xff))
+	JNE(LabelRef("siluDone"))
+	b := YMM()
+	VMOVAPS(a, b)
+	VFNMADD231PS(ln2hi, nn, b) // b = a − n·ln2hi
+	VFNMADD231PS(ln2lo, nn, b) // b = b − n·ln2lo
+	u := YMM()
+	VMULPS(b, b, u)
+	c1b := YMM()
+	VMULPS(c1, b, c1b)
+	odd := YMM()
+	VMOVUPS(c2, odd)
+	VFMADD231PS(c3, b, odd) // c2 + c3·b
+	high := YMM()
+	VMOVUPS(c4, high)
+	VFMADD231PS(c5, b, high)  // c4 + c5·b
+	VFMADD231PS(high, u, odd) // p = odd + high·u
+	VFMADD231PS(odd, u, c1b)  // p = c1b + p·u
+	k := YMM()
+	VPSLLD(U8(23), z, k)
+	VPADDD(oneBits, k, k)
+	e := YMM()
+	VMOVAPS(k, e)
+	VFMADD231PS(k, c1b, e) // e = k + k·p
+	VADDPS(one, e, e)
+	VDIVPS(e, v, v) // v / (1 + e)
+	VMOVUPS(v, Mem{Base: x})
+	ADDQ(U8(32), x)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("siluLoop"))
+
+	Label("siluDone")
+	VZEROUPPER()
+	Store(done, ReturnIndex(0))
 	RET()
 }
 

@@ -1,0 +1,99 @@
+package kernels
+
+import "math"
+
+// Exp is e^x as bitnet.cpp computes it in softmax and SiLU on x86
+// AVX2: ggml_v_expf of bitnet.cpp's llama.cpp fork (ggml.c, 406a5036), which
+// takes its method and coefficients from Arm's optimized-routines expf. It is
+// not correctly rounded (up to ~1.5 ulp), so using math.Exp instead moves
+// single ulps, and those flip later F16 and int8 roundings: on the golden
+// tiny model math.Exp leaves logits up to 0.2 away from bitnet.cpp, this
+// function reproduces them bit for bit.
+//
+// The method: n = round(x·log2 e) (by adding 1.5·2^23 in a fused
+// multiply-add), b = x − n·ln2 with ln2 split in a high and a low part (two
+// fused steps), e^b − 1 ≈ b·c1 + b²·(c2 + c3·b) + b⁴·(c4 + c5·b), and the
+// result 2^n·(1 + p) as one fused multiply-add. Every float32 operation is
+// rounded where the reference rounds; fma32 gives the single rounding of
+// the hardware fused multiply-add (see there for its one exception).
+func Exp(x float32) float32 {
+	if x != x {
+		return x
+	}
+	z := fma32(expShift, x, expLog2e)
+	n := z - expShift
+	b := fma32(x, -n, expLn2Hi)
+	b = fma32(b, -n, expLn2Lo)
+	u := b * b
+	c1b := expC[0] * b
+	odd := fma32(expC[1], expC[2], b)  // c2 + c3·b
+	high := fma32(expC[3], expC[4], b) // c4 + c5·b
+	p := fma32(odd, high, u)           // (c2 + c3·b) + (c4 + c5·b)·u
+	p = fma32(c1b, p, u)               // c1·b + u·(…)
+	an := float32(math.Abs(float64(n)))
+	if an <= 126 {
+		// k = 2^n from the exponent bits of z (its low mantissa bits hold n).
+		k := math.Float32frombits(math.Float32bits(z)<<23 + math.Float32bits(1))
+		return fma32(k, p, k)
+	}
+	// Outside the normal exponent range: 2^n·(1+p) overflows to +Inf or
+	// underflows towards 0. The reference splits 2^n in two factors; the
+	// results agree except possibly in the last bit of a subnormal, which
+	// nothing downstream (softmax sums, 1 + e^−x in SiLU) can see.
+	if an > 192 {
+		if n > 0 {
+			return float32(math.Inf(1))
+		}
+		return 0
+	}
+	return float32(math.Ldexp(1+float64(p), int(n)))
+}
+
+// Constants of Exp (values of ggml_v_expf; see there).
+const (
+	expShift = 0x1.8p23       // 1.5·2^23: adding it rounds to an integer
+	expLog2e = 0x1.715476p+0  // log2(e) in float32
+	expLn2Hi = 0x1.62e4p-1    // ln 2, high part
+	expLn2Lo = 0x1.7f7d1cp-20 // ln 2, low part
+)
+
+// expC are the polynomial coefficients c1…c5 of e^b − 1 on |b| ≤ ln2/2.
+var expC = [5]float32{0x1.ffffecp-1, 0x1.fffdb6p-2, 0x1.555e66p-3, 0x1.573e2ep-5, 0x1.0e4020p-7}
+
+// fma32 returns a + b·c rounded once to float32: b·c of two float32 values
+// is exact in float64, so the only difference from a hardware fused
+// multiply-add is the vanishingly rare case where the float64 sum lands
+// exactly on a float32 rounding tie (double rounding); the assembly uses
+// the hardware instruction (runtime/dot.go fma32 is the same function).
+func fma32(a, b, c float32) float32 {
+	return float32(float64(a) + float64(b)*float64(c))
+}
+
+// SiLU applies x/(1+e^−x) in place as ggml_vec_silu_f32 does on AVX2
+// (ggml.c of bitnet.cpp's llama.cpp fork): groups of eight use the vector
+// exponential (Exp), a tail shorter than eight uses the C library's expf
+// (correctly rounded, here via float64), and the quotient is one float32
+// division. The assembly takes the groups whose eight exponents are all in
+// Exp's normal range; any other group (|x| above about 87, a NaN) takes
+// the pure-Go path.
+func SiLU(x []float32) {
+	n8 := len(x) &^ 7
+	for i := 0; i < n8; {
+		i += siluGroups(x[i:n8])
+		if i < n8 {
+			siluRef(x[i : i+8])
+			i += 8
+		}
+	}
+	for i := n8; i < len(x); i++ {
+		v := x[i]
+		x[i] = v / (1 + float32(math.Exp(float64(-v))))
+	}
+}
+
+// siluRef is SiLU's reference on whole groups of eight.
+func siluRef(x []float32) {
+	for i, v := range x {
+		x[i] = v / (1 + Exp(-v))
+	}
+}

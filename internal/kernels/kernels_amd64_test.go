@@ -1,0 +1,26 @@
+//go:build !purego
+
+package kernels
+
+import "testing"
+
+// TestAVX2WithoutAVX512: on a CPU with AVX-512 the comparisons with the
+// references run once more with the AVX-512 kernels switched off, so the
+// AVX2 kernels they replace stay tested there too.
+func TestAVX2WithoutAVX512(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 here: the other tests already run the AVX2 kernels")
+	}
+	useAVX512 = false
+	defer func() { useAVX512 = true }()
+	t.Run("DotI2SRows", TestDotI2SRowsMatchesReference)
+}
+
+// BenchmarkDotI2SRowsAVX2 is BenchmarkDotI2SRows with the AVX-512 kernel
+// switched off (the AVX2 figures on an AVX-512 machine).
+func BenchmarkDotI2SRowsAVX2(b *testing.B) {
+	saved := useAVX512
+	useAVX512 = false
+	defer func() { useAVX512 = saved }()
+	BenchmarkDotI2SRows(b)
+}
