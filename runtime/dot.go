@@ -11,16 +11,11 @@ import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
 // order, not just the value, keeps the F16 roundings that follow (KV cache,
 // attention operands, LM head) on the same side as the reference.
 //
-// Fused multiply-add in float32 is computed as float32(a + b·c) in float64:
-// b·c of two float32 values is exact in float64, so whether or not the Go
-// compiler fuses that expression the float64 result is the same, and the
-// one rounding to float32 matches a hardware fma except in the vanishingly
-// rare case where the float64 sum lands exactly on a float32 tie.
+// Fused multiply-add in float32 is kernels.FMA32: a + b·c rounded once, as
+// the reference's hardware fma does, ties included.
 
-// fma32 returns a + b·c rounded once to float32 (see above).
-func fma32(a, b, c float32) float32 {
-	return float32(float64(a) + float64(b)*float64(c))
-}
+// fma32 returns a + b·c rounded once to float32 (kernels.FMA32).
+func fma32(a, b, c float32) float32 { return kernels.FMA32(a, b, c) }
 
 // reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators.
 func reduce8x4(acc *[4][8]float32) float32 {

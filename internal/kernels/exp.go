@@ -60,13 +60,31 @@ const (
 // expC are the polynomial coefficients c1…c5 of e^b − 1 on |b| ≤ ln2/2.
 var expC = [5]float32{0x1.ffffecp-1, 0x1.fffdb6p-2, 0x1.555e66p-3, 0x1.573e2ep-5, 0x1.0e4020p-7}
 
-// fma32 returns a + b·c rounded once to float32: b·c of two float32 values
-// is exact in float64, so the only difference from a hardware fused
-// multiply-add is the vanishingly rare case where the float64 sum lands
-// exactly on a float32 rounding tie (double rounding); the assembly uses
-// the hardware instruction (runtime/dot.go fma32 is the same function).
-func fma32(a, b, c float32) float32 {
-	return float32(float64(a) + float64(b)*float64(c))
+// fma32 is FMA32 (the name the kernels' references use).
+func fma32(a, b, c float32) float32 { return FMA32(a, b, c) }
+
+// FMA32 returns a + b·c rounded once to float32, as the hardware's fused
+// multiply-add (VFMADD231PS, FMLA) gives it. b·c of two float32 values is
+// exact in float64; the sum is rounded to float64 "to odd" (when it is
+// inexact and its last bit is even, it moves one ulp toward the exact
+// value), which makes the final rounding to float32 the correct one, with no
+// double-rounding tie (53 ≥ 24 + 2 bits; Boldo and Melquiond, "Emulation of
+// FMA and correctly rounded sums: proved algorithms using rounding to
+// odd", IEEE TC 2008). Infinities and NaNs pass through as the float64 sum
+// gives them.
+func FMA32(a, b, c float32) float32 {
+	p := float64(b) * float64(c)
+	s := float64(a) + p
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	// The rounding error of s (Knuth's TwoSum; exact in float64).
+	bv := s - float64(a)
+	e := (float64(a) - (s - bv)) + (p - bv)
+	if e != 0 && math.Float64bits(s)&1 == 0 {
+		s = math.Nextafter(s, math.Copysign(math.Inf(1), e))
+	}
+	return float32(s)
 }
 
 // SiLU applies x/(1+e^−x) in place as ggml_vec_silu_f32 does on AVX2

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -534,4 +535,44 @@ func TestDotF16RowsMatchesReference(t *testing.T) {
 		}
 	}()
 	DotF16Rows(make([]float32, 2), make([]uint16, 63), make([]float32, 32))
+}
+
+// TestFMA32 compares FMA32 with a + b·c computed exactly (big.Float) and
+// rounded once to float32: random operands, cancellations, and the
+// double-rounding case a plain float64 sum gets wrong (1+2⁻¹¹+2⁻²⁴ is a
+// float32 tie; 2⁻⁶⁰ above it must round up, the float64 sum drops it and
+// ties to even go down).
+func TestFMA32(t *testing.T) {
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(300).SetFloat64(float64(b))
+		x.Mul(x, new(big.Float).SetPrec(300).SetFloat64(float64(c)))
+		x.Add(x, new(big.Float).SetPrec(300).SetFloat64(float64(a)))
+		f, _ := x.Float32()
+		return f
+	}
+	b12 := float32(1 + 0x1p-12)
+	cases := [][3]float32{
+		{0x1p-60, b12, b12},
+		{-0x1p-60, b12, b12},
+		{1, 1, 1},
+		{1, -1, 1},
+		{0x1p-149, 0x1p-75, 0x1p-75},
+		{3.4e38, 2, 1e38},
+	}
+	if got, want := FMA32(0x1p-60, b12, b12), float32(1+0x1p-11+0x1p-23); got != want {
+		t.Errorf("tie case: got %x, want %x", got, want)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		a := float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(40)-20))
+		b := float32(r.NormFloat64())
+		c := float32(r.NormFloat64()) * float32(math.Ldexp(1, r.IntN(40)-20))
+		cases = append(cases, [3]float32{a, b, c}, [3]float32{-b * c, b, c}, [3]float32{a, b, -a / b})
+	}
+	for _, x := range cases {
+		got, want := FMA32(x[0], x[1], x[2]), exact(x[0], x[1], x[2])
+		if math.Float32bits(got) != math.Float32bits(want) && !(math.IsInf(float64(want), 0) && got == want) {
+			t.Fatalf("FMA32(%x, %x, %x) = %x, exact %x", x[0], x[1], x[2], got, want)
+		}
+	}
 }
