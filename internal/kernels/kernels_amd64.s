@@ -19,16 +19,16 @@ TEXT ·dotI2SAVX2(SB), NOSPLIT, $0-52
 	VPBROADCASTD X1, Y1
 	VPXOR        Y2, Y2, Y2
 
-group:
+Group:
 	CMPQ    DX, $0x00
-	JE      done
+	JE      Sums
 	MOVQ    $0x00000020, BX
 	CMPQ    DX, BX
 	CMOVQLT DX, BX
 	SUBQ    BX, DX
 	VPXOR   Y3, Y3, Y3
 
-block:
+Block:
 	VMOVDQU    (AX), Y4
 	VPSRLW     $0x06, Y4, Y5
 	VPAND      Y0, Y5, Y5
@@ -48,12 +48,12 @@ block:
 	ADDQ       $0x20, AX
 	ADDQ       $0x00000080, CX
 	DECQ       BX
-	JNE        block
+	JNE        Block
 	VPMADDWD   Y1, Y3, Y3
 	VPADDD     Y3, Y2, Y2
-	JMP        group
+	JMP        Group
 
-done:
+Sums:
 	VEXTRACTI128 $0x01, Y2, X0
 	VPADDD       X0, X2, X2
 	VPSHUFD      $0x4e, X2, X0
@@ -217,7 +217,7 @@ rowsNext:
 
 rowsGroup:
 	CMPQ    R8, $0x00
-	JE      rowsEpilogue
+	JE      rowsSums
 	MOVQ    $0x00000020, R9
 	CMPQ    R8, R9
 	CMOVQLT R8, R9
@@ -249,7 +249,7 @@ rowsBlock:
 	VPADDD     Y6, Y5, Y5
 	JMP        rowsGroup
 
-rowsEpilogue:
+rowsSums:
 	VEXTRACTI128 $0x01, Y5, X6
 	VPADDD       X6, X5, X5
 	VPSHUFD      $0x4e, X5, X6

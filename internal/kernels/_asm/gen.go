@@ -76,12 +76,29 @@ func dotI2S() {
 
 	mask := broadcast32(0x03030303)
 	ones := broadcast32(0x00010001)
+	acc32 := i2sRowSums("", row, q, nb, mask, ones)
+	lo := hsum32x8(acc32)
+	r := GP32()
+	VMOVD(lo, r)
+	VZEROUPPER()
+	Store(r, ReturnIndex(0))
+	RET()
+}
+
+// i2sRowSums emits the loop of dotI2S over the nb 32-byte blocks at row
+// (advancing row and q, consuming nb): each block's four 2-bit code
+// vectors times 128 activation bytes with VPMADDUBSW into wrapping int16
+// lanes, widened to int32 (VPMADDWD with ones) every 32 blocks, as the
+// reference's acc16/acc32 do. prefix keeps the labels of the functions
+// that use it apart. It returns the eight int32 lane sums.
+func i2sRowSums(prefix string, row, q, nb Register, mask, ones VecVirtual) VecVirtual {
+	group, block, done := prefix+"Group", prefix+"Block", prefix+"Sums"
 	acc32 := YMM()
 	VPXOR(acc32, acc32, acc32)
 
-	Label("group")
+	Label(group)
 	CMPQ(nb, Imm(0))
-	JE(LabelRef("done"))
+	JE(LabelRef(done))
 	g := GP64()
 	MOVQ(U32(32), g)
 	CMPQ(nb, g)
@@ -90,7 +107,7 @@ func dotI2S() {
 	acc16 := YMM()
 	VPXOR(acc16, acc16, acc16)
 
-	Label("block")
+	Label(block)
 	c := YMM()
 	VMOVDQU(Mem{Base: row}, c)
 	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
@@ -108,26 +125,29 @@ func dotI2S() {
 	ADDQ(U8(32), row)
 	ADDQ(U32(128), q)
 	DECQ(g)
-	JNE(LabelRef("block"))
+	JNE(LabelRef(block))
 
 	VPMADDWD(ones, acc16, acc16)
 	VPADDD(acc16, acc32, acc32)
-	JMP(LabelRef("group"))
+	JMP(LabelRef(group))
 
-	Label("done")
+	Label(done)
+	return acc32
+}
+
+// hsum32x8 adds the eight int32 lanes of acc (in the order hsum_i32_8 of
+// bitnet.cpp's kernel adds them; integer sums, so any order gives the
+// same) and returns an XMM whose lane 0 holds the total.
+func hsum32x8(acc VecVirtual) Register {
 	hi := XMM()
-	VEXTRACTI128(U8(1), acc32, hi)
-	lo := acc32.AsX()
+	VEXTRACTI128(U8(1), acc, hi)
+	lo := acc.AsX()
 	VPADDD(hi, lo, lo)
 	VPSHUFD(U8(0x4e), lo, hi)
 	VPADDD(hi, lo, lo)
 	VPSHUFD(U8(0xb1), lo, hi)
 	VPADDD(hi, lo, lo)
-	r := GP32()
-	VMOVD(lo, r)
-	VZEROUPPER()
-	Store(r, ReturnIndex(0))
-	RET()
+	return lo
 }
 
 // dotI2S4: dotI2S of one packed row against four activation rows at once
@@ -254,53 +274,8 @@ func dotI2SRows() {
 	MOVQ(qBase, q)
 	nb := GP64()
 	MOVQ(rowB, nb)
-	acc32 := YMM()
-	VPXOR(acc32, acc32, acc32)
-
-	Label("rowsGroup")
-	CMPQ(nb, Imm(0))
-	JE(LabelRef("rowsEpilogue"))
-	g := GP64()
-	MOVQ(U32(32), g)
-	CMPQ(nb, g)
-	CMOVQLT(nb, g)
-	SUBQ(g, nb)
-	acc16 := YMM()
-	VPXOR(acc16, acc16, acc16)
-
-	Label("rowsBlock")
-	c := YMM()
-	VMOVDQU(Mem{Base: row}, c)
-	p := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
-	for s, sh := range []uint8{6, 4, 2} {
-		VPSRLW(U8(sh), c, p[s])
-		VPAND(mask, p[s], p[s])
-		VPMADDUBSW(Mem{Base: q, Disp: 32 * s}, p[s], p[s])
-	}
-	VPAND(mask, c, p[3])
-	VPMADDUBSW(Mem{Base: q, Disp: 96}, p[3], p[3])
-	VPADDW(p[1], p[0], p[0])
-	VPADDW(p[3], p[2], p[2])
-	VPADDW(p[2], p[0], p[0])
-	VPADDW(p[0], acc16, acc16)
-	ADDQ(U8(32), row)
-	ADDQ(U32(128), q)
-	DECQ(g)
-	JNE(LabelRef("rowsBlock"))
-
-	VPMADDWD(ones, acc16, acc16)
-	VPADDD(acc16, acc32, acc32)
-	JMP(LabelRef("rowsGroup"))
-
-	Label("rowsEpilogue")
-	hi := XMM()
-	VEXTRACTI128(U8(1), acc32, hi)
-	lo := acc32.AsX()
-	VPADDD(hi, lo, lo)
-	VPSHUFD(U8(0x4e), lo, hi)
-	VPADDD(hi, lo, lo)
-	VPSHUFD(U8(0xb1), lo, hi)
-	VPADDD(hi, lo, lo)
+	acc32 := i2sRowSums("rows", row, q, nb, mask, ones)
+	lo := hsum32x8(acc32)
 	VCVTDQ2PS(lo, lo)
 	VSUBSS(ep[0], lo, lo)
 	VDIVSS(ep[1], lo, lo)
