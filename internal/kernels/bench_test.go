@@ -122,6 +122,25 @@ func BenchmarkDotI2S4(b *testing.B) {
 // BenchmarkDotF16Rows: BenchmarkDotF16's rows through the multi-row
 // kernel, one call per thread's range of rows.
 func BenchmarkDotF16Rows(b *testing.B) {
+	benchF16(b, func(dst []float32, w []uint16, x []float32, k, lo, hi int) {
+		DotF16Rows(dst[lo:hi], w[lo*k:hi*k], x)
+	})
+}
+
+// BenchmarkDotF16: rows of K = 1536 F16 weights (the output head of the
+// 1bitLLM large shape) against one F16-rounded activation.
+func BenchmarkDotF16(b *testing.B) {
+	benchF16(b, func(_ []float32, w []uint16, x []float32, k, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			DotF16(w[i*k:(i+1)*k], x)
+		}
+	})
+}
+
+// benchF16 times rows(dst, w, x, k, lo, hi) over rows of K = 1536 F16
+// weights that fit the L2 ("l2") or stream from memory ("stream"), split
+// over 1 and 2 threads; bytes are the weights.
+func benchF16(b *testing.B, rowsFn func(dst []float32, w []uint16, x []float32, k, lo, hi int)) {
 	const k = 1536
 	r := rand.New(rand.NewPCG(2, 2))
 	x := make([]float32, k)
@@ -139,39 +158,7 @@ func BenchmarkDotF16Rows(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
 				b.SetBytes(int64(2 * len(w)))
 				for b.Loop() {
-					split(rows, th, func(lo, hi int) {
-						DotF16Rows(dst[lo:hi], w[lo*k:hi*k], x)
-					})
-				}
-			})
-		}
-	}
-}
-
-// BenchmarkDotF16: rows of K = 1536 F16 weights (the output head of the
-// 1bitLLM large shape) against one F16-rounded activation.
-func BenchmarkDotF16(b *testing.B) {
-	const k = 1536
-	r := rand.New(rand.NewPCG(2, 2))
-	x := make([]float32, k)
-	for i := range x {
-		x[i] = F16ToF32(randF16(r, 1, 1)[0])
-	}
-	for _, c := range []struct {
-		name  string
-		bytes int
-	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
-		rows := c.bytes / (2 * k)
-		w := randF16(r, rows*k, 0.05)
-		for _, th := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
-				b.SetBytes(int64(2 * len(w)))
-				for b.Loop() {
-					split(rows, th, func(lo, hi int) {
-						for i := lo; i < hi; i++ {
-							DotF16(w[i*k:(i+1)*k], x)
-						}
-					})
+					split(rows, th, func(lo, hi int) { rowsFn(dst, w, x, k, lo, hi) })
 				}
 			})
 		}

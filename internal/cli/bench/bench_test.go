@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -43,17 +44,9 @@ func TestNewCmdBench(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var got *BenchOptions
-			cmd := NewCmdBench(func(o *BenchOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdBench, c.args)
 			if c.wantErr != "" {
-				var ue *usage.Error
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.As(err, &ue) {
-					t.Fatalf("error %v, want a usage error containing %q", err, c.wantErr)
-				}
+				clitest.WantUsage(t, err, c.wantErr)
 				return
 			}
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -37,17 +38,9 @@ func TestNewCmdEmbed(t *testing.T) {
 		{"argument", []string{"-m", "x", "-p", "a", "extra"}, nil, "no arguments"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var got *EmbedOptions
-			cmd := NewCmdEmbed(func(o *EmbedOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdEmbed, c.args)
 			if c.wantErr != "" {
-				var ue *usage.Error
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.As(err, &ue) {
-					t.Fatalf("err = %v, want a usage error naming %q", err, c.wantErr)
-				}
+				clitest.WantUsage(t, err, c.wantErr)
 				return
 			}
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 )
 
@@ -50,17 +51,9 @@ func TestNewCmdInspect(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			var got *InspectOptions
-			cmd := NewCmdInspect(func(o *InspectOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdInspect, c.args)
 			if c.usageErr {
-				var ue *usage.Error
-				if !errors.As(err, &ue) {
-					t.Fatalf("err = %v, want a usage error", err)
-				}
+				clitest.WantUsage(t, err, "")
 				return
 			}
 			if err != nil {

@@ -3,7 +3,6 @@ package perplexity
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 )
 
 const golden = "../../../testdata/golden/tiny-bitnet"
@@ -43,17 +42,9 @@ func TestNewCmdPerplexity(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var got *PerplexityOptions
-			cmd := NewCmdPerplexity(func(o *PerplexityOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdPerplexity, c.args)
 			if c.wantErr != "" {
-				var ue *usage.Error
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !errors.As(err, &ue) {
-					t.Fatalf("error %v, want a usage error containing %q", err, c.wantErr)
-				}
+				clitest.WantUsage(t, err, c.wantErr)
 				return
 			}
 			if err != nil {

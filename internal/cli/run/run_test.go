@@ -13,6 +13,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
@@ -49,20 +50,9 @@ func TestNewCmdRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var got *RunOptions
-			cmd := NewCmdRun(func(o *RunOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdRun, c.args)
 			if c.wantErr != "" {
-				var ue *usage.Error
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, c.wantErr)
-				}
-				if !asUsage(err, &ue) {
-					t.Fatalf("error %v is not a usage error (exit 2)", err)
-				}
+				clitest.WantUsage(t, err, c.wantErr)
 				return
 			}
 			if err != nil {
@@ -74,21 +64,6 @@ func TestNewCmdRun(t *testing.T) {
 			}
 		})
 	}
-}
-
-func asUsage(err error, ue **usage.Error) bool {
-	for e := err; e != nil; {
-		if u, ok := e.(*usage.Error); ok {
-			*ue = u
-			return true
-		}
-		un, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = un.Unwrap()
-	}
-	return false
 }
 
 func readF32(t *testing.T, path string) []float32 {

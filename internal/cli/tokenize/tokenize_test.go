@@ -2,7 +2,6 @@ package tokenize
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
-	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 )
 
 const goldenI2S = "../../../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf"
@@ -38,18 +37,9 @@ func TestNewCmdTokenize(t *testing.T) {
 		{"argument", []string{"-m", "a.gguf", "-p", "x", "extra"}, nil, "no arguments"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var got *TokenizeOptions
-			cmd := NewCmdTokenize(func(o *TokenizeOptions) error { got = o; return nil })
-			cmd.SetArgs(c.args)
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			err := cmd.Execute()
+			got, err := clitest.Parse(NewCmdTokenize, c.args)
 			if c.wantErr != "" {
-				var ue *usage.Error
-				if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want a usage error saying %q", err, c.wantErr)
-				}
+				clitest.WantUsage(t, err, c.wantErr)
 				return
 			}
 			if err != nil {
