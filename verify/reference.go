@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 )
 
@@ -377,4 +378,19 @@ func attention(q, k, v []float64, P int, g refGeometry) []float64 {
 		}
 	}
 	return out
+}
+
+// referenceLogits runs the float reference of the checkpoint over seq.
+func referenceLogits(src *convert.Source, dir string, seq []int32) ([]float64, error) {
+	g, err := refGeometryOf(src.Config())
+	if err != nil {
+		return nil, err
+	}
+	_, g.adjacentRope = src.Plan().Converter.(convert.RopePermuter)
+	w, err := openSourceWeights(src, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return refLogits(w, g, seq, nil)
 }
