@@ -168,6 +168,9 @@ func LoadEmbedding(f File, opts Options) (*EmbeddingModel, error) {
 	}
 	p.NLayer, p.NEmbd, p.NHead, p.NHeadKV, p.HeadDim = h.NLayer, h.NEmbd, h.NHead, h.NHeadKV, h.HeadDim
 	p.NFF, p.NCtx, p.RopeTheta, p.RMSEps = h.NFF, h.NCtx, h.RopeTheta, h.RMSEps
+	if h.RopeFreqScale != 1 {
+		return nil, fmt.Errorf("key %s.rope.scaling.factor: rope scaling is not supported for the %s embedding models", arch, arch)
+	}
 	kv := l.kv
 	l.r.float(&p.AttnScale, "attention.scale", float32(1/math.Sqrt(float64(p.HeadDim))), false)
 	if l.r.err != nil {

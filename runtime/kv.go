@@ -76,6 +76,58 @@ func (r *kvReader) positive(key string, x float64) {
 	}
 }
 
+// ropeScaling sets dst to the rope frequency scale the file asks for, read
+// as llama.cpp's loader does (src/llama-model.cpp, load_hparams;
+// src/llama-context.cpp): {arch}.rope.scaling.factor, else the older
+// {arch}.rope.scale_linear, gives freq_scale = 1/factor (float32); a
+// {arch}.rope.scaling.type of "none" never scales; an absent type is linear.
+// The runtime implements linear scaling only (ggml's rope_yarn with
+// ext_factor 0 and attn_factor 1: every angle is freq_scale·θ), so another
+// type (yarn, longrope, …) and a factor that is not a positive finite
+// number are errors naming the key. Without the keys dst is 1.
+func (r *kvReader) ropeScaling(dst *float32) {
+	*dst = 1
+	if r.err != nil {
+		return
+	}
+	typ := "linear"
+	typeKey := r.arch + ".rope.scaling.type"
+	if v, ok := r.kv(typeKey); ok {
+		s, isStr := v.V.(string)
+		if !isStr {
+			r.err = fmt.Errorf("key %s: a %s, want the string linear or none; fix the GGUF metadata", typeKey, v.Type)
+			return
+		}
+		typ = s
+	}
+	switch typ {
+	case "linear", "none":
+	default:
+		r.err = fmt.Errorf("key %s: rope scaling %q is not supported (only linear, or none); convert a checkpoint without it or with linear scaling", typeKey, typ)
+		return
+	}
+	key := "rope.scaling.factor"
+	if _, ok := r.kv(r.arch + "." + key); !ok {
+		if _, ok := r.kv(r.arch + ".rope.scale_linear"); ok {
+			key = "rope.scale_linear"
+		} else {
+			return
+		}
+	}
+	var factor float32
+	r.float(&factor, key, 1, false)
+	if r.err != nil {
+		return
+	}
+	if !(factor > 0) {
+		r.err = fmt.Errorf("key %s.%s: factor %v must be positive (freq_scale = 1/factor); fix the GGUF metadata", r.arch, key, factor)
+		return
+	}
+	if typ == "linear" {
+		*dst = 1 / factor
+	}
+}
+
 // activation overrides dst with the FFN activation the file records under
 // {arch}.hidden_activation (format.HiddenActivationSuffix; our converter
 // writes it, and llama.cpp loaders that read it — ggml-org/llama.cpp PR

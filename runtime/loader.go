@@ -22,6 +22,9 @@ type header struct {
 	NLayer, NEmbd, NHead, NHeadKV int
 	NFF, NCtx, HeadDim            int
 	RopeTheta, RMSEps             float32
+	// RopeFreqScale is llama.cpp's freq_scale, 1/{arch}.rope.scaling.factor
+	// for linear scaling (1 without it; kvReader.ropeScaling).
+	RopeFreqScale float32
 }
 
 // headerRule is how a model family reads its header.
@@ -117,6 +120,7 @@ func (l *loader) header(rule headerRule, extra func(r *kvReader, h *header)) (he
 	r.uint(&h.NCtx, "context_length", rule.ctxDefault, false)
 	r.float(&h.RopeTheta, "rope.freq_base", 10000, false)
 	r.float(&h.RMSEps, "attention.layer_norm_rms_epsilon", 0, true)
+	r.ropeScaling(&h.RopeFreqScale)
 	if extra != nil {
 		extra(r, &h)
 	}

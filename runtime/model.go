@@ -104,7 +104,12 @@ type Params struct {
 	NVocab    int     // token_embd ne[1]
 	NCtx      int     // {arch}.context_length (training context; default 2048)
 	RopeTheta float32 // {arch}.rope.freq_base (default 10000)
-	RMSEps    float32 // {arch}.attention.layer_norm_rms_epsilon (required)
+	// RopeFreqScale is llama.cpp's freq_scale: 1/{arch}.rope.scaling.factor
+	// for linear rope scaling (type "linear" or absent), else 1. Every rope
+	// angle is freq_scale·θ (ggml's rope_yarn with ext_factor 0), so 1
+	// gives the unscaled model's logits bit for bit.
+	RopeFreqScale float32
+	RMSEps        float32 // {arch}.attention.layer_norm_rms_epsilon (required)
 	// FFN is the arch's activation unless {arch}.hidden_activation
 	// ("relu2", "silu") overrides it.
 	FFN FFNActivation
@@ -274,7 +279,7 @@ func Load(f File, opts Options) (*Model, error) {
 		}
 	}
 	m.Params = Params{NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead, NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, NFF: h.NFF,
-		NVocab: nVocab, NCtx: h.NCtx, RopeTheta: h.RopeTheta, RMSEps: h.RMSEps, FFN: ffn}
+		NVocab: nVocab, NCtx: h.NCtx, RopeTheta: h.RopeTheta, RopeFreqScale: h.RopeFreqScale, RMSEps: h.RMSEps, FFN: ffn}
 	m.layers = make([]layer, h.NLayer)
 	if err := loadLayers(l, &h, m.layers, func(x *layer) *projections { return &x.projections }, spec.vectors); err != nil {
 		return nil, err

@@ -343,15 +343,22 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 
 // ropeTable fills the cos/sin of every pair at position pos as ggml's
 // rope_cache_init does: theta starts at pos and is multiplied (in float32) by
-// theta_scale = powf(freq_base, −2/n_dims) once per pair; cos and sin are
-// glibc's cosf and sinf (libmf.go).
+// theta_scale = powf(freq_base, −2/n_dims) once per pair; each pair's angle
+// is freq_scale·theta (rope_yarn's theta_interp; Params.RopeFreqScale, 1
+// without rope scaling, which leaves theta's bits as they are); cos and sin
+// are glibc's cosf and sinf (libmf.go).
 func (s *Session) ropeTable(cos, sin []float32, pos int) {
 	p := s.m.Params
 	thetaScale := ropeThetaScale(p.RopeTheta, p.HeadDim)
+	freqScale := p.RopeFreqScale
+	if freqScale == 0 {
+		freqScale = 1 // a Params built without the loader
+	}
 	theta := float32(pos)
 	for i := range cos {
-		cos[i] = glibcCosf(theta)
-		sin[i] = glibcSinf(theta)
+		a := freqScale * theta
+		cos[i] = glibcCosf(a)
+		sin[i] = glibcSinf(a)
 		theta *= thetaScale
 	}
 }

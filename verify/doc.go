@@ -49,9 +49,16 @@
 // A). Comparing the two int8-activation runtimes with each other under
 // limits made for runtime-vs-float would demand twice the accuracy.
 //
-// Default thresholds depend on the stored weight type of the projections,
-// because I2_S/TL1/TL2 run with per-token int8 activations (bitnet.cpp's
-// kernels) while F32/F16/BF16 files run in float: see DefaultThresholds.
+// The logit thresholds of a causal LM are derived per file and prompt by the
+// error model of thresholds.go: each projection's kernel family (Family:
+// F32, F16, BF16, I2_S/TL, TQ, IQ*_BN, Q2_0) rounds its activations and
+// stores its weights with a known rounding; the reference measures that
+// rounding's noise on its own activations (refGeometry.observe), sums it
+// over the layers into the logits' relative error r and scales it by the
+// reference logits' spread (Bound, printed by verify -v). DefaultThresholds
+// are the starting values (the runtime-only spread bound, the embedding
+// models' cosine); the mutation corpus (mutation_test.go) proves the
+// derived limits on the bundled models.
 //
 // Sentence-embedding models (GGUF arch qwen3 / gemma3, the BitNet embedding
 // 0.6B and 270M; embed.go) get the same structure and metadata checks, then,

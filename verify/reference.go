@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 )
 
@@ -22,6 +23,10 @@ import (
 type refGeometry struct {
 	hidden, heads, kvHeads, headDim, ff, vocab, layers int
 	eps, theta                                         float64
+	// posScale multiplies every position before the rope angles: 1/factor
+	// under linear rope scaling (transformers' linear rope type divides the
+	// position ids by the factor); 0 or 1 without it.
+	posScale float64
 	// relu2 selects the squared-ReLU gate (hidden_act "relu2", 2B-4T);
 	// otherwise SiLU (hidden_act "silu", 1bitLLM, Llama3, Falcon3).
 	relu2 bool
@@ -30,10 +35,18 @@ type refGeometry struct {
 	// rope pairs dimensions 2i and 2i+1; per head this is HF's rotate_half
 	// on the HF rows, permuted, and q·k is unchanged.
 	adjacentRope bool
+	// observe, when set, sees every projection's input (row-major [P,
+	// inDim]) before the product: the error model (thresholds.go).
+	observe func(name string, in []float64, inDim int)
+	// observeScores, when set, gets each layer's rms of the scaled
+	// attention scores q·k/√d over every (position, head, key) the softmax
+	// sees: the error model's gain of the q/k path.
+	observeScores func(rms float64)
 }
 
 // refGeometryOf reads g from cfg. Missing or non-positive sizes, an unknown
-// hidden_act, rope_scaling (not implemented by the reference) and heads that
+// hidden_act, a rope_scaling other than linear (the only kind the reference
+// implements) and heads that
 // are not a multiple of the KV heads are errors naming config.json and the
 // key.
 func refGeometryOf(cfg *hf.Config) (refGeometry, error) {
@@ -84,8 +97,25 @@ func refGeometryOf(cfg *hf.Config) (refGeometry, error) {
 		}
 		g.theta = th
 	}
-	if sub, ok := cfg.Sub("rope_scaling"); ok && sub != nil {
-		return g, fmt.Errorf("%s: rope_scaling is set; the float reference implements plain RoPE only", cfg.Path)
+	g.posScale = 1
+	if rs, isObject := cfg.Sub("rope_scaling"); isObject {
+		typ, _, err := rs.String("type", "rope_type")
+		if err != nil {
+			return g, err
+		}
+		if typ != "linear" {
+			return g, fmt.Errorf("%s: rope_scaling type %q: the float reference implements linear scaling only", cfg.Path, typ)
+		}
+		f, ok, err := rs.Float("factor")
+		if err != nil {
+			return g, err
+		}
+		if !ok || !(f > 0) || math.IsInf(f, 0) {
+			return g, fmt.Errorf("%s: rope_scaling needs a positive \"factor\"", cfg.Path)
+		}
+		g.posScale = 1 / f
+	} else if cfg.Has("rope_scaling") && cfg.Raw["rope_scaling"] != nil {
+		return g, fmt.Errorf("%s: \"rope_scaling\" must be an object or null", cfg.Path)
 	}
 	act, _, err := cfg.String("hidden_act")
 	if err != nil {
@@ -156,6 +186,9 @@ func refLogits(w refWeights, g refGeometry, ids []int32, layerDone func(layer in
 		if err := checkMatrix(w, name, outDim, inDim); err != nil {
 			return nil, err
 		}
+		if g.observe != nil {
+			g.observe(name, in, inDim)
+		}
 		out := make([]float64, P*outDim)
 		err := w.blocks(name, refBlockElems, func(lo, hi int, blk []float64) {
 			gemmNT(P, hi-lo, inDim, in, inDim, blk, out[lo:], outDim)
@@ -198,9 +231,14 @@ func refLogits(w refWeights, g refGeometry, ids []int32, layerDone func(layer in
 		if g.adjacentRope {
 			rot = rotateAdjacent
 		}
+		posScale := g.posScale
+		if posScale == 0 {
+			posScale = 1
+		}
 		for p := 0; p < P; p++ {
-			rot(q[p*qDim:(p+1)*qDim], g.heads, g.headDim, p, g.theta)
-			rot(k[p*kvDim:(p+1)*kvDim], g.kvHeads, g.headDim, p, g.theta)
+			pos := float64(p) * posScale
+			rot(q[p*qDim:(p+1)*qDim], g.heads, g.headDim, pos, g.theta)
+			rot(k[p*kvDim:(p+1)*kvDim], g.kvHeads, g.headDim, pos, g.theta)
 		}
 		att := attention(q, k, v, P, g)
 		if att, err = norm(b+"attn_sub_norm.weight", att, qDim, true); err != nil {
@@ -310,11 +348,12 @@ func addTo(dst, x []float64) {
 
 // rotateHalf applies HF's rotary embedding (apply_rotary_pos_emb with
 // rotate_half: dimension i pairs with i + d/2) to each head of x in place.
-func rotateHalf(x []float64, nHeads, d int, pos int, theta float64) {
+// pos is the (scaled) position.
+func rotateHalf(x []float64, nHeads, d int, pos float64, theta float64) {
 	half := d / 2
 	for i := 0; i < half; i++ {
 		freq := math.Pow(theta, -2*float64(i)/float64(d))
-		s, c := math.Sincos(float64(pos) * freq)
+		s, c := math.Sincos(pos * freq)
 		for h := 0; h < nHeads; h++ {
 			v := x[h*d : (h+1)*d]
 			x0, x1 := v[i], v[i+half]
@@ -325,10 +364,10 @@ func rotateHalf(x []float64, nHeads, d int, pos int, theta float64) {
 }
 
 // rotateAdjacent is rotateHalf with dimension 2i paired with 2i + 1.
-func rotateAdjacent(x []float64, nHeads, d int, pos int, theta float64) {
+func rotateAdjacent(x []float64, nHeads, d int, pos float64, theta float64) {
 	for i := 0; i < d/2; i++ {
 		freq := math.Pow(theta, -2*float64(i)/float64(d))
-		s, c := math.Sincos(float64(pos) * freq)
+		s, c := math.Sincos(pos * freq)
 		for h := 0; h < nHeads; h++ {
 			v := x[h*d : (h+1)*d]
 			x0, x1 := v[2*i], v[2*i+1]
@@ -348,6 +387,7 @@ func attention(q, k, v []float64, P int, g refGeometry) []float64 {
 	scale := 1 / math.Sqrt(float64(d))
 	out := make([]float64, P*qDim)
 	scores := make([]float64, P)
+	var ss float64 // Σ score², for observeScores
 	for p := 0; p < P; p++ {
 		for h := 0; h < g.heads; h++ {
 			qh := q[p*qDim+h*d : p*qDim+(h+1)*d]
@@ -361,6 +401,7 @@ func attention(q, k, v []float64, P int, g refGeometry) []float64 {
 				}
 				scores[t] = s * scale
 				mx = math.Max(mx, scores[t])
+				ss += scores[t] * scores[t]
 			}
 			var sum float64
 			for t := 0; t <= p; t++ {
@@ -377,20 +418,28 @@ func attention(q, k, v []float64, P int, g refGeometry) []float64 {
 			}
 		}
 	}
+	if g.observeScores != nil {
+		g.observeScores(math.Sqrt(ss / float64(g.heads*P*(P+1)/2)))
+	}
 	return out
 }
 
-// referenceLogits runs the float reference of the checkpoint over seq.
-func referenceLogits(src *convert.Source, dir string, seq []int32) ([]float64, error) {
+// referenceLogits runs the float reference of the checkpoint over seq,
+// with the error model of the file whose tensor types are types observing
+// every projection (thresholds.go).
+func referenceLogits(src *convert.Source, dir string, seq []int32, types func(string) (gguf.Type, bool)) ([]float64, *errorModel, error) {
 	g, err := refGeometryOf(src.Config())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	_, g.adjacentRope = src.Plan().Converter.(convert.RopePermuter)
 	w, err := openSourceWeights(src, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer w.Close()
-	return refLogits(w, g, seq, nil)
+	em := newErrorModel(types, g)
+	g.observe, g.observeScores = em.observe, em.observeScores
+	ref, err := refLogits(w, g, seq, nil)
+	return ref, em, err
 }

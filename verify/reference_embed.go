@@ -266,8 +266,8 @@ func (r *embedRef) hiddenStates(ids []int32) ([][]float64, error) {
 			for hh := 0; hh < r.kvHeads; hh++ {
 				copy(ks[t][hh*hd:], r.norm(ks[t][hh*hd:(hh+1)*hd], L.kNorm, g))
 			}
-			rotateHalf(qs[t], r.heads, hd, t, theta)
-			rotateHalf(ks[t], r.kvHeads, hd, t, theta)
+			rotateHalf(qs[t], r.heads, hd, float64(t), theta)
+			rotateHalf(ks[t], r.kvHeads, hd, float64(t), theta)
 		}
 		for t := 0; t < n; t++ {
 			att := make([]float64, r.heads*hd)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
 // goldenHelloIDs is the golden prompt "Hello world, this is a tiny BitNet
@@ -48,7 +49,7 @@ func TestReferenceMatchesGoldenLogits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := referenceLogits(src, tc.hf, goldenHelloIDs)
+		got, _, err := referenceLogits(src, tc.hf, goldenHelloIDs, func(string) (gguf.Type, bool) { return 0, false })
 		src.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -130,8 +131,8 @@ func naiveLogits(t *testing.T, w refWeights, g refGeometry, ids []int32) []float
 			b := fmt.Sprintf("blk.%d.", l)
 			a := norm(h, vec(b+"attn_norm.weight"))
 			q, k, v := matVec(full(b+"attn_q.weight"), a), matVec(full(b+"attn_k.weight"), a), matVec(full(b+"attn_v.weight"), a)
-			rotateHalf(q, g.heads, g.headDim, pos, g.theta)
-			rotateHalf(k, g.kvHeads, g.headDim, pos, g.theta)
+			rotateHalf(q, g.heads, g.headDim, float64(pos), g.theta)
+			rotateHalf(k, g.kvHeads, g.headDim, float64(pos), g.theta)
 			keys[l], vals[l] = append(keys[l], k), append(vals[l], v)
 			att := make([]float64, qDim)
 			for hd := 0; hd < g.heads; hd++ {

@@ -33,9 +33,9 @@ import (
 //     every projection runs the same kernel in both files (I2_S of any
 //     layout and TL1/TL2 all run the I2_S kernel; IQ1_BN/IQ2_BN the Q8_K64
 //     one) with the same stored values and every float tensor is equal;
-//     otherwise within the ternary limits of verify --hf
-//     (DefaultThresholds(true)), which the activation quantization of the
-//     two kernels and the scale rounding stay well inside.
+//     otherwise both within the limits verify --hf derives (thresholds.go)
+//     against the float64 reference built from A, the looser of A's and
+//     B's bounds.
 //
 // A file the runtime cannot run (a type it does not compute) gets a note
 // and no logit comparison; the tensor checks still decide.
@@ -280,8 +280,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 		rep.Thresholds = Thresholds{MinTop1: 1, MaxDelta: 0, MaxKL: 0, MaxPPLRel: 0, MinFiniteSpread: rep.Thresholds.MinFiniteSpread}
 		rep.Notes = append(rep.Notes, "same kernels and stored values: the logits must be bit-identical")
 	} else {
-		rep.Thresholds = DefaultThresholds(true)
-		rep.Notes = append(rep.Notes, "other kernels or scale rounding: both files' logits are held to verify --hf's ternary limits against the float64 reference built from "+opts.RefGGUF+"'s weights")
+		rep.Notes = append(rep.Notes, "other kernels or scale rounding: both files' logits are held to the error model's limits (as verify --hf) against the float64 reference built from "+opts.RefGGUF+"'s weights")
 	}
 	if opts.Adjust != nil {
 		opts.Adjust(&rep.Thresholds)
@@ -348,12 +347,23 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 		rep.Pass = len(rep.Failures) == 0
 		return rep, nil
 	}
+	emA, emB := newErrorModel(tensorTypes(fa), g), newErrorModel(tensorTypes(f), g)
+	g.observe = func(name string, in []float64, inDim int) {
+		emA.observe(name, in, inDim)
+		emB.observe(name, in, inDim)
+	}
+	g.observeScores = func(rms float64) {
+		emA.observeScores(rms)
+		emB.observeScores(rms)
+	}
 	ref, err := refLogits(&ggufWeights{f: fa, kernels: ka}, g, seq, nil)
 	if err != nil {
 		rep.fail("float reference from %s: %v", opts.RefGGUF, err)
 		rep.Pass = false
 		return rep, nil
 	}
+	// Both files are held to the looser of their two bounds.
+	deriveThresholds(rep, opts, ref, len(rowsB), emB, emA)
 	rep.Numbers = compareNumbersAs(rep, "logits of "+opts.GGUF+" against the float reference: ", ref, rowsB, seq)
 	rep.RefNumbers = compareNumbersAs(rep, "logits of the reference file "+opts.RefGGUF+" against its float reference: ", ref, rowsA, seq)
 	rep.Pass = len(rep.Failures) == 0

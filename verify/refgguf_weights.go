@@ -119,13 +119,26 @@ func refGeometryOfGGUF(f *reader.File, path string) (refGeometry, error) {
 			return g, fmt.Errorf("%s: key %s.rope.dimension_count is %v, not the head dimension %d; the float reference rotates whole heads only", path, arch, v.V, g.headDim)
 		}
 	}
-	// Linear scaling by 1 (what bitnet.cpp's converter writes) is plain
-	// RoPE: positions divided by the factor.
-	if s, ok := f.String(arch + ".rope.scaling.type"); ok && s != "none" {
-		fac, hasFac := f.Float(arch + ".rope.scaling.factor")
-		if s != "linear" || (hasFac && fac != 1) {
-			return g, fmt.Errorf("%s: key %s.rope.scaling.type is %q (factor %v); the float reference implements plain RoPE only", path, arch, s, fac)
-		}
+	// Linear scaling divides the positions by the factor (1, what
+	// bitnet.cpp's converter writes, is plain RoPE); the keys are read as
+	// the runtime reads them (llama.cpp's rule: an absent type is linear,
+	// "none" never scales, rope.scale_linear is the older factor key).
+	g.posScale = 1
+	typ, hasType := f.String(arch + ".rope.scaling.type")
+	if !hasType {
+		typ = "linear"
+	}
+	fac, hasFac := f.Float(arch + ".rope.scaling.factor")
+	if !hasFac {
+		fac, hasFac = f.Float(arch + ".rope.scale_linear")
+	}
+	switch {
+	case typ != "linear" && typ != "none":
+		return g, fmt.Errorf("%s: key %s.rope.scaling.type is %q; the float reference implements linear scaling only", path, arch, typ)
+	case hasFac && (!(fac > 0) || math.IsInf(fac, 0)):
+		return g, fmt.Errorf("%s: key %s.rope.scaling.factor is %v; it must be positive", path, arch, fac)
+	case hasFac && typ == "linear":
+		g.posScale = 1 / fac
 	}
 	if v, ok := f.Get(arch + format.HiddenActivationSuffix); ok {
 		switch s, _ := v.V.(string); s {

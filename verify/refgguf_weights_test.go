@@ -10,6 +10,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -47,7 +48,7 @@ func TestGGUFReferenceEqualsHF(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer src.Close()
-			want, err := referenceLogits(src, c.hf, goldenHelloIDs)
+			want, _, err := referenceLogits(src, c.hf, goldenHelloIDs, func(string) (gguf.Type, bool) { return 0, false })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +80,7 @@ func TestGGUFReferenceEqualsHF(t *testing.T) {
 }
 
 // TestRefGeometryOfGGUFRefuses: what the reference cannot compute is an
-// error naming the key.
+// error naming the key; linear rope scaling is read as the runtime reads it.
 func TestRefGeometryOfGGUFRefuses(t *testing.T) {
 	f, err := reader.Open("../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf")
 	if err != nil {
@@ -93,13 +94,30 @@ func TestRefGeometryOfGGUFRefuses(t *testing.T) {
 	if g.hidden != 256 || g.vocab != 512 || g.relu2 || g.adjacentRope || g.theta != 10000 {
 		t.Errorf("geometry %+v", g)
 	}
-	for i, kv := range f.KVs {
-		if kv.Key == "bitnet.rope.scaling.factor" {
-			f.KVs[i].Value.V = float32(2)
+	if g.posScale != 1 {
+		t.Errorf("factor 1: position scale %v", g.posScale)
+	}
+	// Linear scaling by 2 halves the positions (issue 20); yarn and a
+	// factor ≤ 0 are refused naming the key.
+	set := func(key string, v any) {
+		for i, kv := range f.KVs {
+			if kv.Key == key {
+				f.KVs[i].Value.V = v
+			}
 		}
 	}
+	set("bitnet.rope.scaling.factor", float32(2))
+	if g, err := refGeometryOfGGUF(f, "x.gguf"); err != nil || g.posScale != 0.5 {
+		t.Errorf("rope scaling 2: position scale %v, %v", g.posScale, err)
+	}
+	set("bitnet.rope.scaling.factor", float32(0))
+	if _, err := refGeometryOfGGUF(f, "x.gguf"); err == nil || !strings.Contains(err.Error(), "bitnet.rope.scaling.factor") {
+		t.Errorf("rope scaling 0: %v", err)
+	}
+	set("bitnet.rope.scaling.factor", float32(2))
+	set("bitnet.rope.scaling.type", "yarn")
 	if _, err := refGeometryOfGGUF(f, "x.gguf"); err == nil || !strings.Contains(err.Error(), "bitnet.rope.scaling.type") {
-		t.Errorf("rope scaling 2: %v", err)
+		t.Errorf("rope scaling yarn: %v", err)
 	}
 }
 

@@ -29,12 +29,13 @@ type Thresholds struct {
 	MinCosine float64 `json:"min_cosine"`
 }
 
-// DefaultThresholds returns the limits used when no flag overrides them.
-// Ternary types (I2_S, TL1, TL2) run with int8 activations, which moves
-// logits noticeably against a float reference (bitnet.cpp's own I2_S and F32
-// files differ by up to 0.62 on the golden model's prompt); float files
-// differ only by the runtime's F16 KV cache (and F16 operand rounding for F16
-// weights).
+// DefaultThresholds returns the limits used before the error model
+// (thresholds.go) replaces the logit limits of a causal LM checked against
+// a float reference: MinFiniteSpread of the runtime-only check and
+// MinCosine of the embedding models are used as they are; the logit limits
+// here are the old constants, kept for files whose reference cannot run.
+// Ternary types (I2_S, TL1, TL2, …) run with int8 activations; float files
+// differ only by the runtime's F16 KV cache and operand rounding.
 func DefaultThresholds(ternary bool) Thresholds {
 	if ternary {
 		return Thresholds{MinTop1: 0.6, MaxDelta: 1.5, MaxKL: 0.05, MaxPPLRel: 0.15, MinFiniteSpread: 1e-3, MinCosine: 0.999}
@@ -135,8 +136,12 @@ type Report struct {
 	Notes      []string     `json:"notes,omitempty"`
 	Embeddings []EmbedCheck `json:"embeddings,omitempty"`
 	Thresholds Thresholds   `json:"thresholds"`
-	Failures   []string     `json:"failures,omitempty"`
-	Pass       bool         `json:"pass"`
+	// Bound is how the error model derived the logit thresholds of a causal
+	// LM checked against a float reference (thresholds.go); nil when they
+	// were given (Options.Thresholds) or no reference ran.
+	Bound    *Bound   `json:"bound,omitempty"`
+	Failures []string `json:"failures,omitempty"`
+	Pass     bool     `json:"pass"`
 }
 
 func (r *Report) fail(format string, args ...any) {
@@ -243,16 +248,44 @@ func Run(opts Options) (*Report, error) {
 			rep.Notes = append(rep.Notes, "numeric comparison skipped: the GGUF and the checkpoint differ in structure (see the tensor failures)")
 		} else {
 			opts.stage("build the float reference")
-			ref, err := referenceLogits(src, opts.HF, seq)
+			ref, em, err := referenceLogits(src, opts.HF, seq, tensorTypes(f))
 			if err != nil {
 				rep.fail("float reference: %v", err)
 			} else {
+				deriveThresholds(rep, opts, ref, len(runRows), em)
 				compareNumbers(rep, ref, runRows, seq)
 			}
 		}
 	}
 	rep.Pass = len(rep.Failures) == 0
 	return rep, nil
+}
+
+// tensorTypes returns the stored type of each of f's tensors by name.
+func tensorTypes(f *reader.File) func(string) (gguf.Type, bool) {
+	return func(name string) (gguf.Type, bool) {
+		ti, ok := f.Tensor(name)
+		return ti.Type, ok
+	}
+}
+
+// deriveThresholds replaces rep.Thresholds by the limits the error models
+// ems derive for the reference logits ref (the loosest of them, when two
+// files are held to one reference), unless Options.Thresholds fixed them;
+// Options.Adjust (the CLI's single-limit flags) is applied again after.
+func deriveThresholds(rep *Report, opts Options, ref []float64, positions int, ems ...*errorModel) {
+	if opts.Thresholds != nil {
+		return
+	}
+	for i, em := range ems {
+		th, b := em.thresholds(ref, positions, rep.Thresholds)
+		if i == 0 || th.MaxDelta > rep.Thresholds.MaxDelta {
+			rep.Thresholds, rep.Bound = th, b
+		}
+	}
+	if opts.Adjust != nil {
+		opts.Adjust(&rep.Thresholds)
+	}
 }
 
 // openSource opens the checkpoint opts.HF as the converter plans it. A GGUF

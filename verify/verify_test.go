@@ -157,7 +157,7 @@ func TestVerifyReferenceFiles(t *testing.T) {
 // A Q6_K token_embd (ours from --token-embedding-type Q6_K, and bitnet.cpp's
 // llama-quantize --token-embedding-type q6_k, testdata/golden/q6k-embd)
 // passes the structure check (within two Q6_K steps of the source); its
-// rounding moves the tied head's logits beyond the default max |Δ| of 1.5
+// rounding moves the tied head's logits beyond the derived max |Δ| (1.23)
 // on the tiny model (1.77), which is reported as exactly that failure and
 // passes with --max-delta 2.
 func TestVerifyQ6KEmbedding(t *testing.T) {
@@ -221,8 +221,9 @@ func TestVerifyTL(t *testing.T) {
 // model (testdata/golden/q4k-embd) passes the structure check: every value
 // within two Q4_K level steps plus one min step of the source (measured
 // 0.75 of step + dmin). A 4-bit embedding and tied head are far from the
-// float reference on this tiny random model (top-1 0.556, max |Δ| 3.63,
-// KL 0.13), so the logit thresholds fail, and only they. A level moved by
+// float reference on this tiny random model (max |Δ| 3.63, KL 0.16), beyond
+// the limits the error model derives (2.09, 0.11), so those two fail, and only
+// they. A level moved by
 // 8 steps is named with the Q4_K step.
 func TestVerifyQ4KEmbedding(t *testing.T) {
 	path := "../testdata/golden/q4k-embd/tiny-bitnet-i2_s-q4k-llamaquantize.gguf"
@@ -230,8 +231,8 @@ func TestVerifyQ4KEmbedding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Failures) != 3 || !strings.HasPrefix(rep.Failures[0], "top-1 agreement 0.5") || !strings.HasPrefix(rep.Failures[1], "max |Δlogit| 3.6") || !strings.HasPrefix(rep.Failures[2], "mean KL 0.1") {
-		t.Errorf("llama-quantize's Q4_K file: failures %q, want only the three logit thresholds", rep.Failures)
+	if len(rep.Failures) != 2 || !strings.HasPrefix(rep.Failures[0], "max |Δlogit| 3.6") || !strings.HasPrefix(rep.Failures[1], "mean KL 0.1") {
+		t.Errorf("llama-quantize's Q4_K file: failures %q, want only the max |Δlogit| and KL thresholds", rep.Failures)
 	}
 	bad := corrupt(t, path, "token_embd.weight", func(d []byte, n int) { d[16] ^= 0x08 }) // qs: element 0's level moves by 8
 	rep, err = Run(Options{GGUF: bad, HF: goldenHF})

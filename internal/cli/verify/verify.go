@@ -37,6 +37,8 @@ type Options struct {
 	Pooling         string // embedding models: mean, cls or last (default: the file's)
 	Tokens, Threads int
 	JSON            bool
+	// Verbose (-v) prints the logit bound the error model derived and why.
+	Verbose bool
 	// AllowTieFallback: tie_word_embeddings false but no lm_head.weight:
 	// token_embd is the head, as hf2gguf --allow-tie-fallback converts it.
 	AllowTieFallback bool
@@ -74,9 +76,13 @@ in structure (a tensor missing or of another shape) the numeric comparison is sk
 Memory: the checks stream, one tensor at a time, and the float reference runs the whole prompt
 through one layer at a time with one weight matrix in memory (docs/performance.md has figures).
 
-Default thresholds (ternary files — I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN — run with int8 activations; float files do not):
-  ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
-  float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01
+Default thresholds are derived per file and prompt by an error model (verify -v prints the bound and why):
+each weight type's kernel family (F32, F16, BF16, I2_S/TL, TQ, IQ*_BN, Q2_0) rounds the activations and
+stores the weights with its own rounding; measured on the reference's activations and summed over the
+layers that gives r, the relative error of the logits, and with σ the largest std of a position's
+reference logits, z = sqrt(2·ln(vocab·positions)) and K = 2:
+  --max-delta z·K·r·σ   --max-kl (K·r·σ)²/2   --max-ppl-rel exp(2·K·r·σ) − 1
+  --min-top1  the share of positions whose reference margin exceeds 2·max-delta
 
 Embedding models (arch qwen3, gemma3) are checked on 5 default prompts (or --prompt): the cosine
 similarity of the runtime's pooled, L2-normalised embedding and the float reference's, per prompt,
@@ -87,7 +93,7 @@ with A tensor by tensor (same ternary codes; scales exact between f32 scales, wi
 where either file stores f16 scales: TQ1_0, TQ2_0, IQ1_BN; float tensors byte-equal, or equal to
 A's values stored in B's type) and runs both in the runtime: the logits must be bit-identical when
 both files run the same kernels on the same stored values (I2_S of any layout, TL1 and TL2 share
-one), else stay within the ternary limits above. The first differing tensor is named; exit 1.
+one), else stay within the derived limits above (the looser of A's and B's). The first differing tensor is named; exit 1.
 
 A threshold flag left out keeps the default; NaN and negative values are usage errors (exit 2).
 On a terminal, stderr shows each stage as it starts and how long it took. The prompt plus --tokens must fit in the model's
@@ -150,6 +156,7 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.StringVar(&opts.IDs, "ids", "", "prompt as comma-separated token ids")
 	f.IntVar(&opts.Tokens, "tokens", 8, "greedy tokens generated after the prompt and scored by both models")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print the logit bound the error model derived, and why")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: derived from the shapes)")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
@@ -298,7 +305,7 @@ func Run(opts *Options) error {
 			return err
 		}
 	} else {
-		printReport(opts.Out, rep)
+		printReport(opts.Out, rep, opts.Verbose)
 	}
 	if !rep.Pass {
 		return fmt.Errorf("%w: %s: %s", ErrFailed, opts.GGUF, rep.Failures[0])
@@ -322,7 +329,7 @@ func stageReporter(w io.Writer) func(string) {
 	}
 }
 
-func printReport(w io.Writer, r *verify.Report) {
+func printReport(w io.Writer, r *verify.Report, verbose bool) {
 	fmt.Fprintf(w, "verify %s (arch %s)\n", r.GGUF, r.Arch)
 	if r.HF != "" {
 		bad := 0
@@ -379,6 +386,12 @@ func printReport(w io.Writer, r *verify.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "  embedding %d (%d tokens): cosine %.7g (min %.7g) %q\n", i+1, e.Tokens, e.Cosine, r.Thresholds.MinCosine, e.Prompt)
+	}
+	if b := r.Bound; b != nil && verbose {
+		fmt.Fprintf(w, "  bound (error model, families %s):\n", strings.Join(b.Families, ", "))
+		for _, why := range b.Why {
+			fmt.Fprintf(w, "    %s\n", why)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
