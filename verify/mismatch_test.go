@@ -62,7 +62,8 @@ func TestVerifyMismatchedPair(t *testing.T) {
 		if rep.Pass || len(rep.Failures) == 0 || rep.Failures[0] != tc.want {
 			t.Errorf("%s vs %s: failures %q, want first %q", tc.gguf, tc.hf, rep.Failures, tc.want)
 		}
-		if rep.Numbers != nil || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "numeric comparison skipped") {
+		// (the dummy checkpoint has no tokenizer: a note says it was not compared)
+		if rep.Numbers != nil || !strings.Contains(strings.Join(rep.Notes, "\n"), "numeric comparison skipped") {
 			t.Errorf("%s vs %s: numbers %v, notes %q: want the comparison skipped", tc.gguf, tc.hf, rep.Numbers, rep.Notes)
 		}
 	}
