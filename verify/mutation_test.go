@@ -11,10 +11,12 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
+	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/presets"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
@@ -220,8 +222,12 @@ func maxRowDelta(a, b [][]float32) float64 {
 	return d
 }
 
-// corpusModel is one model of the corpus: a checkpoint directory.
-type corpusModel struct{ name, hf string }
+// corpusModel is one model of the corpus: a checkpoint directory
+// (noVocab: without tokenizer files, converted with --no-vocab).
+type corpusModel struct {
+	name, hf string
+	noVocab  bool
+}
 
 // corpusRow is one line of the mutation table.
 type corpusRow struct {
@@ -254,7 +260,7 @@ func caughtBy(rep *Report, err error) string {
 // the rule; it returns the table rows.
 func runCorpus(t *testing.T, m corpusModel) []corpusRow {
 	base := filepath.Join(t.TempDir(), "base.gguf")
-	if _, err := convert.ConvertDir(context.Background(), m.hf, base, false, false, convert.Options{ModelName: m.name}); err != nil {
+	if _, err := convert.ConvertDir(context.Background(), m.hf, base, false, false, convert.Options{ModelName: m.name, NoVocab: m.noVocab}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Run(Options{GGUF: base, HF: m.hf})
@@ -369,7 +375,7 @@ func checkDocBlock(t *testing.T, name, body string) {
 // the table is docs/reliability.md's "mutation-corpus" block.
 func TestMutationCorpus(t *testing.T) {
 	var rows []corpusRow
-	for _, m := range []corpusModel{{"tiny-bitnet", goldenHF}, {"b158-h512", "../testdata/golden/b158-h512/hf"}} {
+	for _, m := range []corpusModel{{"tiny-bitnet", goldenHF, false}, {"b158-h512", "../testdata/golden/b158-h512/hf", false}} {
 		rows = append(rows, runCorpus(t, m)...)
 	}
 	checkDocBlock(t, "mutation-corpus", corpusTable(rows))
@@ -389,7 +395,7 @@ var conversionPrompts = []string{
 // --allow-fallback, as the README says; b158-h512 serves IQ as is.
 func TestVerifyDefaultConversions(t *testing.T) {
 	types := []convert.OutType{convert.OutF32, convert.OutF16, convert.OutBF16, convert.OutI2S, convert.OutTL1, convert.OutTL2, convert.OutTQ1_0, convert.OutTQ2_0, convert.OutIQ1BN, convert.OutIQ2BN}
-	for _, m := range []corpusModel{{"tiny-bitnet", goldenHF}, {"b158-h512", "../testdata/golden/b158-h512/hf"}} {
+	for _, m := range []corpusModel{{"tiny-bitnet", goldenHF, false}, {"b158-h512", "../testdata/golden/b158-h512/hf", false}} {
 		for _, ot := range types {
 			out := filepath.Join(t.TempDir(), "m.gguf")
 			opts := convert.Options{OutType: ot, ModelName: m.name, AllowFallback: m.name == "tiny-bitnet"}
@@ -409,4 +415,65 @@ func TestVerifyDefaultConversions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fullSizePresets are the presets of TestVerifyFullSizeDummies: every
+// hidden and FFN size of the real models, two layers and a 4096-token
+// vocabulary (no tokenizer: the prompts are ids).
+var fullSizePresets = []string{"bitnet_b1_58-large", "BitNet-b1.58-2B-4T", "Falcon3-1B-Instruct-1.58bit", "Llama3-8B-1.58-100B-tokens"}
+
+// TestVerifyFullSizeDummies (BITNET_HEAVY=1; issue 20 a, b): seeded
+// dummies of the real models' shapes — their default conversions pass a
+// default verify --hf on three prompts, and the mutation corpus holds on
+// each. The figures are docs/reliability.md's "full-size" block
+// (BITNET_UPDATE_DOCS=1 rewrites it).
+func TestVerifyFullSizeDummies(t *testing.T) {
+	if os.Getenv("BITNET_HEAVY") != "1" {
+		t.Skip("set BITNET_HEAVY=1")
+	}
+	prompts := [][]int32{{1, 100, 200, 300, 400, 7, 8}, {1, 4000, 17, 2048, 99, 3000, 5, 6, 1234, 42}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}
+	types := []convert.OutType{convert.OutF16, convert.OutBF16, convert.OutI2S, convert.OutTQ2_0, convert.OutIQ2BN}
+	var b strings.Builder
+	b.WriteString("| model (2 layers, vocab 4096) | type | max \\|Δlogit\\| / bound, three prompts | mean KL / bound (worst) |\n|---|---|---|---|\n")
+	var rows []corpusRow
+	for _, name := range fullSizePresets {
+		p, err := presets.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hf := filepath.Join(t.TempDir(), "hf")
+		if _, err := dummy.Generate(context.Background(), hf, dummy.Options{Config: p.Config, Layers: 2, VocabSize: 4096, Seed: 11}); err != nil {
+			t.Fatal(err)
+		}
+		for _, ot := range types {
+			out := filepath.Join(t.TempDir(), "m.gguf")
+			if _, err := convert.ConvertDir(context.Background(), hf, out, false, false, convert.Options{OutType: ot, ModelName: name, NoVocab: true}); err != nil {
+				t.Fatal(err)
+			}
+			var deltas []string
+			var kl, klBound float64
+			for i, ids := range prompts {
+				rep, err := Run(Options{GGUF: out, HF: hf, IDs: ids})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rep.Pass || rep.Numbers == nil {
+					t.Errorf("%s %s prompt %d: %q", name, ot, i, rep.Failures)
+					deltas = append(deltas, "FAIL")
+					continue
+				}
+				deltas = append(deltas, fmt.Sprintf("%.3g / %.3g", rep.Numbers.MaxAbsDelta, rep.Thresholds.MaxDelta))
+				if rep.Numbers.MeanKL >= kl {
+					kl, klBound = rep.Numbers.MeanKL, rep.Thresholds.MaxKL
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.3g / %.3g |\n", name, strings.ToUpper(string(ot)), strings.Join(deltas, ", "), kl, klBound)
+			os.Remove(out)
+		}
+		rows = append(rows, runCorpus(t, corpusModel{name, hf, true})...)
+		os.RemoveAll(hf)
+	}
+	b.WriteString("\n")
+	b.WriteString(corpusTable(rows))
+	checkDocBlock(t, "full-size", b.String())
 }
