@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -79,6 +80,10 @@ func (m *bitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 		f, ok, err := rs.Float("factor")
 		if err != nil || !ok {
 			return nil, fmt.Errorf("%s: rope_scaling needs a numeric \"factor\"", cfg.Path)
+		}
+		if !(f > 0) || math.IsInf(f, 0) {
+			// the runtime refuses such a file on load (freq_scale = 1/factor)
+			return nil, fmt.Errorf("%s: rope_scaling factor %v must be a positive number", cfg.Path, f)
 		}
 		factor = float32(f)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,6 +145,10 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 		f, ok, err := rs.Float("factor")
 		if err != nil || !ok {
 			return nil, fmt.Errorf("%s: rope_scaling needs a numeric \"factor\"", cfg.Path)
+		}
+		if !(f > 0) || math.IsInf(f, 0) {
+			// the runtime refuses such a file on load (freq_scale = 1/factor)
+			return nil, fmt.Errorf("%s: rope_scaling factor %v must be a positive number", cfg.Path, f)
 		}
 		kvs = append(kvs,
 			gguf.KV{Key: arch + ".rope.scaling.type", Value: gguf.String("linear")},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
@@ -85,5 +86,13 @@ func TestVerifyRopeScaling(t *testing.T) {
 	}
 	if d := maxRowDelta(one, four); d < 10*rep.Thresholds.MaxDelta {
 		t.Errorf("factor 4 moves the logits by only %.4g from factor 1 (bound %.4g)", d, rep.Thresholds.MaxDelta)
+	}
+	// A factor the runtime would refuse is refused by the converter too.
+	for _, f := range []float64{0, -4} {
+		hf := scaledCheckpoint(t, map[string]any{"type": "linear", "factor": f})
+		_, err := convert.ConvertDir(context.Background(), hf, filepath.Join(t.TempDir(), "x.gguf"), false, false, convert.Options{ModelName: "tiny"})
+		if err == nil || !strings.Contains(err.Error(), "rope_scaling factor") {
+			t.Errorf("factor %v: %v", f, err)
+		}
 	}
 }
