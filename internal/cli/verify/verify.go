@@ -63,7 +63,7 @@ var ErrFailed = errors.New("verification failed")
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "verify --gguf FILE [--hf DIR | --ref-gguf A.gguf] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json]",
+		Use:   "verify --gguf FILE [--hf DIR | --ref-gguf A.gguf] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json] [-v]",
 		Short: "Check a GGUF against its Hugging Face source and a float reference; exit 1 on failure",
 		Long: `verify loads the GGUF in the bundled runtime. With --hf it checks every tensor against the
 checkpoint (ternary codes exactly, scales within 1 ulp, float tensors exactly after rounding), the

@@ -40,8 +40,18 @@ func TestRunJSONAndFailure(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep["pass"] != true || rep["numbers"] == nil {
+	if rep["pass"] != true || rep["numbers"] == nil || rep["bound"] == nil {
 		t.Errorf("report %v", rep)
+	}
+	// -v prints the bound the error model derived, and why (issue 20).
+	out.Reset()
+	if err := Run(&Options{GGUF: golden + "/gguf/ggml-model-i2_s.gguf", HF: golden + "/hf", Verbose: true, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bound (error model, families I2_S/TL):", "I2_S/TL projections: int8 activations, one absmax scale per row", "max |Δlogit| ≤ z·K·r·σ = "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-v output lacks %q:\n%s", want, out.String())
+		}
 	}
 	// An impossible threshold fails with exit-1 semantics, naming the metric.
 	out.Reset()
