@@ -29,9 +29,11 @@
 // and about one matrix plus the activations (docs/performance.md).
 //
 // Run's stages are, in order: load the runtime model; check the structure
-// and the metadata against the checkpoint (checkStructure, checkMetadata);
+// and the metadata against the checkpoint (structure.go: checkStructure;
+// metadata.go: checkMetadata, with the rope scaling and tokenizer KVs);
 // run the prompt in the runtime (runRuntime, checkSanity); run the float
-// reference (referenceLogits); compare (compareNumbers). When the structure
+// reference (referenceLogits), which also feeds the error model
+// (thresholds.go); compare (compare.go: compareNumbers). When the structure
 // differs the numeric comparison is skipped, with a note. Without a
 // checkpoint only the runtime sanity check runs, and the report says so.
 //
@@ -40,8 +42,8 @@
 // same codes, scales within the coarser stored rounding), then the logits.
 // When every projection runs the same kernel on the same stored values the
 // runtime's logits of A and B must be bit-identical. Otherwise both A's and
-// B's runtime logits are held to the ternary limits against the float
-// reference above built from A's GGUF instead of a checkpoint
+// B's runtime logits are held to the derived limits (the looser of A's and
+// B's error models) against the float reference above built from A's GGUF instead of a checkpoint
 // (refgguf_weights.go: ggufWeights, one tensor at a time in row blocks,
 // ternary tensors as code·scale decoded by package format; the geometry
 // from A's KVs by refGeometryOfGGUF, verify's own reading of them), and the
