@@ -83,7 +83,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if opts.OutType == "" {
 		opts.OutType = OutI2S
 	}
-	if _, ok := typePolicy[opts.OutType]; !ok {
+	if _, ok := typePolicy(opts.OutType); !ok {
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (p *Plan) checkShapes() error {
 // types (each format's Check), the --token-embedding-type and
 // --output-tensor-type overrides, and computes ne and bytes.
 func (p *Plan) assignTypes(opts Options) error {
-	policy := typePolicy[p.OutType]
+	policy, _ := typePolicy(p.OutType)
 	var ternary format.Format
 	if spec, ok := format.Lookup(string(p.OutType)); ok {
 		var kernels []format.Kernel
@@ -493,7 +493,7 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 	}
 	kvs = append(kvs, hp[:at]...)
 	if !opts.VocabOnly {
-		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileType(p.OutType)))})
 	}
 	kvs = append(kvs, hp[at:]...)
 	if ex, ok := p.Converter.(ExtraKVser); ok {
@@ -517,7 +517,7 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 		}
 		kvs = append(kvs, vkvs...)
 	}
-	if quantizationVersion[p.OutType] && !opts.VocabOnly {
+	if quantizationVersion(p.OutType) && !opts.VocabOnly {
 		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
 	}
 	if len(p.Kernels) > 0 {

@@ -1,8 +1,14 @@
 // Package format is the one place where the ternary GGUF weight layouts of
 // every BitNet runtime are written down: each type is one small file behind
 // the Format interface (type id, row-length rule, size, pack codes + scales →
-// bytes, unpack → codes + scales, a scale as stored), and the type table
-// (Lookup, ForType) maps --outtype names and ggml type ids to them.
+// bytes, unpack → codes + scales, a scale as stored), and one row of the type
+// table (specs in table.go: --outtype name, ggml type, runtime family,
+// general.file_type and its ftype name, scale storage, quantization-version
+// flag, parallel rows). Everything else derives from that table: convert's
+// outtype list, parser and type policy, the --help lists and messages of
+// hf2gguf/requant/verify, verify's scale tolerances (ScaleTolerance),
+// requant's -v scale log, bench's ftype names. The gguf type traits (id,
+// block elements, block bytes) stay in gguf/types.go (Spec.Block reads them).
 //
 //	file        type          id   block / row              scale                     runtime
 //	i2s.go      I2_S x86      36   128 codes → 32 B         f32 per tensor, then pad   bitnet.cpp x86
@@ -41,20 +47,21 @@
 //
 // # Adding a format
 //
-//  1. Add the ggml type id to gguf/types.go (typeTraits; rowMetaSize if rows
-//     carry a prefix) and, if it has one, the llama ftype.
+//  1. Add the ggml type id to gguf/types.go (a Type constant and its
+//     typeTraits row; rowMetaSize if rows carry a prefix) and the llama
+//     ftype (a FileType constant).
 //  2. Write <type>.go here: a type implementing Format (Name, Type,
-//     ScaleGroup, Check, Bytes, Encode, Decode), and RuntimeChecker when the
-//     target runtime refuses shapes the layout can hold. Reuse pack2 for a
-//     2-bit interleave. Doc comments name the upstream file and function.
-//  3. Add a row to specs (format.go) with its --outtype name, runtime family
-//     and file type, and a case to ForType.
-//  4. If the runtime needs another arch name, extend TargetArch (target.go).
-//  5. Add the outtype to convert (OutType, typePolicy, fileTypes,
-//     quantizationVersion in convert/policy.go); hf2gguf, requant, verify and
-//     inspect then handle it through this package.
-//  6. Copy a file made by the reference tool into testdata/golden/ (say where
-//     from in testdata/README.md) and add it to golden_test.go; the round trip
-//     in roundtrip_test.go and FuzzDecode cover the rest. Add the type to
-//     README's "which file for which runtime" table.
+//     ScaleGroup, StoredScale, Check, Bytes, Encode, Decode, Scales), and
+//     RuntimeChecker when the target runtime refuses shapes the layout can
+//     hold. Reuse pack2 for a 2-bit interleave. Doc comments name the
+//     upstream file and function. Add the row to specs (table.go); the
+//     outtype, its policy, help texts and messages follow.
+//  3. Tests here: the layout against hand-made or reference bytes
+//     (<type>_test.go); the round trip (roundtrip_test.go) and FuzzDecode
+//     pick the new row up from the table.
+//  4. The runtime: one file runtime/<type>.go with the kernel and its
+//     registerWeightKernel row (activation form, dot product, get_rows),
+//     tested against hand-computed values.
+//  5. Docs: the table above, README's "which file for which runtime" table
+//     and output-type lists.
 package format

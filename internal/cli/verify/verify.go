@@ -74,7 +74,7 @@ in structure (a tensor missing or of another shape) the numeric comparison is sk
 Memory: the checks stream, one tensor at a time, and the float reference runs the whole prompt
 through one layer at a time with one weight matrix in memory (docs/performance.md has figures).
 
-Default thresholds (ternary files — I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN — run with int8 activations; float files do not):
+Default thresholds (ternary files — ` + strings.Join(format.TypeNames(), ", ") + ` — run with int8 activations; float files do not):
   ternary: --min-top1 0.6  --max-delta 1.5   --max-kl 0.05  --max-ppl-rel 0.15
   float:   --min-top1 0.9  --max-delta 0.05  --max-kl 0.001 --max-ppl-rel 0.01
 
@@ -84,7 +84,7 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 
 --ref-gguf A.gguf proves a requant: "verify --ref-gguf A.gguf B.gguf" (or --gguf B.gguf) compares B
 with A tensor by tensor (same ternary codes; scales exact between f32 scales, within 2^-11 relative
-where either file stores f16 scales: TQ1_0, TQ2_0, IQ1_BN; float tensors byte-equal, or equal to
+where either file stores f16 scales: ` + strings.Join(format.F16ScaleTypeNames(), ", ") + `; float tensors byte-equal, or equal to
 A's values stored in B's type) and runs both in the runtime: the logits must be bit-identical when
 both files run the same kernels on the same stored values (I2_S of any layout, TL1 and TL2 share
 one), else stay within the ternary limits above. The first differing tensor is named; exit 1.
