@@ -18,6 +18,7 @@
 //	tl2.go      TL2           39   kernel tiling            f32 per tensor             bitnet.cpp x86 LUT
 //	tq1_0.go    TQ1_0         34   256 → 54 B (base 3)      f16 per 256-block          llama.cpp
 //	tq2_0.go    TQ2_0         35   256 → 66 B               f16 per 256-block          llama.cpp
+//	q2_0.go     Q2_0          42   64 → 18 B (d first)      f16 per 64-block           llama.cpp (mainline)
 //	iq1_bn.go   IQ1_BN       134   row: f16 + 64 → 13 B     f16 per row                ik_llama.cpp
 //	iq2_bn.go   IQ2_BN       135   row: f32 + 64 → 16 B     f32 per row                ik_llama.cpp
 //
@@ -57,11 +58,12 @@
 //     upstream file and function. Add the row to specs (table.go); the
 //     outtype, its policy, help texts and messages follow.
 //  3. Tests here: the layout against hand-made or reference bytes
-//     (<type>_test.go); the round trip (roundtrip_test.go) and FuzzDecode
-//     pick the new row up from the table.
+//     (<type>_test.go), and the format in the lists of format_test.go (all,
+//     the scale round trip) that FuzzDecode and the round trips walk;
+//     table_test.go checks the row against the Format.
 //  4. The runtime: one file runtime/<type>.go with the kernel and its
 //     registerWeightKernel row (activation form, dot product, get_rows),
-//     tested against hand-computed values.
+//     and runtime/<type>_test.go against hand-computed values.
 //  5. Docs: the table above, README's "which file for which runtime" table
 //     and output-type lists.
 package format

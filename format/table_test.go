@@ -41,7 +41,7 @@ func TestTableRows(t *testing.T) {
 	if ScaleTolerance(gguf.TypeTQ2_0) != 0x1p-11 || ScaleTolerance(gguf.TypeI2S) != 0 || ScaleTolerance(gguf.TypeBF16) != 0x1p-8 {
 		t.Errorf("ScaleTolerance: TQ2_0 %g, I2_S %g, BF16 %g", ScaleTolerance(gguf.TypeTQ2_0), ScaleTolerance(gguf.TypeI2S), ScaleTolerance(gguf.TypeBF16))
 	}
-	if got, want := RuntimeList(), "bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0) or ik_llama.cpp (iq1_bn, iq2_bn)"; got != want {
+	if got, want := RuntimeList(), "bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0, q2_0) or ik_llama.cpp (iq1_bn, iq2_bn)"; got != want {
 		t.Errorf("RuntimeList = %q, want %q", got, want)
 	}
 }

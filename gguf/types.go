@@ -60,6 +60,10 @@ const (
 	// TypeQ1_0 is mainline ggml's 1-bit Q1_0 (blocks of 128 values in 18
 	// bytes: an F16 scale and 16 bytes of bits). Read and named, never run.
 	TypeQ1_0 Type = 41
+	// TypeQ2_0 is mainline ggml's 2-bit Q2_0 (blocks of 64 values in 18
+	// bytes: an F16 d and 16 bytes of 2-bit codes, value (c − 1)·d;
+	// ggml-common.h block_q2_0). Ternary weights map onto it exactly.
+	TypeQ2_0 Type = 42
 )
 
 // mainlineID marks a Type that stands for a stored id whose meaning in
@@ -169,6 +173,7 @@ var typeTraits = map[Type]TypeTraits{
 	TypeMXFP4: {"MXFP4", 32, 17, true, false},
 	TypeNVFP4: {"NVFP4", 64, 36, true, false},
 	TypeQ1_0:  {"Q1_0", 128, 18, true, false},
+	TypeQ2_0:  {"Q2_0", 64, 18, true, false},
 }
 
 // rowMetaSize is the per-row prefix of the ik_llama.cpp row-scaled types
@@ -385,6 +390,9 @@ const (
 	// TQ1_0 / TQ2_0 as llama.h of ggml-org/llama.cpp numbers them.
 	FileTypeMostlyTQ1_0 FileType = 36
 	FileTypeMostlyTQ2_0 FileType = 37
+	// Q2_0 as llama.h of ggml-org/llama.cpp numbers it
+	// (LLAMA_FTYPE_MOSTLY_Q2_0).
+	FileTypeMostlyQ2_0 FileType = 41
 	// IQ1_BN / IQ2_BN as llama.h of ikawrakow/ik_llama.cpp numbers them.
 	FileTypeMostlyIQ1BN FileType = 136
 	FileTypeMostlyIQ2BN FileType = 137
@@ -406,6 +414,8 @@ func FileTypeName(ft uint64, has func(Type) bool) string {
 		return "MOSTLY_TQ1_0 in llama.cpp"
 	case uint64(FileTypeMostlyTQ2_0):
 		return "MOSTLY_TQ2_0 in llama.cpp"
+	case uint64(FileTypeMostlyQ2_0):
+		return "MOSTLY_Q2_0 in mainline llama.cpp"
 	case uint64(FileTypeMostlyIQ1BN):
 		return "MOSTLY_IQ1_BN in ik_llama.cpp"
 	case uint64(FileTypeMostlyIQ2BN):
