@@ -155,6 +155,17 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	}
 	var fallbacks []string
 	for _, ti := range f.Tensors {
+		// The 2026 type-id map (gguf/layouts.go): fail closed on what
+		// cannot be copied or converted faithfully.
+		switch {
+		case ti.Type.NeedsHadamard():
+			return nil, fmt.Errorf("%s: tensor %s: %s", path, ti.Name, gguf.HadamardRefusal(ti.Type))
+		case ti.Type.IsLayoutUnknown():
+			return nil, fmt.Errorf("%s: tensor %s: %s; requant cannot convert or copy it", path, ti.Name, f.Layouts[ti.Name])
+		}
+		if note, ok := f.Layouts[ti.Name]; ok {
+			return nil, fmt.Errorf("%s: tensor %s: %s; requant cannot tell which it is", path, ti.Name, note)
+		}
 		t := RequantTensor{In: ti, Type: ti.Type, Ne: ti.Ne}
 		isTernary := format.IsTernary(ti.Type)
 		if isTernary {

@@ -52,10 +52,26 @@ func (f Q2_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) error
 	if err := checkLens(f, len(codes), len(dst), k, m, len(scales)); err != nil {
 		return err
 	}
+	return encodeQ2(dst, codes, scales, QK2_0, f.Name())
+}
+
+// Decode unpacks every block and returns the block scales. A block holding
+// code 3 (+2·d) is an error naming it: the tensor is not ternary.
+func (f Q2_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
+	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
+		return nil, err
+	}
+	return decodeQ2(codes, data, k, QK2_0, f.Name())
+}
+
+// encodeQ2 writes blocks of qk codes as an f16 d and qk/4 bytes of the
+// Q2_0 codec (Q2_0, and Prism's g128 layout).
+func encodeQ2(dst []byte, codes []int8, scales []float32, qk int, name string) error {
+	bs := 2 + qk/4
 	for b, d := range scales {
-		out := dst[b*q2_0Bytes : (b+1)*q2_0Bytes]
+		out := dst[b*bs : (b+1)*bs]
 		binary.LittleEndian.PutUint16(out, quantize.F32ToF16(d))
-		blk := codes[b*QK2_0 : (b+1)*QK2_0]
+		blk := codes[b*qk : (b+1)*qk]
 		for i := range out[2:] {
 			var v byte
 			for l := 0; l < 4; l++ {
@@ -64,7 +80,7 @@ func (f Q2_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) error
 					t = 0
 				}
 				if t < -1 || t > 1 {
-					return fmt.Errorf("Q2_0: code %d of block %d is %d, outside {-1, 0, 1}", 4*i+l, b, t)
+					return fmt.Errorf("%s: code %d of block %d is %d, outside {-1, 0, 1}", name, 4*i+l, b, t)
 				}
 				v |= byte(t+1) << (2 * l)
 			}
@@ -74,34 +90,39 @@ func (f Q2_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) error
 	return nil
 }
 
-// Decode unpacks every block and returns the block scales. A block holding
-// code 3 (+2·d) is an error naming it: the tensor is not ternary.
-func (f Q2_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
-	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
-		return nil, err
-	}
-	scales := make([]float32, k*m/QK2_0)
+// decodeQ2 reads blocks of qk codes in the Q2_0 codec; code 3 is an error
+// naming the block and its row.
+func decodeQ2(codes []int8, data []byte, k, qk int, name string) ([]float32, error) {
+	bs := 2 + qk/4
+	scales := make([]float32, len(codes)/qk)
 	for b := range scales {
-		in := data[b*q2_0Bytes : (b+1)*q2_0Bytes]
+		in := data[b*bs : (b+1)*bs]
 		scales[b] = quantize.F16ToF32(binary.LittleEndian.Uint16(in))
-		blk := codes[b*QK2_0 : (b+1)*QK2_0]
+		blk := codes[b*qk : (b+1)*qk]
 		for i, v := range in[2:] {
 			for l := 0; l < 4; l++ {
 				c := v >> (2 * l) & 3
 				if c == 3 {
-					return nil, fmt.Errorf("Q2_0 block %d (row %d) holds code 3 (+2·d), which is not ternary", b, b*QK2_0/k)
+					return nil, fmt.Errorf("%s block %d (row %d) holds code 3 (+2·d), which is not ternary", name, b, b*qk/k)
 				}
 				blk[4*i+l] = int8(c) - 1
 			}
 		}
 	}
-	zeroCodesOfZeroScales(codes, scales, QK2_0)
+	zeroCodesOfZeroScales(codes, scales, qk)
 	return scales, nil
 }
 
 // Scales returns the f16 block scales.
 func (f Q2_0) Scales(data []byte, k, m int) ([]float32, error) {
 	return strideScales(f, data, k, m, k*m/QK2_0, q2_0Bytes, 0, true)
+}
+
+// NonTernaryCounter is implemented by layouts that can hold a code with no
+// ternary meaning (Q2_0's code 3, +2·d): Code3 counts such elements of an
+// [m, k] tensor, for inspect.
+type NonTernaryCounter interface {
+	Code3(data []byte, k, m int) (int, error)
 }
 
 // Code3 counts the elements of a Q2_0 tensor ([m, k], data at least
@@ -111,14 +132,19 @@ func (f Q2_0) Code3(data []byte, k, m int) (int, error) {
 	if err != nil || f.Check(k, m) != nil || len(data) < nb {
 		return 0, fmt.Errorf("Q2_0: %d bytes do not hold [M=%d, K=%d]", len(data), m, k)
 	}
+	return code3(data[:nb], q2_0Bytes), nil
+}
+
+// code3 counts the 2-bit codes 3 in blocks of bs bytes (an f16 d first).
+func code3(data []byte, bs int) int {
 	n := 0
-	for b := 0; b < nb; b += q2_0Bytes {
-		for _, v := range data[b+2 : b+q2_0Bytes] {
+	for b := 0; b+bs <= len(data); b += bs {
+		for _, v := range data[b+2 : b+bs] {
 			// A 2-bit code is 3 when both of its bits are set.
 			n += popcount8(v & (v >> 1) & 0x55)
 		}
 	}
-	return n, nil
+	return n
 }
 
 func popcount8(v byte) int {

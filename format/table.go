@@ -111,11 +111,20 @@ var specs = []Spec{
 		Scale: ScaleF32Row, QuantVersion: true, ParallelRows: true},
 }
 
+// readSpecs are the ternary layouts read but never written (no --outtype):
+// Prism's legacy Q2_0_g128, which requant turns into Q2_0.
+var readSpecs = []Spec{
+	{Type: gguf.TypeQ2_0G128, New: func(Layout, []Kernel) Format { return Q2_0G128{} },
+		Runtime: RuntimePrism, Scale: ScaleF16Block, ParallelRows: true},
+}
+
 // Runtimes of Spec.Runtime.
 const (
 	RuntimeBitnetCpp = "bitnet.cpp"
 	RuntimeLlamaCpp  = "llama.cpp"
 	RuntimeIKLlama   = "ik_llama.cpp"
+	// RuntimePrism is PrismML's llama.cpp fork (read-only layouts).
+	RuntimePrism = "PrismML llama.cpp fork"
 )
 
 // Lookup returns the row of the type table for an --outtype name
@@ -129,9 +138,15 @@ func Lookup(name string) (Spec, bool) {
 	return Spec{}, false
 }
 
-// SpecOf returns the row of the type table for ggml type t.
+// SpecOf returns the row of the type table (or of the read-only layouts,
+// whose Name is "") for ggml type t.
 func SpecOf(t gguf.Type) (Spec, bool) {
 	for _, s := range specs {
+		if s.Type == t {
+			return s, true
+		}
+	}
+	for _, s := range readSpecs {
 		if s.Type == t {
 			return s, true
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -456,9 +457,21 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 // runtime. Mainline ggml gives ids 39–41 to these types while bitnet.cpp
 // gives 39 to TL2 (gguf.Type.IsMainlineOnly; ggml/src/ggml.c type_traits in
 // ggml-org/llama.cpp).
+//
+// It also refuses the ids of the 2026 type-id map the runtime cannot
+// compute (gguf/layouts.go): Prism's PQ2_0/PTQ1_0 (a Hadamard transform of
+// the activations), Prism's legacy Q2_0_g128 (requant turns it into Q2_0),
+// and an id whose data fits none of its documented layouts.
 func notMainline(typ gguf.Type) error {
-	if typ.IsMainlineOnly() {
+	switch {
+	case typ.IsMainlineOnly():
 		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (%s, TL1, TL2); run the file with llama.cpp", typ, typ.ID(), supportedTypes())
+	case typ.NeedsHadamard():
+		return errors.New(gguf.HadamardRefusal(typ))
+	case typ == gguf.TypeQ2_0G128:
+		return fmt.Errorf("type %s (id %d: PrismML's legacy Q2_0, 34 bytes per 128 weights, which mainline reads as 64-weight blocks) is not computed here; convert it losslessly with bitnet-convert requant FILE --outtype q2_0", typ, typ.ID())
+	case typ.IsLayoutUnknown():
+		return fmt.Errorf("%s: its data fits none of the documented layouts of id %d (bitnet-convert inspect names the sizes); nothing here computes it", typ, typ.ID())
 	}
 	return nil
 }
