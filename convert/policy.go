@@ -25,7 +25,7 @@ var floatFileTypes = map[OutType]gguf.FileType{OutF32: gguf.FileTypeAllF32, OutF
 // type table) stores projections in its type, the token embedding and an
 // untied head as F16 and norms as F32: bitnet.cpp's llama-quantize would
 // store a tied token_embd as Q8_0 when hidden % 256 ≠ 0, mainline's
-// llama-quantize picks Q6_K/Q4_K; we keep F16 (see README), retypable with
+// llama-quantize picks Q6_K/Q4_K for Q2_0 and TQ; we keep F16 (see README), retypable with
 // --token-embedding-type / --output-tensor-type. Spec conversion.md §2.5.
 func typePolicy(o OutType) (map[tensormap.Class]gguf.Type, bool) {
 	if s, ok := format.Lookup(string(o)); ok {
