@@ -35,6 +35,9 @@ type PlannedTensor struct {
 	Fallback string
 	// Format encodes a ternary projection (nil for float tensors).
 	Format format.Format
+	// scaleNote says, for -v, how the tensor's scale was stored when the
+	// format rounds it (f16 scales of the type table): ", scale S → f16 R".
+	scaleNote string
 }
 
 // Plan is everything decided before any tensor data is read: the GGUF arch,

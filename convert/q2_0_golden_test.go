@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/dummy"
@@ -107,5 +108,20 @@ func TestQ2_0MatchesLlamaQuantize(t *testing.T) {
 	})
 	if _, ok := format.Lookup("q2_0"); !ok {
 		t.Fatal("q2_0 is not a row of the type table")
+	}
+}
+
+// TestQ2_0VerboseRounding: with -v, hf2gguf says how a projection's
+// per-tensor scale became the f16 d of its Q2_0 blocks.
+func TestQ2_0VerboseRounding(t *testing.T) {
+	var log bytes.Buffer
+	out := filepath.Join(t.TempDir(), "v.gguf")
+	if _, err := ConvertDir(context.Background(), goldenHF, out, false, false, Options{OutType: "q2_0", ModelName: "m", Verbose: true, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	// 0.15998523 is the golden blk.0.attn_q scale (bitnet.cpp's I2_S file
+	// stores it); its f16 is 0.16003418 (0x311F).
+	if want := "blk.0.attn_q.weight          BF16  → Q2_0 ne [256 256] 18432 bytes, scale 0.15998523 → f16 0.16003418 (f16 per block)"; !strings.Contains(log.String(), want) {
+		t.Errorf("-v log lacks %q:\n%s", want, log.String())
 	}
 }

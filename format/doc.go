@@ -19,6 +19,7 @@
 //	tq1_0.go    TQ1_0         34   256 → 54 B (base 3)      f16 per 256-block          llama.cpp
 //	tq2_0.go    TQ2_0         35   256 → 66 B               f16 per 256-block          llama.cpp
 //	q2_0.go     Q2_0          42   64 → 18 B (d first)      f16 per 64-block           llama.cpp (mainline)
+//	q2_0_g128.go Q2_0_g128    42   128 → 34 B (read only)   f16 per 128-block          PrismML fork (legacy)
 //	iq1_bn.go   IQ1_BN       134   row: f16 + 64 → 13 B     f16 per row                ik_llama.cpp
 //	iq2_bn.go   IQ2_BN       135   row: f32 + 64 → 16 B     f32 per row                ik_llama.cpp
 //
