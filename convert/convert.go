@@ -17,7 +17,8 @@ import (
 // OutType is the requested output type (--outtype).
 type OutType string
 
-// Output types.
+// Output types. The ternary ones are the rows of format's type table
+// (format.Specs); these constants name those the code treats specially.
 const (
 	OutI2S  OutType = "i2_s"
 	OutTL1  OutType = "tl1"
@@ -32,8 +33,27 @@ const (
 	OutIQ2BN OutType = "iq2_bn"
 )
 
-// OutTypes lists the accepted --outtype values.
-var OutTypes = []OutType{OutI2S, OutTL1, OutTL2, OutTQ1_0, OutTQ2_0, OutIQ1BN, OutIQ2BN, OutF32, OutF16, OutBF16}
+// OutTypes lists the accepted --outtype values: format's type table in its
+// order (format.Names), then f32, f16, bf16.
+var OutTypes = outTypes()
+
+func outTypes() []OutType {
+	var out []OutType
+	for _, n := range format.Names() {
+		out = append(out, OutType(n))
+	}
+	return append(out, OutF32, OutF16, OutBF16)
+}
+
+// OutTypeList is the accepted --outtype values joined by sep ("|" for a
+// usage line, ", " for a message).
+func OutTypeList(sep string) string {
+	names := make([]string, len(OutTypes))
+	for i, t := range OutTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, sep)
+}
 
 // ParseOutType validates s against OutTypes.
 func ParseOutType(s string) (OutType, error) {
@@ -42,11 +62,7 @@ func ParseOutType(s string) (OutType, error) {
 			return t, nil
 		}
 	}
-	names := make([]string, len(OutTypes))
-	for i, t := range OutTypes {
-		names[i] = string(t)
-	}
-	return "", fmt.Errorf("unknown output type %q (supported: %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown output type %q (supported: %s)", s, OutTypeList(", "))
 }
 
 // WeightScaleRule says how a packed checkpoint's weight_scale applies to its

@@ -35,6 +35,9 @@ type PlannedTensor struct {
 	Fallback string
 	// Format encodes a ternary projection (nil for float tensors).
 	Format format.Format
+	// scaleNote says, for -v, how the tensor's scale was stored when the
+	// format rounds it (f16 scales of the type table): ", scale S → f16 R".
+	scaleNote string
 }
 
 // Plan is everything decided before any tensor data is read: the GGUF arch,
@@ -83,7 +86,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if opts.OutType == "" {
 		opts.OutType = OutI2S
 	}
-	if _, ok := typePolicy[opts.OutType]; !ok {
+	if _, ok := typePolicy(opts.OutType); !ok {
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
@@ -381,7 +384,7 @@ func (p *Plan) checkShapes() error {
 // types (each format's Check), the --token-embedding-type and
 // --output-tensor-type overrides, and computes ne and bytes.
 func (p *Plan) assignTypes(opts Options) error {
-	policy := typePolicy[p.OutType]
+	policy, _ := typePolicy(p.OutType)
 	var ternary format.Format
 	if spec, ok := format.Lookup(string(p.OutType)); ok {
 		var kernels []format.Kernel
@@ -493,7 +496,7 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 	}
 	kvs = append(kvs, hp[:at]...)
 	if !opts.VocabOnly {
-		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileTypes[p.OutType]))})
+		kvs = append(kvs, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(uint32(fileType(p.OutType)))})
 	}
 	kvs = append(kvs, hp[at:]...)
 	if ex, ok := p.Converter.(ExtraKVser); ok {
@@ -517,7 +520,7 @@ func (p *Plan) buildKVs(dir string, cfg *hf.Config, opts Options) error {
 		}
 		kvs = append(kvs, vkvs...)
 	}
-	if quantizationVersion[p.OutType] && !opts.VocabOnly {
+	if quantizationVersion(p.OutType) && !opts.VocabOnly {
 		kvs = append(kvs, gguf.KV{Key: "general.quantization_version", Value: gguf.Uint32(2)})
 	}
 	if len(p.Kernels) > 0 {

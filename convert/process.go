@@ -152,7 +152,7 @@ func (c *converter) writeTensor(ctx context.Context, tw *tensorWriter, i int, t 
 	}
 	tw.end()
 	if c.opts.Verbose {
-		c.logf("%-32s %-28s %-5s → %-4s ne %v %d bytes", t.HFName, t.GGUFName, t.Source.DType, t.Type, t.Ne, t.Bytes)
+		c.logf("%-32s %-28s %-5s → %-4s ne %v %d bytes%s", t.HFName, t.GGUFName, t.Source.DType, t.Type, t.Ne, t.Bytes, t.scaleNote)
 	}
 	return nil
 }
@@ -213,6 +213,9 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 		c.out = grow(c.out, int(t.Bytes))
 		if err := format.EncodeParallel(f, c.out, codes, scales, k, m, c.threads); err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", t.GGUFName, err)
+		}
+		if s, ok := format.SpecOf(f.Type()); ok && s.Scale.F16() {
+			t.scaleNote = fmt.Sprintf(", scale %v → f16 %v (%s)", scale, f.StoredScale(scale), s.Scale)
 		}
 		return c.out, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -102,7 +103,7 @@ func storableScales(ti gguf.TensorInfo, to format.Format, sc []float32) error {
 		case g > 0:
 			where = fmt.Sprintf("the scale of block %d (row %d)", i, i*g/k)
 		}
-		return fmt.Errorf("tensor %s: %s is %v, out of %s's range (f16 scales, max 65504); the input cannot be stored as %s; keep a type with f32 scales (--outtype i2_s, tl1, tl2 or iq2_bn)", ti.Name, where, v, to.Name(), to.Name())
+		return fmt.Errorf("tensor %s: %s is %v, out of %s's range (f16 scales, max 65504); the input cannot be stored as %s; keep a type with f32 scales (--outtype %s)", ti.Name, where, v, to.Name(), to.Name(), strings.Join(format.F32ScaleNames(), ", "))
 	}
 	return nil
 }

@@ -1,8 +1,14 @@
 // Package format is the one place where the ternary GGUF weight layouts of
 // every BitNet runtime are written down: each type is one small file behind
 // the Format interface (type id, row-length rule, size, pack codes + scales →
-// bytes, unpack → codes + scales, a scale as stored), and the type table
-// (Lookup, ForType) maps --outtype names and ggml type ids to them.
+// bytes, unpack → codes + scales, a scale as stored), and one row of the type
+// table (specs in table.go: --outtype name, ggml type, runtime family,
+// general.file_type and its ftype name, scale storage, quantization-version
+// flag, parallel rows). Everything else derives from that table: convert's
+// outtype list, parser and type policy, the --help lists and messages of
+// hf2gguf/requant/verify, verify's scale tolerances (ScaleTolerance),
+// requant's -v scale log, bench's ftype names. The gguf type traits (id,
+// block elements, block bytes) stay in gguf/types.go (Spec.Block reads them).
 //
 //	file        type          id   block / row              scale                     runtime
 //	i2s.go      I2_S x86      36   128 codes → 32 B         f32 per tensor, then pad   bitnet.cpp x86
@@ -12,6 +18,8 @@
 //	tl2.go      TL2           39   kernel tiling            f32 per tensor             bitnet.cpp x86 LUT
 //	tq1_0.go    TQ1_0         34   256 → 54 B (base 3)      f16 per 256-block          llama.cpp
 //	tq2_0.go    TQ2_0         35   256 → 66 B               f16 per 256-block          llama.cpp
+//	q2_0.go     Q2_0          42   64 → 18 B (d first)      f16 per 64-block           llama.cpp (mainline)
+//	q2_0_g128.go Q2_0_g128    42   128 → 34 B (read only)   f16 per 128-block          PrismML fork (legacy)
 //	iq1_bn.go   IQ1_BN       134   row: f16 + 64 → 13 B     f16 per row                ik_llama.cpp
 //	iq2_bn.go   IQ2_BN       135   row: f32 + 64 → 16 B     f32 per row                ik_llama.cpp
 //
@@ -41,20 +49,22 @@
 //
 // # Adding a format
 //
-//  1. Add the ggml type id to gguf/types.go (typeTraits; rowMetaSize if rows
-//     carry a prefix) and, if it has one, the llama ftype.
+//  1. Add the ggml type id to gguf/types.go (a Type constant and its
+//     typeTraits row; rowMetaSize if rows carry a prefix) and the llama
+//     ftype (a FileType constant).
 //  2. Write <type>.go here: a type implementing Format (Name, Type,
-//     ScaleGroup, Check, Bytes, Encode, Decode), and RuntimeChecker when the
-//     target runtime refuses shapes the layout can hold. Reuse pack2 for a
-//     2-bit interleave. Doc comments name the upstream file and function.
-//  3. Add a row to specs (format.go) with its --outtype name, runtime family
-//     and file type, and a case to ForType.
-//  4. If the runtime needs another arch name, extend TargetArch (target.go).
-//  5. Add the outtype to convert (OutType, typePolicy, fileTypes,
-//     quantizationVersion in convert/policy.go); hf2gguf, requant, verify and
-//     inspect then handle it through this package.
-//  6. Copy a file made by the reference tool into testdata/golden/ (say where
-//     from in testdata/README.md) and add it to golden_test.go; the round trip
-//     in roundtrip_test.go and FuzzDecode cover the rest. Add the type to
-//     README's "which file for which runtime" table.
+//     ScaleGroup, StoredScale, Check, Bytes, Encode, Decode, Scales), and
+//     RuntimeChecker when the target runtime refuses shapes the layout can
+//     hold. Reuse pack2 for a 2-bit interleave. Doc comments name the
+//     upstream file and function. Add the row to specs (table.go); the
+//     outtype, its policy, help texts and messages follow.
+//  3. Tests here: the layout against hand-made or reference bytes
+//     (<type>_test.go), and the format in the lists of format_test.go (all,
+//     the scale round trip) that FuzzDecode and the round trips walk;
+//     table_test.go checks the row against the Format.
+//  4. The runtime: one file runtime/<type>.go with the kernel and its
+//     registerWeightKernel row (activation form, dot product, get_rows),
+//     and runtime/<type>_test.go against hand-computed values.
+//  5. Docs: the table above, README's "which file for which runtime" table
+//     and output-type lists.
 package format

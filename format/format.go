@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
@@ -220,82 +218,4 @@ func zeroCodesOfZeroScales(codes []int8, scales []float32, group int) {
 			clear(codes[g*group : (g+1)*group])
 		}
 	}
-}
-
-// Spec names one Format: the ternary output types of hf2gguf and requant.
-type Spec struct {
-	// Name as accepted by --outtype (lower case): "i2_s", "tq2_0", ….
-	Name string
-	// New builds the format; layout is the I2_S layout (ignored by the
-	// others) and kernels the TL tiling (TL1/TL2 only).
-	New func(layout Layout, kernels []Kernel) Format
-	// Runtime is the program family whose loader reads this type (for the
-	// arch and KV names): "bitnet.cpp", "llama.cpp", "ik_llama.cpp".
-	Runtime string
-	// FileType is general.file_type for a file of mostly this type.
-	FileType gguf.FileType
-}
-
-// Runtimes of Spec.Runtime.
-const (
-	RuntimeBitnetCpp = "bitnet.cpp"
-	RuntimeLlamaCpp  = "llama.cpp"
-	RuntimeIKLlama   = "ik_llama.cpp"
-)
-
-// specs is the type table: one row per ternary output type.
-var specs = map[string]Spec{
-	"i2_s":   {"i2_s", func(l Layout, _ []Kernel) Format { return I2S{Layout: l} }, RuntimeBitnetCpp, gguf.FileTypeMostlyI2S},
-	"tl1":    {"tl1", func(_ Layout, ks []Kernel) Format { return TL1{Kernels: ks} }, RuntimeBitnetCpp, gguf.FileTypeMostlyTL1},
-	"tl2":    {"tl2", func(_ Layout, ks []Kernel) Format { return TL2{Kernels: ks} }, RuntimeBitnetCpp, gguf.FileTypeMostlyTL2},
-	"tq1_0":  {"tq1_0", func(Layout, []Kernel) Format { return TQ1_0{} }, RuntimeLlamaCpp, gguf.FileTypeMostlyTQ1_0},
-	"tq2_0":  {"tq2_0", func(Layout, []Kernel) Format { return TQ2_0{} }, RuntimeLlamaCpp, gguf.FileTypeMostlyTQ2_0},
-	"iq1_bn": {"iq1_bn", func(Layout, []Kernel) Format { return IQ1BN{} }, RuntimeIKLlama, gguf.FileTypeMostlyIQ1BN},
-	"iq2_bn": {"iq2_bn", func(Layout, []Kernel) Format { return IQ2BN{} }, RuntimeIKLlama, gguf.FileTypeMostlyIQ2BN},
-}
-
-// Lookup returns the row of the type table for an --outtype name
-// (case-insensitive).
-func Lookup(name string) (Spec, bool) {
-	s, ok := specs[strings.ToLower(name)]
-	return s, ok
-}
-
-// Names lists the ternary --outtype names, sorted.
-func Names() []string {
-	out := make([]string, 0, len(specs))
-	for n := range specs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ForType returns the Format that decodes tensors of ggml type t: layout
-// selects the I2_S layout and kernels the TL tiling. ok is false for a type
-// that is not ternary.
-func ForType(t gguf.Type, layout Layout, kernels []Kernel) (Format, bool) {
-	switch t {
-	case gguf.TypeI2S:
-		return I2S{Layout: layout}, true
-	case gguf.TypeTL1:
-		return TL1{Kernels: kernels}, true
-	case gguf.TypeTL2:
-		return TL2{Kernels: kernels}, true
-	case gguf.TypeTQ1_0:
-		return TQ1_0{}, true
-	case gguf.TypeTQ2_0:
-		return TQ2_0{}, true
-	case gguf.TypeIQ1BN:
-		return IQ1BN{}, true
-	case gguf.TypeIQ2BN:
-		return IQ2BN{}, true
-	}
-	return nil, false
-}
-
-// IsTernary reports whether t is one of the ternary types of this package.
-func IsTernary(t gguf.Type) bool {
-	_, ok := ForType(t, LayoutX86, nil)
-	return ok
 }

@@ -14,7 +14,7 @@ var all = []format.Format{
 	format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.I2S{Layout: format.LayoutX86_1x4},
 	format.TL1{Kernels: []format.Kernel{{M: 64, K: 256, BM: 64, BK: 128, Bm: 32}}},
 	format.TL2{Kernels: []format.Kernel{{M: 64, K: 256, BM: 64, BK: 96, Bm: 32}}},
-	format.TQ1_0{}, format.TQ2_0{}, format.IQ1BN{}, format.IQ2BN{},
+	format.TQ1_0{}, format.TQ2_0{}, format.Q2_0{}, format.IQ1BN{}, format.IQ2BN{},
 }
 
 // TestEveryFormatRoundTrip: random codes with random per-group scales (some
@@ -177,7 +177,7 @@ func TestParallelSameBytes(t *testing.T) {
 		codes[i] = int8(r.IntN(3)) - 1
 	}
 	clear(codes[5*k : 6*k]) // a zero row
-	for _, f := range []format.Format{format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.I2S{Layout: format.LayoutX86_1x4}, format.TQ1_0{}, format.TQ2_0{}, format.IQ1BN{}, format.IQ2BN{}} {
+	for _, f := range []format.Format{format.I2S{}, format.I2S{Layout: format.LayoutARM}, format.I2S{Layout: format.LayoutX86_1x4}, format.TQ1_0{}, format.TQ2_0{}, format.Q2_0{}, format.IQ1BN{}, format.IQ2BN{}} {
 		sc, err := format.Regroup(codes, []float32{0.25}, 0, f.ScaleGroup(k))
 		if err != nil {
 			t.Fatal(err)
@@ -272,7 +272,6 @@ func TestStoredScale(t *testing.T) {
 	const k, m = 256, 64
 	r := rand.New(rand.NewPCG(3, 4))
 	values := []float32{0.0123456, 1.0 / 3, 2.7182817, 6.1e-5, 3e-8, 65504, 65519, 0.5}
-	f16 := map[gguf.Type]bool{gguf.TypeTQ1_0: true, gguf.TypeTQ2_0: true, gguf.TypeIQ1BN: true}
 	for _, f := range all {
 		for _, v := range values {
 			codes := make([]int8, k*m)
@@ -293,7 +292,7 @@ func TestStoredScale(t *testing.T) {
 				t.Fatalf("%s: %v", f.Name(), err)
 			}
 			want := f.StoredScale(v)
-			if f16[f.Type()] != (want != v) && v != 0.5 && v != 65504 {
+			if spec, _ := format.SpecOf(f.Type()); spec.Scale.F16() != (want != v) && v != 0.5 && v != 65504 {
 				t.Errorf("%s: StoredScale(%v) = %v: rounding does not match the stored type", f.Name(), v, want)
 			}
 			for g, s := range got {

@@ -11,16 +11,14 @@ import (
 const parallelRows = 64
 
 // splittable reports whether f's data is its rows back to back (so a range
-// of rows is a tensor of its own), with a per-tensor tail when tail is set.
-// TL layouts tile rows and K together and are not split.
+// of rows is a tensor of its own), with a per-tensor tail when tail is set
+// (Spec.ParallelRows and Spec.Scale of the type table).
 func splittable(f Format) (ok, tail bool) {
-	switch f.(type) {
-	case I2S:
-		return true, true
-	case TQ1_0, TQ2_0, IQ1BN, IQ2BN:
-		return true, false
+	s, found := SpecOf(f.Type())
+	if !found || !s.ParallelRows {
+		return false, false
 	}
-	return false, false
+	return true, s.Scale == ScaleF32Tensor
 }
 
 // chunks runs fn over row ranges [r0, r1) of m rows on up to threads

@@ -10,10 +10,25 @@ import (
 // Transcode converts the stored bytes of an [m, k] tensor from one format
 // to another without expanding the codes, when a direct path exists, and
 // reports whether it did. The bytes equal those of Decode, Regroup and
-// Encode. Direct paths: I2_S (x86) → TQ2_0, where each 128-weight group of
+// Encode. Direct paths: Prism's legacy Q2_0_g128 → Q2_0 (each 128 block
+// split into two 64 blocks with the same d: lossless, code 3 and the d of
+// an all-zero half kept as stored); I2_S (x86) → TQ2_0, where each 128-weight group of
 // TQ2_0 is the I2_S block with its four slots in the other bit order and
 // each 256-block gets d = f16(scale), or 0 when all its codes are 0.
 func Transcode(from, to Format, dst, src []byte, k, m, threads int) (bool, error) {
+	if _, ok := from.(Q2_0G128); ok {
+		if _, ok := to.(Q2_0); ok {
+			if err := checkLens(from, k*m, len(src), k, m, -1); err != nil {
+				return true, err
+			}
+			if err := checkLens(to, k*m, len(dst), k, m, -1); err != nil {
+				return true, err
+			}
+			nb, _ := from.Bytes(k, m)
+			transcodeG128(dst, src[:nb])
+			return true, nil
+		}
+	}
 	fi, ok1 := from.(I2S)
 	_, ok2 := to.(TQ2_0)
 	if !ok1 || !ok2 || fi.layout() != LayoutX86 {

@@ -17,4 +17,12 @@
 // fits before the next tensor). general.file_type 40 is I2_S in bitnet.cpp
 // but Q1_0 in mainline llama.h (FileTypeName). The runtime refuses these
 // types; they are never written.
+//
+// The 2026 type-id map (layouts.go): mainline's Q2_0 (42, 64-weight blocks)
+// shares its id with PrismML's legacy g128 Q2_0 (TypeQ2_0G128), and Prism's
+// PQ2_0 (142) and PTQ1_0 (143) follow. Ids 40–42, 142 and 143 are decided
+// per tensor by ResolveLayout from the tensor's span (its size padded to the
+// alignment must fill the bytes to the next tensor); a span no documented
+// layout fits gives LayoutUnknown, one that several fit a note (the reader's
+// File.Layouts), never a guess from the id alone.
 package gguf

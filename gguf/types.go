@@ -60,11 +60,44 @@ const (
 	// TypeQ1_0 is mainline ggml's 1-bit Q1_0 (blocks of 128 values in 18
 	// bytes: an F16 scale and 16 bytes of bits). Read and named, never run.
 	TypeQ1_0 Type = 41
+	// TypeQ2_0 is mainline ggml's 2-bit Q2_0 (blocks of 64 values in 18
+	// bytes: an F16 d and 16 bytes of 2-bit codes, value (c − 1)·d;
+	// ggml-common.h block_q2_0). Ternary weights map onto it exactly.
+	TypeQ2_0 Type = 42
 )
 
 // mainlineID marks a Type that stands for a stored id whose meaning in
 // mainline ggml differs from bitnet.cpp's (see collisions); ID strips it.
 const mainlineID Type = 1 << 31
+
+// forkID marks a Type that stands for a stored id a fork gives another
+// layout than mainline ggml (Prism's legacy g128 Q2_0 under id 42); ID
+// strips it.
+const forkID Type = 1 << 30
+
+// unknownID marks a stored id whose data fits none of the documented
+// layouts of the id (LayoutUnknown); ID strips it.
+const unknownID Type = 1 << 29
+
+// TypeQ2_0G128 is PrismML's legacy Q2_0 (pre-v7 fork, field cases F2-0x):
+// blocks of 128 values in 34 bytes (an F16 d and 32 bytes of 2-bit codes,
+// the Q2_0 codec) stored under mainline's id 42, which mainline reads as
+// 64-value blocks (llama.cpp #25824: "tensor 'output_norm.weight' has
+// offset …, expected …"). The reader returns it for an id-42 tensor whose
+// span fits 34 bytes per 128 and not 18 per 64 (ResolveLayout).
+const TypeQ2_0G128 = forkID | 42
+
+// Prism fork types (PrismML llama.cpp fork ggml.h; shared/spec
+// formats-2026.md §5). Both need a Hadamard transform of the activations
+// that their KVs describe: read and named, never computed or converted.
+const (
+	// TypePQ2_0 is Prism's PQ2_0: blocks of 128 values in 34 bytes (f16
+	// d, then 32 bytes of 2-bit codes).
+	TypePQ2_0 Type = 142
+	// TypePTQ1_0 is Prism's PTQ1_0: blocks of 128 values in 28 bytes
+	// (24 + 2 bytes of base-3 codes, the f16 d last).
+	TypePTQ1_0 Type = 143
+)
 
 // TypeMXFP4 is mainline ggml's MXFP4 (blocks of 32 values in 17 bytes: an
 // E8M0 scale and 16 bytes of E2M1 pairs), stored as id 39 like bitnet.cpp's
@@ -74,7 +107,7 @@ const TypeMXFP4 = mainlineID | 39
 
 // ID returns the type id stored in a GGUF tensor info for t (39 for both
 // TL2 and MXFP4).
-func (t Type) ID() uint32 { return uint32(t &^ mainlineID) }
+func (t Type) ID() uint32 { return uint32(t &^ (mainlineID | forkID | unknownID)) }
 
 // collisions maps a bitnet.cpp type id to the type the same id means in
 // mainline ggml (ggml.h of llama.cpp and ik_llama.cpp). Only tensor type 39
@@ -169,6 +202,11 @@ var typeTraits = map[Type]TypeTraits{
 	TypeMXFP4: {"MXFP4", 32, 17, true, false},
 	TypeNVFP4: {"NVFP4", 64, 36, true, false},
 	TypeQ1_0:  {"Q1_0", 128, 18, true, false},
+	TypeQ2_0:  {"Q2_0", 64, 18, true, false},
+	// Fork layouts (PrismML llama.cpp fork).
+	TypeQ2_0G128: {"Q2_0_g128", 128, 34, true, false},
+	TypePQ2_0:    {"PQ2_0", 128, 34, true, false},
+	TypePTQ1_0:   {"PTQ1_0", 128, 28, true, false},
 }
 
 // rowMetaSize is the per-row prefix of the ik_llama.cpp row-scaled types
@@ -197,6 +235,9 @@ func (t Type) IsMainlineOnly() bool {
 func (t Type) String() string {
 	if tr, ok := typeTraits[t]; ok {
 		return tr.Name
+	}
+	if t&unknownID != 0 {
+		return fmt.Sprintf("type %d (layout unknown)", t.ID())
 	}
 	return fmt.Sprintf("type(%d)", t.ID())
 }
@@ -385,6 +426,9 @@ const (
 	// TQ1_0 / TQ2_0 as llama.h of ggml-org/llama.cpp numbers them.
 	FileTypeMostlyTQ1_0 FileType = 36
 	FileTypeMostlyTQ2_0 FileType = 37
+	// Q2_0 as llama.h of ggml-org/llama.cpp numbers it
+	// (LLAMA_FTYPE_MOSTLY_Q2_0).
+	FileTypeMostlyQ2_0 FileType = 41
 	// IQ1_BN / IQ2_BN as llama.h of ikawrakow/ik_llama.cpp numbers them.
 	FileTypeMostlyIQ1BN FileType = 136
 	FileTypeMostlyIQ2BN FileType = 137
@@ -406,6 +450,8 @@ func FileTypeName(ft uint64, has func(Type) bool) string {
 		return "MOSTLY_TQ1_0 in llama.cpp"
 	case uint64(FileTypeMostlyTQ2_0):
 		return "MOSTLY_TQ2_0 in llama.cpp"
+	case uint64(FileTypeMostlyQ2_0):
+		return "MOSTLY_Q2_0 in mainline llama.cpp"
 	case uint64(FileTypeMostlyIQ1BN):
 		return "MOSTLY_IQ1_BN in ik_llama.cpp"
 	case uint64(FileTypeMostlyIQ2BN):

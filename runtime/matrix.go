@@ -2,8 +2,8 @@ package runtime
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -33,6 +33,9 @@ type Matrix struct {
 	// zeros, which changes neither its int8 scale nor a dot product).
 	kPad int
 
+	// kern is the type's row of the runtime's type table (weighttypes.go).
+	kern *weightKernel
+
 	// I2_S: per-row pair code sums and code-3 flags for the batched
 	// kernel (i2sPairCodes), computed on the first MatMul.
 	pairOnce  sync.Once
@@ -41,6 +44,8 @@ type Matrix struct {
 }
 
 // NewMatrix wraps the data of a 2-D tensor of type typ with ne = [k, m].
+// The type's row of the runtime's type table (weightKernels, weighttypes.go;
+// each kernel file registers its type) checks the shape and keeps the data.
 // Supported types: F32, F16, BF16, Q8_0 (k % 32 == 0), I2_S (x86 layout,
 // QK 128: k % 128 == 0, as bitnet.cpp's kernel requires; §3.1 of the
 // conversion spec), the Q8_K-activation types TQ1_0, TQ2_0, Q6_K and
@@ -63,38 +68,19 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	if uint64(len(data)) < need {
 		return nil, fmt.Errorf("%s [%d, %d] needs %d bytes, have %d", typ, k, m, need, len(data))
 	}
-	w := &Matrix{Type: typ, K: k, M: m}
-	n := k * m
-	switch typ {
-	case gguf.TypeF32:
-		w.f32 = viewF32(data, n)
-	case gguf.TypeF16, gguf.TypeBF16:
-		w.u16 = viewU16(data, n)
-	case gguf.TypeQ8_0:
-		w.raw = data[:need]
-		w.rowB = k / q8Block * 34
-	case gguf.TypeI2S:
-		if k%128 != 0 {
-			return nil, fmt.Errorf("I2_S row length %d is not a multiple of 128 (x86 layout, QK_I2_S = 128)", k)
-		}
-		w.raw = data[:n/4]
-		w.rowB = k / 4
-		w.kPad = k
-		w.Scale = math.Float32frombits(binary.LittleEndian.Uint32(data[n/4:]))
-		if math.IsNaN(float64(w.Scale)) || math.IsInf(float64(w.Scale), 0) {
-			return nil, fmt.Errorf("I2_S scale is %v", w.Scale)
-		}
-	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
-		if k%qkK != 0 {
-			return nil, fmt.Errorf("%s row length %d is not a multiple of 256 (QK_K)", typ, k)
-		}
-		w.raw = data[:need]
-		w.rowB = int(need) / m
-	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
-		return newIQBNMatrix(typ, k, m, data)
-	default:
-		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: F32, F16, BF16, Q8_0, I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN, IQ2_BN)", typ)
+	kern, ok := weightKernels[typ]
+	if !ok {
+		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: %s)", typ, supportedTypes())
 	}
+	w := &Matrix{Type: typ, K: k, M: m}
+	alt, err := kern.setup(w, data, int(need))
+	if err != nil {
+		return nil, err
+	}
+	if alt != nil {
+		w = alt
+	}
+	w.kern = kern
 	return w, nil
 }
 
@@ -129,25 +115,7 @@ func (w *Matrix) Prepare(a *Activation, x []float32) {
 		panic(fmt.Sprintf("runtime: activation length %d, matrix K %d", len(x), w.K))
 	}
 	a.typ = w.Type
-	switch w.Type {
-	case gguf.TypeF32, gguf.TypeBF16:
-		a.f = append(a.f[:0], x...)
-	case gguf.TypeF16:
-		a.f = resizeF32(a.f, len(x))
-		kernels.RoundF16(a.f, x)
-	case gguf.TypeQ8_0:
-		a.q = resizeI8(a.q, len(x))
-		a.d = resizeF32(a.d, len(x)/q8Block)
-		QuantizeQ8_0(a.q, a.d, x)
-	case gguf.TypeI2S:
-		a.q = resizeI8(a.q, w.kPad)
-		a.s, a.sum = QuantizeI8S(a.q[:len(x)], x)
-		clear(a.q[len(x):])
-	case gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
-		a.prepareQ8K(x, w.Type, w.M)
-	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
-		a.prepareQ8K64(x)
-	}
+	w.kern.prepare(w, a, x)
 }
 
 func resizeI8(b []int8, n int) []int8 {
@@ -164,7 +132,8 @@ func resizeF32(b []float32, n int) []float32 {
 	return b[:n]
 }
 
-// Row returns output row r (0 ≤ r < M) for the prepared activation a:
+// Row returns output row r (0 ≤ r < M) for the prepared activation a,
+// with the arithmetic of the type's row of the runtime's type table:
 //   - F32, F16: ggml's AVX2 vec_dot_f32 / vec_dot_f16 summation order
 //     (dot.go);
 //   - BF16: exact products summed in float64, rounded once;
@@ -178,36 +147,7 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 	if a.typ != w.Type {
 		panic("runtime: activation prepared for another weight type")
 	}
-	k := w.K
-	switch w.Type {
-	case gguf.TypeF32:
-		return dotF32ggml(w.f32[r*k:(r+1)*k], a.f)
-	case gguf.TypeF16:
-		return dotF16ggml(w.u16[r*k:(r+1)*k], a.f)
-	case gguf.TypeBF16:
-		row := w.u16[r*k : (r+1)*k]
-		x := a.f[:len(row)]
-		var acc float64
-		for i, h := range row {
-			acc += float64(bf16ToF32(h)) * float64(x[i])
-		}
-		return float32(acc)
-	case gguf.TypeQ8_0:
-		return dotQ8_0(w.raw[r*w.rowB:(r+1)*w.rowB], a.q, a.d)
-	case gguf.TypeI2S:
-		return i2sOut(dotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
-	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
-		return w.iqbnRow(r, a)
-	case gguf.TypeTQ1_0:
-		return dotTQ1_0(w.raw[r*w.rowB:(r+1)*w.rowB], a)
-	case gguf.TypeTQ2_0:
-		return dotTQ2_0(w.raw[r*w.rowB:(r+1)*w.rowB], a)
-	case gguf.TypeQ6_K:
-		return dotQ6K(w.raw[r*w.rowB:(r+1)*w.rowB], a)
-	case gguf.TypeQ4_K:
-		return dotQ4K(w.raw[r*w.rowB:(r+1)*w.rowB], a)
-	}
-	panic("runtime: unsupported matrix type")
+	return w.kern.row(w, r, a)
 }
 
 // dotQ8_0 is ggml_vec_dot_q8_0_q8_0 for one row (blocks of 34 bytes: f16 d,
@@ -517,9 +457,21 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 // runtime. Mainline ggml gives ids 39–41 to these types while bitnet.cpp
 // gives 39 to TL2 (gguf.Type.IsMainlineOnly; ggml/src/ggml.c type_traits in
 // ggml-org/llama.cpp).
+//
+// It also refuses the ids of the 2026 type-id map the runtime cannot
+// compute (gguf/layouts.go): Prism's PQ2_0/PTQ1_0 (a Hadamard transform of
+// the activations), Prism's legacy Q2_0_g128 (requant turns it into Q2_0),
+// and an id whose data fits none of its documented layouts.
 func notMainline(typ gguf.Type) error {
-	if typ.IsMainlineOnly() {
-		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (F32, F16, BF16, Q8_0, I2_S, TL1, TL2, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN, IQ2_BN); run the file with llama.cpp", typ, typ.ID())
+	switch {
+	case typ.IsMainlineOnly():
+		return fmt.Errorf("type %s (ggml id %d of mainline llama.cpp) is not a BitNet type this runtime runs (%s, TL1, TL2); run the file with llama.cpp", typ, typ.ID(), supportedTypes())
+	case typ.NeedsHadamard():
+		return errors.New(gguf.HadamardRefusal(typ))
+	case typ == gguf.TypeQ2_0G128:
+		return fmt.Errorf("type %s (id %d: PrismML's legacy Q2_0, 34 bytes per 128 weights, which mainline reads as 64-weight blocks) is not computed here; convert it losslessly with bitnet-convert requant FILE --outtype q2_0", typ, typ.ID())
+	case typ.IsLayoutUnknown():
+		return fmt.Errorf("%s: its data fits none of the documented layouts of id %d (bitnet-convert inspect names the sizes); nothing here computes it", typ, typ.ID())
 	}
 	return nil
 }

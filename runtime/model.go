@@ -344,41 +344,7 @@ func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
 // dst, as ggml's get_rows does: F32 copied, F16/BF16 widened, Q8_0 as d·q,
 // TQ1_0/TQ2_0, Q6_K and Q4_K by their dequantize_row functions.
 func (w *Matrix) embedRow(dst []float32, id int) {
-	k := w.K
-	switch w.Type {
-	case gguf.TypeF32:
-		copy(dst, w.f32[id*k:(id+1)*k])
-	case gguf.TypeF16:
-		for i, h := range w.u16[id*k : (id+1)*k] {
-			dst[i] = f16ToF32(h)
-		}
-	case gguf.TypeBF16:
-		for i, h := range w.u16[id*k : (id+1)*k] {
-			dst[i] = bf16ToF32(h)
-		}
-	case gguf.TypeQ8_0:
-		row := w.raw[id*w.rowB : (id+1)*w.rowB]
-		for b := 0; b < k/q8Block; b++ {
-			blk := row[b*34 : b*34+34]
-			d := f16ToF32(binary.LittleEndian.Uint16(blk))
-			for i, q := range blk[2:] {
-				dst[b*q8Block+i] = d * float32(int8(q))
-			}
-		}
-	case gguf.TypeTQ1_0, gguf.TypeTQ2_0:
-		w.embedRowTQ(dst, id, w.Type == gguf.TypeTQ1_0)
-	case gguf.TypeQ6_K:
-		w.embedRowQ6K(dst, id)
-	case gguf.TypeQ4_K:
-		w.embedRowQ4K(dst, id)
-	case gguf.TypeI2S:
-		for i := range k {
-			e := id*w.kPad + i
-			g, j := e/128, e%128
-			c := w.raw[g*32+j%32] >> (6 - 2*uint(j/32)) & 3
-			dst[i] = float32(int(c)-1) * w.Scale
-		}
-	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
-		w.iqbnEmbedRow(dst, id)
+	if w.kern.embed != nil {
+		w.kern.embed(w, dst, id)
 	}
 }

@@ -61,7 +61,7 @@ func newRepackedMatrix(f format.Format, k, m int, data []byte) (*Matrix, error) 
 	if err := i2s.Encode(packed, t, scales, kp, m); err != nil {
 		return nil, err
 	}
-	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed[:m*kp/4], rowB: kp / 4, kPad: kp}, nil
+	return &Matrix{Type: gguf.TypeI2S, K: k, M: m, Scale: scale, raw: packed[:m*kp/4], rowB: kp / 4, kPad: kp, kern: weightKernels[gguf.TypeI2S]}, nil
 }
 
 // findKernel returns the kernel of kerns for an M×K weight.

@@ -40,16 +40,9 @@ import (
 // A file the runtime cannot run (a type it does not compute) gets a note
 // and no logit comparison; the tensor checks still decide.
 
-// refScaleTol is the relative tolerance for a scale (or value) stored in t.
-func refScaleTol(t gguf.Type) float64 {
-	switch t {
-	case gguf.TypeF16, gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeIQ1BN:
-		return 0x1p-11
-	case gguf.TypeBF16:
-		return 0x1p-8
-	}
-	return 0
-}
+// refScaleTol is the relative tolerance for a scale (or value) stored in t
+// (format.ScaleTolerance: the type table's scale storage).
+func refScaleTol(t gguf.Type) float64 { return format.ScaleTolerance(t) }
 
 // ternaryTensor is one decoded ternary or float tensor: codes with their
 // per-element scale, or plain values (codes nil).

@@ -164,14 +164,14 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 
 // f16RoundingNote explains a scale got that differs from want only by
 // rounding want to f16 (quantize.F32ToF16, round to nearest even), which is
-// what a requant through a type with f16 scales (TQ1_0, TQ2_0, IQ1_BN)
+// what a requant through a type with f16 scales (format.F16ScaleTypeNames)
 // leaves in an f32-scale file: it returns ": the scale rounded to f16 …"
 // ending with what proves such a file, or "" when got is not that value.
 func f16RoundingNote(got, want float32, proof string) string {
 	if got == want || got != quantize.F16ToF32(quantize.F32ToF16(want)) {
 		return ""
 	}
-	return " (exactly that scale rounded to f16, as a requant through TQ1_0, TQ2_0 or IQ1_BN leaves it; " + proof + ")"
+	return " (exactly that scale rounded to f16, as a requant through " + strings.Join(format.F16ScaleTypeNames(), ", ") + " leaves it; " + proof + ")"
 }
 
 // layoutHint is added to an I2_S code mismatch: when the data decodes to

@@ -56,6 +56,11 @@ type File struct {
 	// DataOffset is the absolute file offset of the data section (the end of
 	// the tensor infos rounded up to Alignment).
 	DataOffset uint64
+	// Layouts holds, per tensor name, the one-line note of a stored id
+	// whose layout the data did not settle (gguf.ResolveLayout: "type 42:
+	// layout ambiguous (…)" or "type 41: layout unknown (…)"); nil when
+	// every id was settled.
+	Layouts map[string]string
 
 	data    []byte       // whole file
 	mapping *osx.Mapping // nil for a File from Parse
@@ -237,7 +242,14 @@ func Parse(data []byte) (*File, error) {
 	// ggml (39: TL2 or MXFP4) is decided per tensor from the arch and the
 	// room its data has (gguf.ResolveCollision).
 	f.resolveCollisions(avail)
+	unknown := f.resolveLayouts(avail)
 	for i, ti := range f.Tensors {
+		if sz, ok := unknown[i]; ok {
+			// No documented layout fits: the tensor is its span, named
+			// by Layouts; nothing computes or converts it.
+			f.nbytes = append(f.nbytes, sz)
+			continue
+		}
 		nb, err := gguf.NBytes(ti.Type, ti.Ne)
 		if err != nil {
 			return nil, fmt.Errorf("read tensor info %d (%s): %w", i, Printable(ti.Name), err)
@@ -289,6 +301,85 @@ func (f *File) resolveCollisions(avail uint64) {
 		}
 		f.Tensors[i].Type = gguf.ResolveCollision(ti.Type, f.Arch(), ti.Ne, span)
 	}
+}
+
+// spans returns, per tensor, the bytes from its offset to the next tensor's
+// offset or to the end of the avail data bytes.
+func (f *File) spans(avail uint64) []uint64 {
+	offs := make([]uint64, len(f.Tensors))
+	for j, tj := range f.Tensors {
+		offs[j] = tj.Offset
+	}
+	slices.Sort(offs)
+	out := make([]uint64, len(f.Tensors))
+	for i, ti := range f.Tensors {
+		span := uint64(0)
+		if ti.Offset < avail {
+			span = avail - ti.Offset
+		}
+		if k, _ := slices.BinarySearch(offs, ti.Offset+1); k < len(offs) {
+			span = min(span, offs[k]-ti.Offset)
+		}
+		out[i] = span
+	}
+	return out
+}
+
+// resolveLayouts decides the layout of every tensor whose stored id has
+// several documented layouts (gguf.ResolveLayout) from its span. A tensor
+// that more than one layout fits takes the layout the file's settled
+// tensors of the same id agree on (a file is written by one program); if
+// they do not settle it, it keeps the id's mainline layout and Layouts
+// names the doubt. It returns the span of each tensor no layout fits (its
+// type becomes gguf.LayoutUnknown).
+func (f *File) resolveLayouts(avail uint64) map[int]uint64 {
+	var spans []uint64
+	var unknown map[int]uint64
+	settled := map[gguf.Type]map[gguf.Type]bool{}
+	var doubtful []int
+	for i, ti := range f.Tensors {
+		if !ti.Type.HasLayouts() {
+			continue
+		}
+		if spans == nil {
+			spans = f.spans(avail)
+		}
+		t, note := gguf.ResolveLayout(ti.Type, ti.Ne, spans[i], f.Alignment)
+		switch {
+		case t.IsLayoutUnknown():
+			if unknown == nil {
+				unknown = map[int]uint64{}
+			}
+			unknown[i] = spans[i]
+			f.note(ti.Name, note)
+		case note != "":
+			doubtful = append(doubtful, i)
+			f.note(ti.Name, note)
+		default:
+			if settled[ti.Type] == nil {
+				settled[ti.Type] = map[gguf.Type]bool{}
+			}
+			settled[ti.Type][t] = true
+		}
+		f.Tensors[i].Type = t
+	}
+	for _, i := range doubtful {
+		ti := f.Tensors[i]
+		if s := settled[ti.Type]; len(s) == 1 {
+			for t := range s {
+				f.Tensors[i].Type = t
+			}
+			delete(f.Layouts, ti.Name)
+		}
+	}
+	return unknown
+}
+
+func (f *File) note(name, s string) {
+	if f.Layouts == nil {
+		f.Layouts = map[string]string{}
+	}
+	f.Layouts[name] = s
 }
 
 // checkOverlap sorts the tensors by offset and checks each non-empty one

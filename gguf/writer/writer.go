@@ -191,6 +191,11 @@ func checkTensorInfo(ti gguf.TensorInfo) error {
 		// Its id (39) would read back as TL2 in a BitNet file.
 		return fmt.Errorf("type %s is read only: its id %d is TL2's in bitnet.cpp", ti.Type, ti.Type.ID())
 	}
+	if ti.Type == gguf.TypeQ2_0G128 || ti.Type.NeedsHadamard() {
+		// Prism's layouts are read and named, never written
+		// (gguf/layouts.go).
+		return fmt.Errorf("type %s is read only: PrismML's fork layout (id %d)", ti.Type, ti.Type.ID())
+	}
 	return nil
 }
 

@@ -402,7 +402,8 @@ func sizeClass(arch string, f *reader.File) string {
 func positive(v int) bool { return v > 0 }
 
 // ftypeName is llama_model_ftype_name of bitnet.cpp's llama.cpp fork for
-// the general.file_type values our files carry; TQ1_0/TQ2_0 are mainline
+// the general.file_type values our files carry (the ternary ones from
+// format's type table, Spec.FtypeName); TQ1_0/TQ2_0 are mainline
 // llama.cpp's names (src/llama-model-loader.cpp, llama_model_ftype_name) and
 // IQ1_BN/IQ2_BN ik_llama.cpp's (src/llama.cpp, llama_model_ftype_name).
 func ftypeName(ft uint64) string {
@@ -415,20 +416,11 @@ func ftypeName(ft uint64) string {
 		return "BF16"
 	case gguf.FileTypeMostlyQ8_0:
 		return "Q8_0"
-	case gguf.FileTypeMostlyI2S:
-		return "I2_S - 2 bpw ternary"
-	case gguf.FileTypeMostlyTL1:
-		return "TL1"
-	case gguf.FileTypeMostlyTL2:
-		return "TL2"
-	case gguf.FileTypeMostlyTQ1_0:
-		return "TQ1_0 - 1.69 bpw ternary"
-	case gguf.FileTypeMostlyTQ2_0:
-		return "TQ2_0 - 2.06 bpw ternary"
-	case gguf.FileTypeMostlyIQ1BN:
-		return "IQ1_BN - 1.625 bpw Bitnet"
-	case gguf.FileTypeMostlyIQ2BN:
-		return "IQ2_BN - 2.00 bpw Bitnet"
+	}
+	for _, s := range format.Specs() {
+		if uint64(s.FileType) == ft {
+			return s.FtypeName
+		}
 	}
 	return fmt.Sprintf("ftype %d", ft)
 }

@@ -66,10 +66,9 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "hf2gguf DIR",
-		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
+		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
-to a GGUF file for bitnet.cpp (i2_s, tl1, tl2), mainline llama.cpp (tq1_0, tq2_0) or
-ik_llama.cpp (iq1_bn, iq2_bn). Master weights are ternarized with abs-mean; packed checkpoints
+to a GGUF file for ` + format.RuntimeList() + `. Master weights are ternarized with abs-mean; packed checkpoints
 (U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
 output is written atomically.`,
 		Example: `  bitnet-convert hf2gguf ./bitnet_b1_58-large

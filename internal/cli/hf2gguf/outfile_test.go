@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -175,7 +176,7 @@ func TestListArchs(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"BitNetForCausalLM", "bitnet-b1.58 (hidden_act relu2)", "i2_s,tl1,tl2,tq1_0,tq2_0,iq1_bn,iq2_bn,f32,f16,bf16", "Qwen3Model", "qwen3", "f32,f16,bf16,i2_s", "Gemma3TextModel", "LlamaForCausalLM", "llama"} {
+	for _, want := range []string{"BitNetForCausalLM", "bitnet-b1.58 (hidden_act relu2)", convert.OutTypeList(","), "i2_s,tl1,tl2,tq1_0,tq2_0,", "Qwen3Model", "qwen3", "f32,f16,bf16,i2_s", "Gemma3TextModel", "LlamaForCausalLM", "llama"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--list-archs output lacks %q:\n%s", want, out.String())
 		}

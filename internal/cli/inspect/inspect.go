@@ -130,8 +130,15 @@ type tensorReport struct {
 	ScaleNote string          `json:"scale_note,omitempty"`
 	// ScaleRange summarises the per-row (IQ*_BN) or per-block (TQ*_0)
 	// scales: "min..max (N scales)".
-	ScaleRange string   `json:"scale_range,omitempty"`
-	scale      *float32 // for the text report
+	ScaleRange string `json:"scale_range,omitempty"`
+	// Layout names the layout of an id the 2026 type-id map decides from
+	// the data (gguf.LayoutName), or says why it could not
+	// (reader.File.Layouts: "type 42: layout ambiguous (…)").
+	Layout string `json:"layout,omitempty"`
+	// Code3 counts the elements of a Q2_0 tensor holding code 3 (+2·d),
+	// which is not ternary.
+	Code3 *int     `json:"code3,omitempty"`
+	scale *float32 // for the text report
 }
 
 // inspectRun opens opts.Path and prints the report to opts.Out.
@@ -272,6 +279,17 @@ func buildReport(path string, f *reader.File, full bool) (*report, error) {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			t.ScaleRange = fmt.Sprintf("%g..%g (%d scales)", lo, hi, len(scales))
+		}
+		t.Layout = gguf.LayoutName(ti.Type)
+		if note, ok := f.Layouts[ti.Name]; ok {
+			t.Layout = note
+		}
+		if c, ok := format.ForType(ti.Type, format.LayoutX86, nil); ok && len(ti.Ne) == 2 {
+			if cc, ok := c.(format.NonTernaryCounter); ok {
+				if n, err := cc.Code3(data, int(ti.Ne[0]), int(ti.Ne[1])); err == nil {
+					t.Code3 = &n
+				}
+			}
 		}
 		r.Tensors = append(r.Tensors, t)
 	}
@@ -422,6 +440,12 @@ func writeText(out io.Writer, r *report, full bool) error {
 			scale = textValue(*t.scale, false)
 		} else if t.ScaleRange != "" {
 			scale = t.ScaleRange
+		}
+		if t.Code3 != nil {
+			scale += fmt.Sprintf("; code 3 (+2·d, not ternary): %d", *t.Code3)
+		}
+		if t.Layout != "" {
+			scale = strings.TrimPrefix(scale+"; "+t.Layout, "; ")
 		}
 		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}

@@ -1,6 +1,6 @@
 // Package requant is the `bitnet-convert requant IN.gguf --outtype T`
 // command: GGUF → GGUF between the ternary types of every runtime (I2_S in
-// its three layouts, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN) and F32/F16/BF16,
+// its three layouts, and the other rows of format's type table) and F32/F16/BF16,
 // keeping the ternary codes (convert.NewRequantPlan).
 package requant
 
@@ -55,11 +55,10 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "requant IN.gguf --outtype T",
-		Short: "Convert a ternary GGUF to another runtime's type (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
-		Long: `Re-encode the ternary projections of a GGUF in another type, keeping every ternary code: bitnet.cpp's
-I2_S (x86, arm or x86-1x4 layout), TL1, TL2; mainline llama.cpp's TQ1_0, TQ2_0; ik_llama.cpp's IQ1_BN, IQ2_BN;
-or F32/F16/BF16. Scales are converted to the granularity the target needs (per tensor, per row, per 256-block);
-TQ1_0, TQ2_0 and IQ1_BN store them as f16 (-v prints the rounding). The arch and its keys are renamed for the
+		Short: "Convert a ternary GGUF to another runtime's type (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
+		Long: `Re-encode the ternary projections of a GGUF in another type, keeping every ternary code: ` + format.RuntimeList() + ` (I2_S in
+x86, arm or x86-1x4 layout), or F32/F16/BF16. Scales are converted to the granularity the target needs (per tensor,
+per row, per block); ` + strings.Join(format.F16ScaleTypeNames(), ", ") + ` store them as f16 (-v prints the rounding). The arch and its keys are renamed for the
 target runtime. Tensors are streamed one at a time and the output is written atomically.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -90,7 +90,7 @@ at least --min-cosine (default 0.999 for ternary files, 0.99999 for float files)
 
 --ref-gguf A.gguf proves a requant: "verify --ref-gguf A.gguf B.gguf" (or --gguf B.gguf) compares B
 with A tensor by tensor (same ternary codes; scales exact between f32 scales, within 2^-11 relative
-where either file stores f16 scales: TQ1_0, TQ2_0, IQ1_BN; float tensors byte-equal, or equal to
+where either file stores f16 scales: ` + strings.Join(format.F16ScaleTypeNames(), ", ") + `; float tensors byte-equal, or equal to
 A's values stored in B's type) and runs both in the runtime: the logits must be bit-identical when
 both files run the same kernels on the same stored values (I2_S of any layout, TL1 and TL2 share
 one), else stay within the derived limits above (the looser of A's and B's). The first differing tensor is named; exit 1.
