@@ -219,7 +219,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	text = nil
 	// llama-perplexity replaces each chunk's first token by BOS.
-	bos := chunkBOS(v)
+	bos := chunkBOS(tok)
 	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Tokens: len(ids), ChunkPPL: []float64{}}
 	var bar *progressbar.ProgressBar
 	start := time.Now()
