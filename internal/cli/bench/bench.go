@@ -100,7 +100,7 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
 	f.StringVarP(&prompt, "n-prompt", "p", "128", "prompt lengths of the ppN tests, comma-separated; 0 = no prompt test")
 	f.StringVarP(&gen, "n-gen", "n", "32", "generated token counts of the tgN tests, comma-separated; 0 = no generation test")
-	f.StringVarP(&threads, "threads", "t", "0", "thread counts, comma-separated; "+flagx.ThreadsUsage)
+	f.StringVarP(&threads, "threads", "t", "0", "thread counts to measure, comma-separated; 0 = all cores")
 	f.IntVarP(&opts.Reps, "repetitions", "r", 5, "timed repetitions of each test")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON array (llama-bench -o json field names) instead of the table")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)

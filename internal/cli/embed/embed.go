@@ -81,7 +81,7 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
 	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	flagx.ThreadsVar(f, &opts.Threads)
 	return cmd
 }
 

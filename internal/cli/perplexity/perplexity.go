@@ -126,7 +126,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	f.StringVarP(&opts.File, "file", "f", "", `text file to score, "-" for stdin (required)`)
 	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
