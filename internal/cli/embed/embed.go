@@ -49,10 +49,7 @@ models were trained), pools the final hidden states (the file's pooling_type unl
 and L2-normalises the result. Without --json it prints the vector on one line, values separated by
 spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("embed takes no arguments (got %q); use -p TEXT or --ids", args)
-			}
-			return nil
+			return modelfile.PositionalModel("embed", args, "give the model with -m FILE and the text with -p TEXT or --ids")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()

@@ -74,10 +74,7 @@ PPL, ln(PPL(Q)/PPL(base)), the mean KL divergence, the RMS of Δp and the share 
 the same top token, and at the end the statistics (Mean KLD, percentiles, Same top p). A base of
 another vocabulary or chunk size (-c) is refused.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
-			}
-			return nil
+			return modelfile.PositionalModel("perplexity", args, "use -m FILE -f TEXT")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()

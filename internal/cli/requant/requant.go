@@ -54,18 +54,17 @@ type Options struct {
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "requant IN.gguf --outtype T",
+		Use:   "requant IN.gguf --outtype T [--outfile OUT.gguf] | requant IN.gguf [OUT.gguf] TYPE",
 		Short: "Convert a ternary GGUF to another runtime's type (I2_S, TL1, TL2, TQ1_0, TQ2_0, IQ1_BN, IQ2_BN, F32, F16, BF16)",
 		Long: `Re-encode the ternary projections of a GGUF in another type, keeping every ternary code: bitnet.cpp's
 I2_S (x86, arm or x86-1x4 layout), TL1, TL2; mainline llama.cpp's TQ1_0, TQ2_0; ik_llama.cpp's IQ1_BN, IQ2_BN;
 or F32/F16/BF16. Scales are converted to the granularity the target needs (per tensor, per row, per 256-block);
 TQ1_0, TQ2_0 and IQ1_BN store them as f16 (-v prints the rounding). The arch and its keys are renamed for the
-target runtime. Tensors are streamed one at a time and the output is written atomically.`,
+target runtime. Tensors are streamed one at a time and the output is written atomically.
+llama-quantize's positional form works too: "requant IN.gguf OUT.gguf TYPE" or "requant IN.gguf TYPE"
+(the default output name), TYPE in either case (TQ2_0 or tq2_0).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usage.Errorf("requant takes exactly one argument, the input GGUF (got %d)", len(args))
-			}
-			return nil
+			return positional(cmd, args, opts)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In = args[0]
@@ -117,6 +116,43 @@ target runtime. Tensors are streamed one at a time and the output is written ato
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor, with the scale rounding")
 	return cmd
+}
+
+// positional checks requant's arguments: IN alone (with --outtype), or
+// llama-quantize's "IN [OUT] TYPE", whose OUT and TYPE fill --outfile and
+// --outtype (giving both forms of one is a usage error). llama-quantize's
+// trailing NTHREADS is refused: requant converts on one thread.
+func positional(cmd *cobra.Command, args []string, opts *Options) error {
+	isType := func(s string) bool { _, err := convert.ParseOutType(s); return err == nil }
+	switch len(args) {
+	case 0:
+		return usage.Errorf("requant needs the input GGUF: requant IN.gguf --outtype T, or requant IN.gguf [OUT.gguf] TYPE")
+	case 1:
+		return nil
+	case 2, 3:
+	case 4:
+		if isType(args[2]) {
+			return usage.Errorf("requant IN OUT TYPE %s: requant has no thread count (it converts on one thread); drop %s", args[3], args[3])
+		}
+		fallthrough
+	default:
+		return usage.Errorf("requant takes the input GGUF, then optionally OUT.gguf and TYPE as llama-quantize does (got %d arguments: %q)", len(args), args)
+	}
+	typ := args[len(args)-1]
+	if !isType(typ) {
+		return usage.Errorf("requant %s: the last argument %q is not an output type (%s); llama-quantize's form is IN.gguf [OUT.gguf] TYPE", strings.Join(args, " "), typ, strings.Join(outTypeNames(), ", "))
+	}
+	if cmd.Flags().Changed("outtype") {
+		return usage.Errorf("--outtype %s and the type argument %s: give the type once", opts.OutType, typ)
+	}
+	opts.OutType = typ
+	if len(args) == 3 {
+		if cmd.Flags().Changed("outfile") {
+			return usage.Errorf("--outfile %s and the output argument %s: give the output once", opts.OutFile, args[1])
+		}
+		opts.OutFile = args[1]
+	}
+	return nil
 }
 
 func outTypeNames() []string {
