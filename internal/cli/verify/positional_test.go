@@ -18,7 +18,7 @@ func TestVerifyPositional(t *testing.T) {
 		wantErr string
 	}{
 		{"argument", []string{"m.gguf"}, "m.gguf", "", ""},
-		{"argument with --hf", []string{"m.gguf", "--hf", "dir"}, "m.gguf", "", ""},
+		{"argument with --hf", []string{"m.gguf", "--hf", "dir", "-t", "2"}, "m.gguf", "", ""},
 		{"--gguf kept", []string{"--gguf", "m.gguf"}, "m.gguf", "", ""},
 		{"argument with --ref-gguf", []string{"--ref-gguf", "a.gguf", "b.gguf"}, "b.gguf", "a.gguf", ""},
 		{"both", []string{"--gguf", "a.gguf", "b.gguf"}, "", "", "give the file to check once"},
