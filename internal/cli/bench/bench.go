@@ -425,8 +425,54 @@ func describe(path string, f *reader.File) Result {
 	}
 	arch := f.Arch()
 	ft, _ := f.Uint("general.file_type")
-	r.ModelType = fmt.Sprintf("%s %s %s", arch, sizeClass(arch, f), ftypeName(ft))
+	r.ModelType = fmt.Sprintf("%s %s %s%s", arch, sizeClass(arch, f), ftypeName(ft), fallbackNote(f, ft))
 	return r
+}
+
+// fallbackNote is " (N of M projections F16)" when a file whose projections
+// are ternary (general.file_type names the type of the ternary ones) holds
+// some in a float type instead (hf2gguf/requant --allow-fallback), so the
+// label does not claim the bits per weight of a file that is mostly F16;
+// "" otherwise.
+func fallbackNote(f *reader.File, ft uint64) string {
+	var ternary, float int
+	var floatType gguf.Type
+	for _, t := range f.Tensors {
+		if !isProjection(t.Name) {
+			continue
+		}
+		switch {
+		case format.IsTernary(t.Type):
+			ternary++
+		case t.Type == gguf.TypeF16 || t.Type == gguf.TypeBF16 || t.Type == gguf.TypeF32:
+			float++
+			floatType = t.Type
+		}
+	}
+	switch gguf.FileType(ft) {
+	case gguf.FileTypeMostlyI2S, gguf.FileTypeMostlyTL1, gguf.FileTypeMostlyTL2, gguf.FileTypeMostlyTQ1_0,
+		gguf.FileTypeMostlyTQ2_0, gguf.FileTypeMostlyIQ1BN, gguf.FileTypeMostlyIQ2BN:
+	default:
+		return ""
+	}
+	if float == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d projections %s)", float, ternary+float, floatType)
+}
+
+// isProjection reports whether a GGUF tensor name is a block's attention
+// or FFN projection weight (blk.N.attn_{q,k,v,output}, blk.N.ffn_{gate,up,down}).
+func isProjection(name string) bool {
+	if !strings.HasPrefix(name, "blk.") || !strings.HasSuffix(name, ".weight") {
+		return false
+	}
+	for _, p := range []string{".attn_q.", ".attn_k.", ".attn_v.", ".attn_output.", ".ffn_gate.", ".ffn_up.", ".ffn_down."} {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sizeClass is llama.cpp's model-type name where we have seen what

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -258,6 +261,31 @@ func TestBenchCSV(t *testing.T) {
 		}
 		if n := strings.Count(row, `","`); n != 13 {
 			t.Errorf("row %d: %d separators, want 13: %s", i+1, n, row)
+		}
+	}
+}
+
+// TestBenchLabelsFallback (H34): a file requantized with --allow-fallback
+// (the tiny model as IQ2_BN: 12 of its 14 projections are too short for
+// IQ2_BN and are written as F16) is labelled with the fallback count, not
+// as a plain 2 bpw file; the plain I2_S file keeps llama.cpp's label.
+func TestBenchLabelsFallback(t *testing.T) {
+	iq := filepath.Join(t.TempDir(), "tiny-iq2_bn.gguf")
+	if _, err := convert.RequantFile(context.Background(), tiny, iq, false, false, convert.RequantOptions{OutType: "iq2_bn", AllowFallback: true, Log: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{iq, "bitnet ?B IQ2_BN - 2.00 bpw Bitnet (12 of 14 projections F16)"},
+		{tiny, "bitnet ?B I2_S - 2 bpw ternary"},
+	} {
+		f, err := reader.Open(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := describe(c.file, f).ModelType
+		f.Close()
+		if got != c.want {
+			t.Errorf("%s: model_type %q, want %q", filepath.Base(c.file), got, c.want)
 		}
 	}
 }
