@@ -86,6 +86,11 @@ type Options struct {
 	Verbose bool
 	// Progress, when set, is called after each tensor is written.
 	Progress func(done, total int, name string)
+	// ProgressBytes, when set, is called after each tensor is written with
+	// the output tensor bytes written so far and in all (Plan.TotalBytes):
+	// a bar over bytes moves with the data, where one over tensors sits
+	// still on a large token_embd.
+	ProgressBytes func(done, total uint64, name string)
 }
 
 // Converter is one architecture family: it knows its GGUF arch name, its

@@ -222,7 +222,7 @@ func Run(opts *Options) error {
 		}
 	}
 	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "converting")
-	copts.Progress = bar.Step
+	copts.ProgressBytes = bar.StepBytes
 	start := time.Now()
 	var plan *convert.Plan
 	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)

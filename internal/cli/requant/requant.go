@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -219,21 +219,11 @@ func Run(opts *Options) error {
 	if out == "" {
 		out = DefaultOutFile(opts.In, outType)
 	}
-	var bar *progressbar.ProgressBar
-	if opts.StderrIsTerminal && !opts.DryRun {
-		ropts.Progress = func(done, total int, tensor string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Stderr), progressbar.OptionSetDescription("requantizing"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(tensor)
-			_ = bar.Add(1)
-		}
-	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "requantizing")
+	ropts.ProgressBytes = bar.StepBytes
 	start := time.Now()
 	plan, err := convert.RequantFile(ctx, opts.In, out, opts.Force, opts.DryRun, ropts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	bar.Finish()
 	if err != nil {
 		// the notices (--allow-fallback tensors, relu² for llama.cpp)
 		// describe a file that was not written: only the error is printed
