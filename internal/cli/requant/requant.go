@@ -20,9 +20,11 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/summary"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -232,19 +234,11 @@ func Run(opts *Options) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
 	}
-	counts := map[string]int{}
-	var order []string
-	for _, t := range plan.Tensors {
-		k := t.Type.String()
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
+	types, sizes := make([]gguf.Type, len(plan.Tensors)), make([]uint64, len(plan.Tensors))
+	for i, t := range plan.Tensors {
+		types[i], sizes[i] = t.Type, t.Bytes
 	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
-	}
+	counts := summary.Counts(types, sizes)
 	if opts.DryRun {
 		fmt.Fprintf(opts.Stdout, "%s → %s: arch %s → %s (for %s), %d tensors\n", opts.In, out, plan.SrcArch, plan.Arch, plan.Runtime, len(plan.Tensors))
 		for _, t := range plan.Tensors {
@@ -254,7 +248,7 @@ func Run(opts *Options) error {
 			}
 			fmt.Fprintf(opts.Stdout, "%-32s %-7s → %-7s ne %v %d bytes%s\n", t.In.Name, t.In.Type, t.Type, t.Ne, t.Bytes, note)
 		}
-		fmt.Fprintf(opts.Stdout, "tensors: %s; data %d bytes\n", strings.Join(parts, ", "), plan.TotalBytes())
+		_ = summary.Totals(opts.Stdout, counts)
 		// The real run would fail here too (as hf2gguf --dry-run): say so
 		// after the plan, exit 1.
 		if err := dryRunCheck(opts.In, out, opts.Force); err != nil {
@@ -262,6 +256,5 @@ func Run(opts *Options) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(opts.Stdout, "wrote %s: arch %s (for %s), outtype %s, %d tensors (%s), %d bytes of data in %.2fs\n", out, plan.Arch, plan.Runtime, plan.OutType, len(plan.Tensors), strings.Join(parts, ", "), plan.TotalBytes(), time.Since(start).Seconds())
-	return nil
+	return summary.Write(opts.Stdout, summary.File{Path: out, Arch: plan.Arch, Runtime: plan.Runtime, OutType: string(plan.OutType), Tensors: len(plan.Tensors), KVs: len(plan.KVs), Counts: counts, Took: time.Since(start)})
 }
