@@ -122,12 +122,6 @@ type OutTypeLimiter interface {
 	OutTypes() []OutType
 }
 
-// OptionalTensors names GGUF tensors (with ".weight") the architecture's
-// table lists but a checkpoint may lack.
-type OptionalTensors interface {
-	Optional(ggufName string) bool
-}
-
 // ExtraKVser adds KVs read from files of the checkpoint directory besides
 // config.json (pooling type, add_space_prefix), with warnings to print.
 type ExtraKVser interface {
