@@ -19,7 +19,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -176,22 +175,10 @@ func benchRun(opts *BenchOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout}
+	rtOpts, err := modelfile.Prepare(mo)
+	if err != nil {
 		return err
-	}
-	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
 	}
 	var results []Result
 	var tbl *table
@@ -200,9 +187,9 @@ func benchRun(opts *BenchOptions) error {
 	}
 	for _, th := range opts.Threads {
 		rtOpts.Threads = flagx.Threads(th)
-		m, f, err := runtime.Open(opts.Model, rtOpts)
+		m, f, err := modelfile.Load(mo, rtOpts, runtime.Open)
 		if err != nil {
-			return modelfile.Explain("bench", opts.Model, err)
+			return err
 		}
 		if opts.KernelConfig != "" && th == opts.Threads[0] {
 			// As run and perplexity do: a tiling that differs from the

@@ -16,7 +16,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -96,12 +95,9 @@ var poolNames = map[runtime.PoolMode]string{runtime.PoolMean: "mean", runtime.Po
 
 // embedRun loads the model, tokenizes the prompt and prints the embedding.
 func embedRun(opts *EmbedOptions) error {
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: flagx.Threads(opts.Threads)})
+	m, f, _, err := modelfile.Open(modelfile.Options{Cmd: "embed", Model: opts.Model, Threads: opts.Threads}, runtime.OpenEmbedding)
 	if err != nil {
-		return modelfile.Explain("embed", opts.Model, err)
+		return err
 	}
 	defer f.Close()
 	ids := opts.IDs

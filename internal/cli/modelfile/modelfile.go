@@ -1,4 +1,6 @@
-// Package modelfile explains why a GGUF file cannot be run: a vocab-only
+// Package modelfile opens the model of the runtime commands (Open: run,
+// perplexity, bench and embed share one path) and explains why a GGUF file
+// cannot be run: a vocab-only
 // file (hf2gguf --vocab-only, llama.cpp's ggml-vocab-*.gguf) has a tokenizer
 // and hyper-parameters but no tensors, and the runtime's "tensor
 // token_embd.weight: missing" would not say so. It also checks the flags

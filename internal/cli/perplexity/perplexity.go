@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -154,33 +153,18 @@ type Result struct {
 // for perplexity and --kl-divergence keeps the two from drifting apart (the
 // KL mode once dropped --from-layout).
 func openModel(opts *PerplexityOptions) (*runtime.Model, *reader.File, runtime.Options, error) {
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return nil, nil, rtOpts, err
-		}
-		rtOpts.TLKernels = ks
-	}
-	m, f, err := runtime.Open(opts.Model, rtOpts)
-	if err != nil {
-		return nil, nil, rtOpts, modelfile.Explain("perplexity", opts.Model, err)
-	}
-	return m, f, rtOpts, nil
+	return modelfile.Open(modelOptions(opts), runtime.Open)
+}
+
+// modelOptions are the model flags of opts for modelfile.
+func modelOptions(opts *PerplexityOptions) modelfile.Options {
+	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
 }
 
 // perplexityRun loads the model and the text and prints the perplexity.
 func perplexityRun(opts *PerplexityOptions) error {
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	if _, err := modelfile.Prepare(modelOptions(opts)); err != nil {
 		return err
-	}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
 	}
 	if opts.KLD {
 		return kldRun(opts)

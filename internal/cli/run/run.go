@@ -24,7 +24,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -148,34 +147,20 @@ func runRun(opts *RunOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
+	rtOpts, err := modelfile.Prepare(mo)
+	if err != nil {
 		return err
-	}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
 	}
 	if opts.DumpLogits != "" {
 		if err := checkDumpPath(opts.DumpLogits, opts.Model, opts.Force); err != nil {
 			return err
 		}
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
-	}
 	loadStart := time.Now()
-	m, f, err := runtime.Open(opts.Model, rtOpts)
+	m, f, err := modelfile.Load(mo, rtOpts, runtime.Open)
 	if err != nil {
-		return modelfile.Explain("run", opts.Model, err)
+		return err
 	}
 	loadTime := time.Since(loadStart)
 	defer f.Close()
