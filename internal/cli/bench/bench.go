@@ -119,6 +119,7 @@ but the samples, a quoted header line then one quoted line per test, as llama-be
 	f.IntVarP(&opts.Reps, "repetitions", "r", 5, "timed repetitions of each test")
 	f.StringVarP(&opts.Output, "output", "o", "md", "output format: md (the table), json or csv (llama-bench's field names)")
 	f.BoolVar(&jsonFlag, "json", false, "the same as -o json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
