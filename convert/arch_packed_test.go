@@ -14,6 +14,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -49,7 +50,7 @@ func TestBR01ArchitectureNames(t *testing.T) {
 	var sections [][]byte
 	for _, arch := range []string{"BitNetForCausalLM", "BitnetForCausalLM"} {
 		dir := copyGolden(t)
-		editConfig(t, dir, func(c map[string]any) { c["architectures"] = []any{arch} })
+		testutil.EditConfig(t, dir, func(c map[string]any) { c["architectures"] = []any{arch} })
 		out, p, err := convertDir(t, dir, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", arch, err)
@@ -63,7 +64,7 @@ func TestBR01ArchitectureNames(t *testing.T) {
 		t.Error("tensor sections differ between the two spellings")
 	}
 	dir := copyGolden(t)
-	editConfig(t, dir, func(c map[string]any) { c["architectures"] = []any{"LlamaModel"} })
+	testutil.EditConfig(t, dir, func(c map[string]any) { c["architectures"] = []any{"LlamaModel"} })
 	_, _, err := convertDir(t, dir, Options{})
 	if !errors.Is(err, ErrUnknownArch) {
 		t.Fatalf("LlamaModel: err = %v, want ErrUnknownArch", err)
@@ -87,7 +88,7 @@ func TestArchFromActivation(t *testing.T) {
 		want string
 	}{{"relu2", "bitnet-b1.58"}, {"silu", "bitnet"}, {nil, "bitnet"}, {"gelu", ""}} {
 		dir := copyGolden(t)
-		editConfig(t, dir, func(c map[string]any) {
+		testutil.EditConfig(t, dir, func(c map[string]any) {
 			if tc.act == nil {
 				delete(c, "hidden_act")
 			} else {
@@ -124,7 +125,7 @@ func packGolden(t *testing.T, linearClass string) (string, map[string]float32) {
 	ck, refs, raw := goldenTensors(t)
 	dir := copyGolden(t)
 	os.Remove(filepath.Join(dir, "model.safetensors"))
-	editConfig(t, dir, func(c map[string]any) {
+	testutil.EditConfig(t, dir, func(c map[string]any) {
 		c["quantization_config"] = map[string]any{"quant_method": "bitnet", "linear_class": linearClass, "quantization_mode": "offline"}
 	})
 	scales := map[string]float32{}
@@ -229,7 +230,7 @@ func TestPackedGolden(t *testing.T) {
 // --weight-scale; with the flag it converts.
 func TestPackedWithoutQuantizationConfig(t *testing.T) {
 	dir, _ := packGolden(t, "autobitlinear")
-	editConfig(t, dir, func(c map[string]any) { delete(c, "quantization_config") })
+	testutil.EditConfig(t, dir, func(c map[string]any) { delete(c, "quantization_config") })
 	_, _, err := convertDir(t, dir, Options{})
 	if err == nil || !strings.Contains(err.Error(), "--weight-scale") {
 		t.Fatalf("err = %v, want a hint at --weight-scale", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -29,7 +30,7 @@ func TestBR06PackedZeroDimScale(t *testing.T) {
 	for _, lc := range []string{"autobitlinear", "bitlinear"} {
 		t.Run(lc, func(t *testing.T) {
 			dir := t.TempDir()
-			writeJSON(t, filepath.Join(dir, "config.json"), map[string]any{
+			testutil.WriteJSON(t, filepath.Join(dir, "config.json"), map[string]any{
 				"architectures": []any{"BitNetForCausalLM"}, "hidden_size": hidden, "intermediate_size": ff,
 				"num_hidden_layers": 1, "num_attention_heads": heads, "num_key_value_heads": kv, "vocab_size": vocab,
 				"rms_norm_eps": 1e-5, "rope_theta": 500000.0, "hidden_act": "relu2", "tie_word_embeddings": true,
@@ -46,7 +47,7 @@ func TestBR06PackedZeroDimScale(t *testing.T) {
 				}
 				return []hf.WriteTensor{
 					{Name: name + ".weight", DType: hf.U8, Shape: []uint64{rows, cols}, Data: hf.RawData(b)},
-					{Name: name + ".weight_scale", DType: hf.BF16, Shape: []uint64{}, Data: hf.RawData(bf16Bytes([]float32{ws}))},
+					{Name: name + ".weight_scale", DType: hf.BF16, Shape: []uint64{}, Data: hf.RawData(testutil.BF16Bytes([]float32{ws}))},
 				}
 			}
 			ts := []hf.WriteTensor{randomBF16("model.embed_tokens.weight", 1, vocab, hidden), onesBF16("model.norm.weight", hidden),
@@ -114,7 +115,7 @@ func TestBR19TiedHead(t *testing.T) {
 	emb := raw["model.embed_tokens.weight"]
 	withHead := func(t *testing.T, tie bool, head []byte) string {
 		dir := copyGolden(t)
-		editConfig(t, dir, func(c map[string]any) { c["tie_word_embeddings"] = tie })
+		testutil.EditConfig(t, dir, func(c map[string]any) { c["tie_word_embeddings"] = tie })
 		if head != nil {
 			var ts []hf.WriteTensor
 			for _, r := range refs {
@@ -201,7 +202,7 @@ func TestBR20Sharded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeJSON(t, filepath.Join(dir, "model.safetensors.index.json"), map[string]any{"metadata": map[string]any{}, "weight_map": wm})
+	testutil.WriteJSON(t, filepath.Join(dir, "model.safetensors.index.json"), map[string]any{"metadata": map[string]any{}, "weight_map": wm})
 	// a stray single file with other content
 	if err := hf.WriteSafetensors(filepath.Join(dir, "model.safetensors"), []hf.WriteTensor{{Name: "model.norm.weight", DType: hf.F32, Shape: []uint64{1}, Data: hf.RawData(f32Bytes([]float32{9}))}}, nil); err != nil {
 		t.Fatal(err)
@@ -242,7 +243,7 @@ func TestBR22Bf16Range(t *testing.T) {
 					v[i] = 1
 				}
 				copy(v, special)
-				b = bf16Bytes(v)
+				b = testutil.BF16Bytes(v)
 			}
 			ts = append(ts, hf.WriteTensor{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: hf.RawData(b)})
 		}
@@ -283,7 +284,7 @@ func TestBR22Bf16Range(t *testing.T) {
 		b := raw[r.Name]
 		if r.Name == "model.embed_tokens.weight" {
 			b = append([]byte(nil), b...)
-			copy(b, bf16Bytes([]float32{70000}))
+			copy(b, testutil.BF16Bytes([]float32{70000}))
 		}
 		ts = append(ts, hf.WriteTensor{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: hf.RawData(b)})
 	}
@@ -456,7 +457,7 @@ func TestMissingTensors(t *testing.T) {
 		}
 	}
 	dir := copyGolden(t)
-	editConfig(t, dir, func(c map[string]any) { c["num_hidden_layers"] = 3 })
+	testutil.EditConfig(t, dir, func(c map[string]any) { c["num_hidden_layers"] = 3 })
 	_, _, err := convertDir(t, dir, Options{})
 	if err == nil || !strings.Contains(err.Error(), "blk.2.attn_q.weight") || !strings.Contains(err.Error(), "num_hidden_layers") {
 		t.Errorf("3 layers in config, 2 in the checkpoint: err = %v", err)
@@ -479,7 +480,7 @@ func TestBadHyperParameters(t *testing.T) {
 		{"rope_scaling", "weird", `"rope_scaling" must be an object`},
 	} {
 		dir := copyGolden(t)
-		editConfig(t, dir, func(c map[string]any) { c[tc.key] = tc.val })
+		testutil.EditConfig(t, dir, func(c map[string]any) { c[tc.key] = tc.val })
 		_, _, err := convertDir(t, dir, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s = %v: err = %v, want %q", tc.key, tc.val, err, tc.want)

@@ -102,6 +102,11 @@ type Options struct {
 	Verbose bool
 	// Progress, when set, is called after each tensor is written.
 	Progress func(done, total int, name string)
+	// ProgressBytes, when set, is called after each tensor is written with
+	// the output tensor bytes written so far and in all (Plan.TotalBytes):
+	// a bar over bytes moves with the data, where one over tensors sits
+	// still on a large token_embd.
+	ProgressBytes func(done, total uint64, name string)
 }
 
 // Converter is one architecture family: it knows its GGUF arch name, its
@@ -131,12 +136,6 @@ type Converter interface {
 // embedding models refuse tl1/tl2). Without it every outtype is allowed.
 type OutTypeLimiter interface {
 	OutTypes() []OutType
-}
-
-// OptionalTensors names GGUF tensors (with ".weight") the architecture's
-// table lists but a checkpoint may lack.
-type OptionalTensors interface {
-	Optional(ggufName string) bool
 }
 
 // ExtraKVser adds KVs read from files of the checkpoint directory besides

@@ -51,7 +51,7 @@
 //     StripPrefix, HParams, Geometry, Embedding) registered in init under
 //     the HF architectures[0] name, plus only the optional hooks it needs,
 //     declared beside the interface in convert.go: OutTypeLimiter,
-//     OptionalTensors, ExtraKVser, TokenizerJSONPreferrer, VocabFixer,
+//     ExtraKVser, TokenizerJSONPreferrer, VocabFixer,
 //     GemmaNormFixer, RopePermuter. Refuse configs you cannot convert
 //     exactly in the NewFunc, one line naming config.json and the key.
 //  3. runtime: a row of archs in runtime/model.go (FFN activation, rope

@@ -13,6 +13,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/presets"
 )
 
@@ -221,7 +222,7 @@ func TestBR04SFTDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeJSON(t, filepath.Join(dir, "trainer_state.json"), map[string]any{"global_step": 1000, "log_history": []any{}})
+	testutil.WriteJSON(t, filepath.Join(dir, "trainer_state.json"), map[string]any{"global_step": 1000, "log_history": []any{}})
 	out := filepath.Join(t.TempDir(), "sft.gguf")
 	if _, err := ConvertDir(context.Background(), dir, out, false, false, Options{}); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
@@ -408,7 +409,7 @@ func TestBR18EmbeddingUnmappedAndHead(t *testing.T) {
 func TestBR15EmbeddingHeadDim(t *testing.T) {
 	s := small(embedfixture.Qwen3)
 	dir := writeEmbedFixture(t, s, embedfixture.Options{})
-	editConfig(t, dir, func(c map[string]any) { c["head_dim"] = 32 })
+	testutil.EditConfig(t, dir, func(c map[string]any) { c["head_dim"] = 32 })
 	_, _, err := convertDir(t, dir, Options{NoVocab: true})
 	if err == nil || !strings.Contains(err.Error(), "[256 128]") || !strings.Contains(err.Error(), "4 × head_dim 32 = 128") {
 		t.Fatalf("err = %v, want q_proj [256 128] against 4 × 32 = 128", err)
@@ -529,7 +530,7 @@ func TestEmbeddingConfigRules(t *testing.T) {
 			raw := base()
 			c.edit(raw)
 			dir := t.TempDir()
-			writeJSON(t, filepath.Join(dir, "config.json"), raw)
+			testutil.WriteJSON(t, filepath.Join(dir, "config.json"), raw)
 			cfg, err := hf.ReadConfig(filepath.Join(dir, "config.json"))
 			if err != nil {
 				t.Fatal(err)

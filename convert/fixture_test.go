@@ -2,7 +2,6 @@ package convert
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -12,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
-	"github.com/bitnet-convert/bitnet-convert/quantize"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // copyGolden copies the golden tiny checkpoint into a temp dir the test may
@@ -36,38 +35,6 @@ func copyGolden(t *testing.T) string {
 	return dst
 }
 
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func writeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// editConfig rewrites dir/config.json through edit.
-func editConfig(t *testing.T, dir string, edit func(map[string]any)) {
-	t.Helper()
-	cfg := readJSON(t, filepath.Join(dir, "config.json"))
-	edit(cfg)
-	writeJSON(t, filepath.Join(dir, "config.json"), cfg)
-}
-
 // goldenTensors reads every tensor of the golden checkpoint as raw bytes, in
 // checkpoint order.
 func goldenTensors(t *testing.T) (*hf.Checkpoint, []hf.TensorRef, map[string][]byte) {
@@ -86,15 +53,6 @@ func goldenTensors(t *testing.T) (*hf.Checkpoint, []hf.TensorRef, map[string][]b
 		raw[ref.Name] = append([]byte(nil), d.Raw...)
 	}
 	return ck, ck.Tensors, raw
-}
-
-// bf16Bytes encodes values as bf16 (round to nearest even).
-func bf16Bytes(v []float32) []byte {
-	b := make([]byte, 2*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint16(b[2*i:], quantize.F32ToBF16(f))
-	}
-	return b
 }
 
 func f32Bytes(v []float32) []byte {
@@ -119,7 +77,7 @@ func randomBF16(name string, seed uint64, shape ...uint64) hf.WriteTensor {
 			for i := range buf[:k] {
 				buf[i] = float32(r.NormFloat64() * 0.02)
 			}
-			if _, err := w.Write(bf16Bytes(buf[:k])); err != nil {
+			if _, err := w.Write(testutil.BF16Bytes(buf[:k])); err != nil {
 				return err
 			}
 			done += k
@@ -133,7 +91,7 @@ func onesBF16(name string, n uint64) hf.WriteTensor {
 	for i := range v {
 		v[i] = 1
 	}
-	return hf.WriteTensor{Name: name, DType: hf.BF16, Shape: []uint64{n}, Data: hf.RawData(bf16Bytes(v))}
+	return hf.WriteTensor{Name: name, DType: hf.BF16, Shape: []uint64{n}, Data: hf.RawData(testutil.BF16Bytes(v))}
 }
 
 // llamaLayout is a BitNet checkpoint shape for synthetic fixtures.
@@ -168,7 +126,7 @@ func bitnetFixture(t *testing.T, dir string, l llamaLayout, cfgEdit func(map[str
 	if cfgEdit != nil {
 		cfgEdit(cfg)
 	}
-	writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+	testutil.WriteJSON(t, filepath.Join(dir, "config.json"), cfg)
 	h, ff, q, kvd := uint64(l.hidden), uint64(l.ff), uint64(l.heads*l.headDim), uint64(l.kv*l.headDim)
 	ts := []hf.WriteTensor{randomBF16("model.embed_tokens.weight", 1, uint64(l.vocab), h), onesBF16("model.norm.weight", h)}
 	for b := 0; b < l.layers; b++ {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // convertBothPaths converts dir to I2_S with the fused bf16 → I2_S path and
@@ -74,7 +75,7 @@ func TestFusedI2SMatchesGeneralPath(t *testing.T) {
 					v[i] = math.Float32frombits(uint32(b[2*i])<<16 | uint32(b[2*i+1])<<24)
 				}
 				f(v)
-				b = bf16Bytes(v)
+				b = testutil.BF16Bytes(v)
 			}
 			ts = append(ts, hf.WriteTensor{Name: r.Name, DType: r.DType, Shape: r.Shape, Data: hf.RawData(b)})
 		}

@@ -320,7 +320,7 @@ func (p *Plan) checkComplete() error {
 	}
 	var missing []string
 	for _, name := range p.Converter.Table().Expected(p.Geometry.Layers) {
-		if !have[name] && !optionalTensor(p.Converter, name) {
+		if !have[name] {
 			if hfName, ok := p.Converter.Table().HFName(name); ok {
 				name += " (HF " + p.Converter.StripPrefix() + hfName + ")"
 			}
@@ -340,13 +340,6 @@ func (p *Plan) checkComplete() error {
 	}
 	return fmt.Errorf("%s: %d tensor(s) the %s architecture needs for %d layers are missing: %s%s (is the checkpoint complete, and does num_hidden_layers match it?)",
 		p.Dir, len(missing), p.Arch, p.Geometry.Layers, strings.Join(shown, ", "), more)
-}
-
-// optionalTensor reports tensors a converter allows to be absent (via an
-// optional Optional(ggufName) bool method).
-func optionalTensor(c Converter, name string) bool {
-	o, ok := c.(OptionalTensors)
-	return ok && o.Optional(name)
 }
 
 // checkShapes compares every tensor with the shape its name rule declares

@@ -47,6 +47,8 @@ func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opt
 	defer c.free()
 	tw := startWriter(gw)
 	defer tw.free()
+	var doneBytes uint64
+	totalBytes := p.TotalBytes()
 	for i := range p.Tensors {
 		if err := ctx.Err(); err != nil {
 			tw.close()
@@ -62,6 +64,9 @@ func Convert(ctx context.Context, ckpt *hf.Checkpoint, p *Plan, w io.Writer, opt
 		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(p.Tensors), t.GGUFName)
+		}
+		if doneBytes += t.Bytes; opts.ProgressBytes != nil {
+			opts.ProgressBytes(doneBytes, totalBytes, t.GGUFName)
 		}
 	}
 	if err := tw.close(); err != nil {

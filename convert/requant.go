@@ -76,6 +76,7 @@ func Requant(ctx context.Context, f *reader.File, src io.ReaderAt, p *RequantPla
 		return err
 	}
 	r := &requanter{f: f, src: src, opts: opts, threads: goruntime.GOMAXPROCS(0)}
+	var doneBytes uint64
 	for i := range p.Tensors {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -86,6 +87,9 @@ func Requant(ctx context.Context, f *reader.File, src io.ReaderAt, p *RequantPla
 		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(p.Tensors), t.In.Name)
+		}
+		if doneBytes += t.Bytes; opts.ProgressBytes != nil {
+			opts.ProgressBytes(doneBytes, p.TotalBytes(), t.In.Name)
 		}
 	}
 	if err := gw.Close(); err != nil {

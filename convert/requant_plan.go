@@ -32,6 +32,9 @@ type RequantOptions struct {
 	Verbose      bool
 	Log          io.Writer
 	Progress     func(done, total int, name string)
+	// ProgressBytes is Options.ProgressBytes for requant: output tensor
+	// bytes written so far and in all.
+	ProgressBytes func(done, total uint64, name string)
 }
 
 // RequantTensor is one output tensor of a RequantPlan.

@@ -12,8 +12,8 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
-	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -437,40 +437,6 @@ func TestRequantOutOfRangeScale(t *testing.T) {
 	}
 }
 
-// withKVs rewrites the GGUF in with its KVs passed through edit (tensors
-// and their data unchanged) and returns the copy's path.
-func withKVs(t *testing.T, in string, edit func([]gguf.KV) []gguf.KV) string {
-	t.Helper()
-	f := openGGUF(t, in)
-	kvs := edit(append([]gguf.KV(nil), f.KVs...))
-	infos := make([]gguf.TensorInfo, len(f.Tensors))
-	for i, ti := range f.Tensors {
-		infos[i] = gguf.TensorInfo{Name: ti.Name, Type: ti.Type, Ne: ti.Ne}
-	}
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, kvs, infos, f.Alignment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ti := range f.Tensors {
-		data, err := f.TensorData(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteTensor(i, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "kv.gguf")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // setArch sets general.architecture to arch (removes it when arch is
 // "\x00none"), keeping every other key as it is.
 func setArch(arch string) func([]gguf.KV) []gguf.KV {
@@ -516,15 +482,15 @@ func TestRequantArchAndKeys(t *testing.T) {
 		opts     RequantOptions
 		want     string
 	}{
-		{"missing", withKVs(t, in, setArch("\x00none")), RequantOptions{OutType: OutTL1}, "key general.architecture: missing (requant reads bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"},
-		{"empty", withKVs(t, in, setArch("")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "" is not an architecture requant reads ` + known},
-		{"upper case", withKVs(t, in, setArch("BITNET")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "BITNET" is not an architecture requant reads ` + known},
-		{"trailing space", withKVs(t, in, setArch("bitnet ")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bitnet " is not an architecture requant reads ` + known},
-		{"NUL and 0xff", withKVs(t, in, setArch("bit\x00n\xffet")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bit\x00n\xffet" is not an architecture requant reads ` + known},
-		{"1 MB", withKVs(t, in, setArch(long)), RequantOptions{OutType: OutTQ2_0}, `general.architecture "` + long[:64] + `"… (1048576 bytes) is not an architecture requant reads ` + known},
-		{"bitnet keys as llama", withKVs(t, in, setArch("llama")), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "key llama.block_count: missing or 0; every runtime reads it"},
-		{"bitnet keys as bitnet-25", withKVs(t, in, setArch("bitnet-25")), RequantOptions{OutType: OutTQ2_0}, "key bitnet-25.block_count: missing or 0; every runtime reads it"},
-		{"vocab_size", withKVs(t, in, badVocab), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: ne [256 512] contradicts key bitnet.vocab_size = 256 (ne[1] must be 256)"},
+		{"missing", testutil.WithKVs(t, in, "", setArch("\x00none")), RequantOptions{OutType: OutTL1}, "key general.architecture: missing (requant reads bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"},
+		{"empty", testutil.WithKVs(t, in, "", setArch("")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "" is not an architecture requant reads ` + known},
+		{"upper case", testutil.WithKVs(t, in, "", setArch("BITNET")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "BITNET" is not an architecture requant reads ` + known},
+		{"trailing space", testutil.WithKVs(t, in, "", setArch("bitnet ")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bitnet " is not an architecture requant reads ` + known},
+		{"NUL and 0xff", testutil.WithKVs(t, in, "", setArch("bit\x00n\xffet")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bit\x00n\xffet" is not an architecture requant reads ` + known},
+		{"1 MB", testutil.WithKVs(t, in, "", setArch(long)), RequantOptions{OutType: OutTQ2_0}, `general.architecture "` + long[:64] + `"… (1048576 bytes) is not an architecture requant reads ` + known},
+		{"bitnet keys as llama", testutil.WithKVs(t, in, "", setArch("llama")), RequantOptions{OutType: OutTQ2_0, AllowFallback: true}, "key llama.block_count: missing or 0; every runtime reads it"},
+		{"bitnet keys as bitnet-25", testutil.WithKVs(t, in, "", setArch("bitnet-25")), RequantOptions{OutType: OutTQ2_0}, "key bitnet-25.block_count: missing or 0; every runtime reads it"},
+		{"vocab_size", testutil.WithKVs(t, in, "", badVocab), RequantOptions{OutType: OutTQ2_0}, "tensor token_embd.weight: ne [256 512] contradicts key bitnet.vocab_size = 256 (ne[1] must be 256)"},
 	} {
 		out := filepath.Join(t.TempDir(), "o.gguf")
 		_, err := RequantFile(t.Context(), c.in, out, false, false, c.opts)

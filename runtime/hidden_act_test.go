@@ -1,17 +1,15 @@
 package runtime
 
 import (
-	"bytes"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
-	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // relabel writes a copy of the GGUF at path with arch renamed to arch (every
@@ -23,45 +21,26 @@ func relabel(t *testing.T, path, arch string, act gguf.Value) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	old := f.Arch()
-	var kvs []gguf.KV
-	for _, kv := range f.KVs {
-		switch {
-		case kv.Key == "general.architecture":
-			kv.Value = gguf.String(arch)
-		case strings.HasPrefix(kv.Key, old+"."):
-			kv.Key = arch + strings.TrimPrefix(kv.Key, old)
+	f.Close()
+	return testutil.WithKVs(t, path, filepath.Join(t.TempDir(), arch+".gguf"), func(in []gguf.KV) []gguf.KV {
+		var kvs []gguf.KV
+		for _, kv := range in {
+			switch {
+			case kv.Key == "general.architecture":
+				kv.Value = gguf.String(arch)
+			case strings.HasPrefix(kv.Key, old+"."):
+				kv.Key = arch + strings.TrimPrefix(kv.Key, old)
+			}
+			if kv.Key != arch+".hidden_activation" {
+				kvs = append(kvs, kv)
+			}
 		}
-		if kv.Key != arch+".hidden_activation" {
-			kvs = append(kvs, kv)
+		if act.V != nil {
+			kvs = append(kvs, gguf.KV{Key: arch + ".hidden_activation", Value: act})
 		}
-	}
-	if act.V != nil {
-		kvs = append(kvs, gguf.KV{Key: arch + ".hidden_activation", Value: act})
-	}
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, kvs, f.Tensors, f.Alignment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ti := range w.Tensors() {
-		data, err := f.TensorData(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteTensor(i, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), arch+".gguf")
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return out
+		return kvs
+	})
 }
 
 // TestHiddenActivationOverride: the 2B-4T-shaped golden file (arch

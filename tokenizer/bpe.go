@@ -103,16 +103,16 @@ func NewBPE(v *Vocab) (*BPE, error) {
 	sort.SliceStable(t.specials, func(a, b int) bool {
 		return len(v.Tokens[t.specials[a]]) > len(v.Tokens[t.specials[b]])
 	})
-	t.addBOS = pre.addBOS
-	if v.AddBOS != nil {
-		t.addBOS = *v.AddBOS
-	}
+	t.addBOS = v.AddsBOS()
 	t.addEOS = v.AddEOS != nil && *v.AddEOS
 	return t, nil
 }
 
 // Vocab returns the vocabulary t was built from.
 func (t *BPE) Vocab() *Vocab { return t.v }
+
+// AddsBOS reports whether Encode with addSpecial adds BOS (Vocab.AddsBOS).
+func (t *BPE) AddsBOS() bool { return t.addBOS }
 
 // partition splits text at special tokens, longest first (llama.cpp
 // tokenizer_st_partition).

@@ -114,7 +114,7 @@ func NewSPM(v *Vocab) (*SPM, error) {
 		}
 		return def
 	}
-	t.addBOS = flag(v.AddBOS, spmDefaults.addBOS)
+	t.addBOS = v.AddsBOS()
 	t.addEOS = flag(v.AddEOS, spmDefaults.addEOS)
 	t.addSpacePrefix = flag(v.AddSpacePrefix, spmDefaults.addSpacePrefix)
 	return t, nil
@@ -122,6 +122,9 @@ func NewSPM(v *Vocab) (*SPM, error) {
 
 // Vocab returns the vocabulary t was built from.
 func (t *SPM) Vocab() *Vocab { return t.vocab }
+
+// AddsBOS reports whether Encode with addSpecial adds BOS (Vocab.AddsBOS).
+func (t *SPM) AddsBOS() bool { return t.addBOS }
 
 func (t *SPM) typeOf(id int32) int32 {
 	if t.vocab.Types == nil {

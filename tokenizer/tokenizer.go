@@ -13,6 +13,10 @@ type Tokenizer interface {
 	Decode(ids []int32) (string, error)
 	// Vocab returns the vocabulary the tokenizer was built from.
 	Vocab() *Vocab
+	// AddsBOS reports whether Encode with addSpecial puts BOS first: the
+	// one add-BOS rule (Vocab.AddsBOS), which perplexity also follows for
+	// the BOS it puts at the start of every chunk.
+	AddsBOS() bool
 }
 
 // builders maps tokenizer.ggml.model values to constructors; each

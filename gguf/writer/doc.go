@@ -25,7 +25,7 @@
 // *os.File without a copy; for many small tensors wrap it in a bufio.Writer
 // (and flush it after Close).
 //
-// KVs is a small builder that rejects a duplicate key when it is added (the
-// reference converter once wrote general.architecture twice, which the
-// loader then refused: llama.cpp PR #4062, our BR-27).
+// A duplicate key is refused (the reference converter once wrote
+// general.architecture twice, which the loader then refused: llama.cpp PR
+// #4062, our BR-27).
 package writer

@@ -138,44 +138,6 @@ func (f *failWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestKVsSet: Set replaces in place, Add refuses duplicates, both check
-// value types.
-func TestKVsSet(t *testing.T) {
-	var k writer.KVs
-	for _, kv := range []gguf.KV{
-		{Key: "general.architecture", Value: gguf.String("bitnet")},
-		{Key: "general.name", Value: gguf.String("tiny")},
-		{Key: "general.file_type", Value: gguf.Uint32(0)},
-	} {
-		if err := k.Add(kv.Key, kv.Value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := k.Set("general.name", gguf.String("override")); err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Set("general.license", gguf.String("mit")); err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Set("general.file_type", gguf.Value{Type: gguf.ValueUint32, V: "40"}); !errors.Is(err, gguf.ErrValueType) {
-		t.Errorf("Set with a mismatched value: %v", err)
-	}
-	if err := k.Add("bad", gguf.Value{Type: gguf.ValueFloat32, V: 1.0}); !errors.Is(err, gguf.ErrValueType) || !strings.Contains(err.Error(), "bad") {
-		t.Errorf("Add with a mismatched value: %v", err)
-	}
-	var keys []string
-	for _, kv := range k.List() {
-		keys = append(keys, kv.Key+"="+kv.Value.String())
-	}
-	want := "general.architecture=bitnet general.name=override general.file_type=0 general.license=mit"
-	if got := strings.Join(keys, " "); got != want {
-		t.Errorf("List = %s\nwant   %s", got, want)
-	}
-	if v, ok := k.Get("general.name"); !ok || v.V != "override" || k.Len() != 4 {
-		t.Errorf("Get = %v %v, Len %d", v, ok, k.Len())
-	}
-}
-
 // TestDeterministic: the same input gives the same bytes.
 func TestDeterministic(t *testing.T) {
 	kvs := []gguf.KV{{Key: "general.architecture", Value: gguf.String("bitnet")}, {Key: "s", Value: gguf.Float32s([]float32{1, 2})}}

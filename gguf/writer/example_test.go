@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"log"
 	"math"
 
@@ -11,17 +12,14 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 )
 
-// Build the metadata with KVs (duplicates fail at Add), give the tensor
+// Give the metadata in order (a duplicate key fails in New), the tensor
 // infos in GGUF ne order, then stream each tensor's bytes in order.
 func Example() {
-	var kvs writer.KVs
-	if err := kvs.Add("general.architecture", gguf.String("bitnet")); err != nil {
-		log.Fatal(err)
+	kvs := []gguf.KV{
+		{Key: "general.architecture", Value: gguf.String("bitnet")},
+		{Key: "bitnet.block_count", Value: gguf.Uint32(1)},
 	}
-	if err := kvs.Add("bitnet.block_count", gguf.Uint32(1)); err != nil {
-		log.Fatal(err)
-	}
-	err := kvs.Add("general.architecture", gguf.String("llama"))
+	_, err := writer.New(io.Discard, append(kvs, gguf.KV{Key: "general.architecture", Value: gguf.String("llama")}), nil, 0)
 	fmt.Println(err)
 
 	tensors := []gguf.TensorInfo{
@@ -29,7 +27,7 @@ func Example() {
 		{Name: "blk.0.attn_q.weight", Type: gguf.TypeI2S, Ne: []uint64{128, 4}}, // 128*4/4 + 32 bytes
 	}
 	var out bytes.Buffer // usually an atomicfile.File
-	w, err := writer.New(&out, kvs.List(), tensors, 0)
+	w, err := writer.New(&out, kvs, tensors, 0)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +49,7 @@ func Example() {
 	}
 	fmt.Println("header", w.HeaderSize(), "data", w.DataSize(), "file", out.Len())
 	// Output:
-	// gguf kv "general.architecture": duplicate metadata key
+	// gguf writer: kv "general.architecture": duplicate metadata key
 	// output_norm.weight offset 0
 	// blk.0.attn_q.weight offset 32
 	// header 224 data 192 file 416

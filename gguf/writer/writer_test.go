@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -40,16 +41,11 @@ func writeFile(t *testing.T, kvs []gguf.KV, tensors []gguf.TensorInfo, data [][]
 
 // TestBR27 is BR-27 exactly: a token list with the empty string and UTF-8,
 // token_type and merges arrays, one key of every non-array type before
-// general.architecture, an empty u8 array; and general.architecture added
-// twice is rejected at add time.
+// general.architecture, an empty u8 array; and general.architecture given
+// twice is rejected by New, naming the key.
 func TestBR27(t *testing.T) {
-	var kvs writer.KVs
-	add := func(k string, v gguf.Value) {
-		t.Helper()
-		if err := kvs.Add(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var kvs []gguf.KV
+	add := func(k string, v gguf.Value) { kvs = append(kvs, gguf.KV{Key: k, Value: v}) }
 	add("test.u8", gguf.Uint8(250))
 	add("test.i8", gguf.Int8(-7))
 	add("test.u16", gguf.Uint16(65000))
@@ -69,17 +65,17 @@ func TestBR27(t *testing.T) {
 	add("test.empty_u8", gguf.Uint8s([]uint8{}))
 	add("test.last", gguf.Uint32(42))
 
-	err := kvs.Add("general.architecture", gguf.String("bitnet"))
+	_, err := writer.New(io.Discard, append(slices.Clone(kvs), gguf.KV{Key: "general.architecture", Value: gguf.String("bitnet")}), nil, 0)
 	if !errors.Is(err, gguf.ErrDuplicateKey) || !strings.Contains(err.Error(), `"general.architecture"`) {
 		t.Fatalf("second general.architecture: err = %v, want ErrDuplicateKey naming the key", err)
 	}
 
-	file := writeFile(t, kvs.List(), nil, nil, 0)
+	file := writeFile(t, kvs, nil, nil, 0)
 	f, err := reader.Parse(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(kvs.List(), f.KVs); diff != "" {
+	if diff := cmp.Diff(kvs, f.KVs); diff != "" {
 		t.Errorf("round trip (-wrote +read):\n%s", diff)
 	}
 	toks, _ := f.Get("tokenizer.ggml.tokens")

@@ -15,6 +15,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // badCase is one row of the corpus: setup builds the inputs under root and
@@ -173,7 +174,7 @@ func corpus() []badCase {
 			editST(t, m, func(st *stFile) { st.tensor(t, down)["shape"] = []uint64{1 << 32, 1 << 32} })
 		}), 1, []string{"model.safetensors", down}},
 		{"HF shape disagrees with config.json", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { cfg["intermediate_size"] = 1024 })
+			testutil.EditConfig(t, m, func(cfg map[string]any) { cfg["intermediate_size"] = 1024 })
 		}), 1, []string{"down_proj"}},
 		// --- weights
 		{"NaN in a projection", conv(func(t *testing.T, m string) {
@@ -210,7 +211,7 @@ func corpus() []badCase {
 			writeFile(t, filepath.Join(m, "tokenizer.json"), []byte(`{"model": {"type": "BPE", "vocab": {`))
 		}), 1, []string{"tokenizer.json"}},
 		{"unknown architecture", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { cfg["architectures"] = []string{"MambaForCausalLM"} })
+			testutil.EditConfig(t, m, func(cfg map[string]any) { cfg["architectures"] = []string{"MambaForCausalLM"} })
 		}), 1, []string{"MambaForCausalLM"}},
 		{"config.json missing", conv(func(t *testing.T, m string) {
 			os.Remove(filepath.Join(m, "config.json"))
@@ -225,10 +226,10 @@ func corpus() []badCase {
 			writeFile(t, filepath.Join(m, "tokenizer.json"), []byte(`{"model": `+strings.Repeat(`{"a": `, 20000)))
 		}), 1, []string{"tokenizer.json"}},
 		{"config.json hidden_size is a string", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { cfg["hidden_size"] = "256" })
+			testutil.EditConfig(t, m, func(cfg map[string]any) { cfg["hidden_size"] = "256" })
 		}), 1, []string{"hidden_size"}},
 		{"config.json num_hidden_layers 2^40", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { cfg["num_hidden_layers"] = int64(1 << 40) })
+			testutil.EditConfig(t, m, func(cfg map[string]any) { cfg["num_hidden_layers"] = int64(1 << 40) })
 		}), 1, []string{"config.json", "1099511627776"}},
 		// --- directory layout
 		{"empty directory", func(t *testing.T, root string) []string {

@@ -19,85 +19,18 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // The defects of docs/reliability.md's second campaign (D1–D23 of the
 // hostile-input report, listed in docs/glossary.md): each row reproduces one through the whole
 // command line and checks the behaviour chosen for it.
 
-// rewriteGGUF returns the GGUF at src with its metadata passed through edit
-// and its tensors (infos and data) copied unchanged.
-func rewriteGGUF(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV) []byte {
-	t.Helper()
-	return rewriteGGUFData(t, src, edit, nil)
-}
-
-// rewriteGGUFData is rewriteGGUF that also passes each tensor's data
-// through data (nil: unchanged); data gets a copy it may modify.
-func rewriteGGUFData(t *testing.T, src string, edit func(kvs []gguf.KV) []gguf.KV, data func(name string, d []byte) []byte) []byte {
-	t.Helper()
-	f, err := reader.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	kvs := edit(append([]gguf.KV(nil), f.KVs...))
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, kvs, f.Tensors, f.Alignment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ti := range f.Tensors {
-		d, err := f.TensorData(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if data != nil {
-			d = data(ti.Name, append([]byte(nil), d...))
-		}
-		if err := w.WriteTensor(i, d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// setKV replaces (or appends) key in kvs.
-func setKV(kvs []gguf.KV, key string, v gguf.Value) []gguf.KV {
-	for i := range kvs {
-		if kvs[i].Key == key {
-			kvs[i].Value = v
-			return kvs
-		}
-	}
-	return append(kvs, gguf.KV{Key: key, Value: v})
-}
-
-// dropKVs removes every key with one of the prefixes.
-func dropKVs(kvs []gguf.KV, prefixes ...string) []gguf.KV {
-	out := kvs[:0]
-	for _, kv := range kvs {
-		keep := true
-		for _, p := range prefixes {
-			if strings.HasPrefix(kv.Key, p) {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // bpeVocab replaces the tiny model's SentencePiece vocabulary with a small
 // byte-level one whose pre type is pre.
 func bpeVocab(pre string) func(kvs []gguf.KV) []gguf.KV {
 	return func(kvs []gguf.KV) []gguf.KV {
-		kvs = dropKVs(kvs, "tokenizer.")
+		kvs = testutil.Drop(kvs, "tokenizer.")
 		return append(kvs,
 			gguf.KV{Key: "tokenizer.ggml.model", Value: gguf.String("gpt2")},
 			gguf.KV{Key: "tokenizer.ggml.pre", Value: gguf.String(pre)},
@@ -111,7 +44,7 @@ func bpeVocab(pre string) func(kvs []gguf.KV) []gguf.KV {
 // ggufFrom returns a setup that writes the tiny I2_S GGUF with its metadata
 // edited to root/m.gguf and runs the command args builds from that path.
 func ggufFrom(edit func(kvs []gguf.KV) []gguf.KV, args func(p string) []string) func(t *testing.T, root string) []string {
-	return gg(func(t *testing.T) []byte { return rewriteGGUF(t, tinyI2S, edit) }, args)
+	return gg(func(t *testing.T) []byte { return testutil.RewriteGGUF(t, tinyI2S, edit, nil) }, args)
 }
 
 // defectCases are the rows that must fail: one line, exit code, nothing
@@ -164,7 +97,7 @@ func defectCases() []badCase {
 		// D4: a config without intermediate_size gave a GGUF with no
 		// feed_forward_length, which llama.cpp cannot load.
 		{"D4 config.json without intermediate_size", conv(func(t *testing.T, m string) {
-			editConfig(t, m, func(cfg map[string]any) { delete(cfg, "intermediate_size") })
+			testutil.EditConfig(t, m, func(cfg map[string]any) { delete(cfg, "intermediate_size") })
 		}), 1, []string{"config.json", `missing "intermediate_size"`}},
 		// D5: finite weights near the float32 maximum overflow the
 		// abs-mean; the tensor is refused by name.
@@ -181,7 +114,7 @@ func defectCases() []badCase {
 		{"D15 run with rope.freq_base +Inf", ggufFrom(setF32("bitnet.rope.freq_base", float32(math.Inf(1))), runArgs), 1, []string{"bitnet.rope.freq_base", "value +Inf is not finite"}},
 		// D15: a non-finite perplexity is a failure.
 		{"D15 perplexity NaN", gg(func(t *testing.T) []byte {
-			return rewriteGGUFData(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
+			return testutil.RewriteGGUF(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
 				if name == "output_norm.weight" {
 					for i := 0; i+4 <= len(d); i += 4 {
 						binary.LittleEndian.PutUint32(d[i:], 0x7fc00000)
@@ -192,7 +125,7 @@ func defectCases() []badCase {
 		}, pplArgs), 1, []string{"bad.gguf", "perplexity is NaN"}},
 		// D17: bad data is exit 1 and names the key or the index.
 		{"D17 run with context_length 0", ggufFrom(func(kvs []gguf.KV) []gguf.KV {
-			return setKV(kvs, "bitnet.context_length", gguf.Uint32(0))
+			return testutil.Set(kvs, "bitnet.context_length", gguf.Uint32(0))
 		}, runArgs), 1, []string{"bitnet.context_length", "must be positive"}},
 		{"D17 index names a shard with a NUL", conv(func(t *testing.T, m string) {
 			writeIndex(t, m, "model-00003\x00.txt")
@@ -251,14 +184,14 @@ func pplArgs(p string) []string {
 
 // setF32 sets a float32 key.
 func setF32(key string, v float32) func(kvs []gguf.KV) []gguf.KV {
-	return func(kvs []gguf.KV) []gguf.KV { return setKV(kvs, key, gguf.Float32(v)) }
+	return func(kvs []gguf.KV) []gguf.KV { return testutil.Set(kvs, key, gguf.Float32(v)) }
 }
 
 const qProj = "model.layers.0.self_attn.q_proj.weight"
 
 // blockCount sets bitnet.block_count.
 func blockCount(n uint32) func(kvs []gguf.KV) []gguf.KV {
-	return func(kvs []gguf.KV) []gguf.KV { return setKV(kvs, "bitnet.block_count", gguf.Uint32(n)) }
+	return func(kvs []gguf.KV) []gguf.KV { return testutil.Set(kvs, "bitnet.block_count", gguf.Uint32(n)) }
 }
 
 // okCase is a row that must succeed (exit 0) and print every string of
@@ -656,7 +589,7 @@ func TestTypeIDCollisions(t *testing.T) {
 // and a non-finite one as null with a scale_note, never as a string.
 func TestD23ScaleJSONType(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "m.gguf")
-	writeFile(t, p, rewriteGGUFData(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
+	writeFile(t, p, testutil.RewriteGGUF(t, tinyI2S, func(kvs []gguf.KV) []gguf.KV { return kvs }, func(name string, d []byte) []byte {
 		if name == "blk.0.attn_q.weight" {
 			binary.LittleEndian.PutUint32(d[256*256/4:], math.Float32bits(float32(math.Inf(1))))
 		}

@@ -136,22 +136,6 @@ func editST(t *testing.T, dir string, edit func(st *stFile)) {
 	st.write(t, p)
 }
 
-// editConfig rewrites dir/config.json through edit.
-func editConfig(t *testing.T, dir string, edit func(cfg map[string]any)) {
-	t.Helper()
-	p := filepath.Join(dir, "config.json")
-	var cfg map[string]any
-	if err := json.Unmarshal(readFile(t, p), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	edit(cfg)
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, p, b)
-}
-
 // ggufB builds GGUF bytes by hand (little-endian, version 3), for headers
 // no writer would produce.
 type ggufB struct{ b []byte }

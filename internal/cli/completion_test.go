@@ -21,6 +21,7 @@ func TestFlagValueCompletion(t *testing.T) {
 		{[]string{"codegen", "--arch", ""}, []string{"tl1", "tl2"}},
 		{[]string{"verify", "--pooling", ""}, []string{"mean", "cls", "last"}},
 		{[]string{"embed", "--pooling", ""}, []string{"mean", "cls", "last"}},
+		{[]string{"bench", "-o", ""}, []string{"md", "json", "csv"}},
 	} {
 		var out bytes.Buffer
 		if code := Main(append([]string{"__complete"}, tc.args...), &out, &bytes.Buffer{}); code != 0 {

@@ -2,32 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// copyDir copies the regular files of src into a new directory dst.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // The notice of a TL conversion whose tiling was derived from the shapes
 // names the codegen command with the real input directory (it printed a
@@ -35,7 +15,7 @@ func copyDir(t *testing.T, src, dst string) {
 func TestTLNoticeNamesInputDir(t *testing.T) {
 	tmp := t.TempDir()
 	spaced := filepath.Join(tmp, "my model")
-	copyDir(t, golden, spaced)
+	testutil.CopyDir(t, golden, spaced)
 	for _, tc := range []struct{ dir, want string }{
 		{golden, "`bitnet-convert codegen --arch tl2 --from-config " + golden + "`"},
 		{spaced, "`bitnet-convert codegen --arch tl2 --from-config '" + spaced + "'`"},

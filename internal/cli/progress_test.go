@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/requant"
 )
 
 // Progress is drawn only on a terminal: through Main stderr is a buffer, so
@@ -44,5 +47,27 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "output.weight") && !strings.Contains(errb.String(), "token_embd.weight") {
 		t.Errorf("hf2gguf with a terminal drew no bar: %q", errb.String())
+	}
+}
+
+// TestProgressCountsBytes (H30): on a terminal, hf2gguf's and requant's
+// bars count bytes ("… kB/… MB"), not tensors.
+func TestProgressCountsBytes(t *testing.T) {
+	tmp := t.TempDir()
+	var errb bytes.Buffer
+	out := filepath.Join(tmp, "b.gguf")
+	if err := hf2gguf.Run(&hf2gguf.Options{Dir: golden, OutType: "i2_s", OutFile: out, Stdout: &bytes.Buffer{}, Stderr: &errb, StderrIsTerminal: true}); err != nil {
+		t.Fatal(err)
+	}
+	bytesBar := regexp.MustCompile(`\d+(\.\d+)? [kMG]?B/\d+(\.\d+)? [kMG]?B`)
+	if !bytesBar.MatchString(errb.String()) {
+		t.Errorf("hf2gguf bar shows no byte counts: %q", errb.String())
+	}
+	errb.Reset()
+	if err := requant.Run(&requant.Options{In: out, OutType: "tq2_0", OutFile: filepath.Join(tmp, "c.gguf"), Stdout: &bytes.Buffer{}, Stderr: &errb, StderrIsTerminal: true, Context: context.Background()}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytesBar.MatchString(errb.String()) {
+		t.Errorf("requant bar shows no byte counts: %q", errb.String())
 	}
 }

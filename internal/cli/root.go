@@ -31,9 +31,6 @@ import (
 // type.
 type UsageError = usage.Error
 
-// Usagef returns a *UsageError with a formatted message (usage.Errorf).
-func Usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
-
 // NewRootCmd builds the bitnet-convert command tree writing to stdout and
 // stderr.
 func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -89,9 +86,16 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
 	var ue *UsageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	usageErr := errors.As(err, &ue) || isCobraUsage(err)
+	if usageErr {
+		// A llama.cpp flag we lack: say what to use instead.
+		if hint := llamaFlagHint(root, args); hint != "" {
+			err = errors.New(hint)
+		}
+	}
+	fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+	if usageErr {
 		return 2
 	}
 	return 1

@@ -19,7 +19,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -33,7 +32,11 @@ type BenchOptions struct {
 	Gen     []int  // -n: token counts of the tgN tests (0 = none)
 	Threads []int  // -t: thread counts (0 = all cores)
 	Reps    int    // -r: timed repetitions per test
-	JSON    bool   // --json: a JSON array instead of the markdown table
+	// Output is -o/--output: "md" (llama-bench's markdown table, the
+	// default), "json" (a JSON array; --json is the same) or "csv" (a
+	// header line of the JSON field names, then one quoted row per test,
+	// as llama-bench -o csv).
+	Output string
 	// KernelConfig is the kernel_config.ini of a TL1/TL2 file.
 	KernelConfig string
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
@@ -46,8 +49,9 @@ type BenchOptions struct {
 func NewCmdBench(runF func(*BenchOptions) error) *cobra.Command {
 	opts := &BenchOptions{}
 	var prompt, gen, threads string
+	var jsonFlag bool
 	cmd := &cobra.Command{
-		Use:   "bench -m FILE [-p 128] [-n 32] [-t N] [-r 5] [--json]",
+		Use:   "bench -m FILE [-p 128] [-n 32] [-t N] [-r 5] [-o md|json|csv]",
 		Short: "Prompt and generation speed of a GGUF model, as llama-bench measures it",
 		Long: `Run llama-bench's two tests in the pure-Go runtime and print its markdown table (model, size,
 params, backend, threads, test, t/s as mean ± standard deviation over -r repetitions):
@@ -55,13 +59,11 @@ ppN evaluates N tokens as one batch on an empty KV cache (logits of the last tok
 llama_batch_get_one asks for), tgN generates N tokens one call each from an empty cache. The tokens
 are BOS (when the vocabulary adds one) then seeded pseudo-random ids, as llama-bench draws them.
 Each test runs once untimed first (llama-bench's warm-up). -p, -n and -t take comma-separated
-lists (e.g. -t 1,2); 0 in -p or -n skips that test. --json prints one JSON object per test with
-every sample (samples_ns, samples_ts) in llama-bench's field names.`,
+lists (e.g. -t 1,2); 0 in -p or -n skips that test. -o json (or --json) prints one JSON object per test with
+every sample (samples_ns, samples_ts) in llama-bench's field names; -o csv prints the same fields
+but the samples, a quoted header line then one quoted line per test, as llama-bench -o csv.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("bench takes no arguments (got %q); use -m FILE", args)
-			}
-			return nil
+			return modelfile.PositionalModel("bench", args, "use -m FILE")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -87,6 +89,19 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 					return usage.Errorf("--from-layout: %v", err)
 				}
 			}
+			if jsonFlag {
+				if cmd.Flags().Changed("output") && opts.Output != "json" {
+					return usage.Errorf("--json and -o %s exclude each other", opts.Output)
+				}
+				opts.Output = "json"
+			}
+			switch opts.Output {
+			case "md", "json", "csv":
+			case "sql":
+				return usage.Errorf("-o sql: not implemented; use -o csv or -o json")
+			default:
+				return usage.Errorf("-o/--output %q: want md, json or csv", opts.Output)
+			}
 			if opts.Reps < 1 {
 				return usage.Errorf("-r/--repetitions %d: must be ≥ 1", opts.Reps)
 			}
@@ -100,9 +115,11 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
 	f.StringVarP(&prompt, "n-prompt", "p", "128", "prompt lengths of the ppN tests, comma-separated; 0 = no prompt test")
 	f.StringVarP(&gen, "n-gen", "n", "32", "generated token counts of the tgN tests, comma-separated; 0 = no generation test")
-	f.StringVarP(&threads, "threads", "t", "0", "thread counts, comma-separated; "+flagx.ThreadsUsage)
+	f.StringVarP(&threads, "threads", "t", "0", "thread counts to measure, comma-separated; 0 = all cores")
 	f.IntVarP(&opts.Reps, "repetitions", "r", 5, "timed repetitions of each test")
-	f.BoolVar(&opts.JSON, "json", false, "print a JSON array (llama-bench -o json field names) instead of the table")
+	f.StringVarP(&opts.Output, "output", "o", "md", "output format: md (the table), json or csv (llama-bench's field names)")
+	f.BoolVar(&jsonFlag, "json", false, "the same as -o json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
@@ -159,33 +176,21 @@ func benchRun(opts *BenchOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout}
+	rtOpts, err := modelfile.Prepare(mo)
+	if err != nil {
 		return err
-	}
-	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
 	}
 	var results []Result
 	var tbl *table
-	if !opts.JSON {
+	if opts.Output == "md" || opts.Output == "" {
 		tbl = newTable(opts.Out)
 	}
 	for _, th := range opts.Threads {
 		rtOpts.Threads = flagx.Threads(th)
-		m, f, err := runtime.Open(opts.Model, rtOpts)
+		m, f, err := modelfile.Load(mo, rtOpts, runtime.Open)
 		if err != nil {
-			return modelfile.Explain("bench", opts.Model, err)
+			return err
 		}
 		if opts.KernelConfig != "" && th == opts.Threads[0] {
 			// As run and perplexity do: a tiling that differs from the
@@ -229,17 +234,47 @@ func benchRun(opts *BenchOptions) error {
 		}
 		f.Close()
 	}
-	if opts.JSON {
+	switch opts.Output {
+	case "json":
 		if results == nil {
 			results = []Result{}
 		}
 		enc := json.NewEncoder(opts.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(results)
+	case "csv":
+		return writeCSV(opts.Out, results)
 	}
 	// llama-bench's footer names its build; ours adds the kernels.
 	fmt.Fprintf(opts.Out, "\nbuild: %s (kernels: %s)\n", version.Read(), kernels.Impl())
 	return nil
+}
+
+// csvFields are the columns of -o csv: the JSON field names of Result
+// but the per-sample arrays (llama-bench's csv_printer has none either).
+var csvFields = []string{"model_filename", "model_type", "model_size", "model_n_params", "backends", "kernels",
+	"n_threads", "n_prompt", "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
+
+// writeCSV writes -o csv: the header, then one line per result, every
+// value in double quotes (a quote inside doubled), as llama-bench's
+// csv_printer writes them.
+func writeCSV(w io.Writer, results []Result) error {
+	q := func(vs []string) string {
+		for i, v := range vs {
+			vs[i] = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+		}
+		return strings.Join(vs, ",") + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(q(slices.Clone(csvFields)))
+	for _, r := range results {
+		b.WriteString(q([]string{r.ModelFilename, r.ModelType, strconv.FormatUint(r.ModelSize, 10), strconv.FormatUint(r.ModelNParams, 10),
+			r.Backends, r.Kernels, strconv.Itoa(r.NThreads), strconv.Itoa(r.NPrompt), strconv.Itoa(r.NGen), r.TestTime,
+			strconv.FormatUint(r.AvgNs, 10), strconv.FormatUint(r.StddevNs, 10),
+			strconv.FormatFloat(r.AvgTs, 'f', 6, 64), strconv.FormatFloat(r.StddevTs, 'f', 6, 64)}))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // runTest runs r's test once untimed, then reps timed times, filling the
@@ -378,8 +413,54 @@ func describe(path string, f *reader.File) Result {
 	}
 	arch := f.Arch()
 	ft, _ := f.Uint("general.file_type")
-	r.ModelType = fmt.Sprintf("%s %s %s", arch, sizeClass(arch, f), ftypeName(ft))
+	r.ModelType = fmt.Sprintf("%s %s %s%s", arch, sizeClass(arch, f), ftypeName(ft), fallbackNote(f, ft))
 	return r
+}
+
+// fallbackNote is " (N of M projections F16)" when a file whose projections
+// are ternary (general.file_type names the type of the ternary ones) holds
+// some in a float type instead (hf2gguf/requant --allow-fallback), so the
+// label does not claim the bits per weight of a file that is mostly F16;
+// "" otherwise.
+func fallbackNote(f *reader.File, ft uint64) string {
+	var ternary, float int
+	var floatType gguf.Type
+	for _, t := range f.Tensors {
+		if !isProjection(t.Name) {
+			continue
+		}
+		switch {
+		case format.IsTernary(t.Type):
+			ternary++
+		case t.Type == gguf.TypeF16 || t.Type == gguf.TypeBF16 || t.Type == gguf.TypeF32:
+			float++
+			floatType = t.Type
+		}
+	}
+	switch gguf.FileType(ft) {
+	case gguf.FileTypeMostlyI2S, gguf.FileTypeMostlyTL1, gguf.FileTypeMostlyTL2, gguf.FileTypeMostlyTQ1_0,
+		gguf.FileTypeMostlyTQ2_0, gguf.FileTypeMostlyIQ1BN, gguf.FileTypeMostlyIQ2BN:
+	default:
+		return ""
+	}
+	if float == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d projections %s)", float, ternary+float, floatType)
+}
+
+// isProjection reports whether a GGUF tensor name is a block's attention
+// or FFN projection weight (blk.N.attn_{q,k,v,output}, blk.N.ffn_{gate,up,down}).
+func isProjection(name string) bool {
+	if !strings.HasPrefix(name, "blk.") || !strings.HasSuffix(name, ".weight") {
+		return false
+	}
+	for _, p := range []string{".attn_q.", ".attn_k.", ".attn_v.", ".attn_output.", ".ffn_gate.", ".ffn_up.", ".ffn_down."} {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sizeClass is llama.cpp's model-type name where we have seen what

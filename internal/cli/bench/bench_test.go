@@ -2,9 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/clitest"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
@@ -27,9 +30,9 @@ func TestNewCmdBench(t *testing.T) {
 		want    *BenchOptions
 		wantErr string
 	}{
-		{"defaults", []string{"-m", "x.gguf"}, &BenchOptions{Model: "x.gguf", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5}, ""},
-		{"all", []string{"-m", "x.gguf", "-p", "64,0", "-n", "16", "-t", "1,2", "-r", "3", "--json"}, &BenchOptions{Model: "x.gguf", Prompt: []int{64, 0}, Gen: []int{16}, Threads: []int{1, 2}, Reps: 3, JSON: true}, ""},
-		{"long names", []string{"--model", "x.gguf", "--n-prompt", "8", "--n-gen", "0", "--threads", "2", "--repetitions", "1"}, &BenchOptions{Model: "x.gguf", Prompt: []int{8}, Gen: []int{0}, Threads: []int{2}, Reps: 1}, ""},
+		{"defaults", []string{"-m", "x.gguf"}, &BenchOptions{Model: "x.gguf", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "md"}, ""},
+		{"all", []string{"-m", "x.gguf", "-p", "64,0", "-n", "16", "-t", "1,2", "-r", "3", "--json"}, &BenchOptions{Model: "x.gguf", Prompt: []int{64, 0}, Gen: []int{16}, Threads: []int{1, 2}, Reps: 3, Output: "json"}, ""},
+		{"long names", []string{"--model", "x.gguf", "--n-prompt", "8", "--n-gen", "0", "--threads", "2", "--repetitions", "1"}, &BenchOptions{Model: "x.gguf", Prompt: []int{8}, Gen: []int{0}, Threads: []int{2}, Reps: 1, Output: "md"}, ""},
 		{"no model", []string{"-p", "8"}, nil, "-m/--model"},
 		{"arg", []string{"-m", "x", "extra"}, nil, "no arguments"},
 		{"bad list", []string{"-m", "x", "-t", "1,two"}, nil, `-t/--threads "1,two"`},
@@ -39,8 +42,17 @@ func TestNewCmdBench(t *testing.T) {
 		{"zero reps", []string{"-m", "x", "-r", "0"}, nil, "-r/--repetitions 0"},
 		{"no test", []string{"-m", "x", "-p", "0", "-n", "0"}, nil, "-p/--n-prompt 0 -n/--n-gen 0: no test to run"},
 		{"no test, lists", []string{"-m", "x", "-p", "0,0", "-n", "0"}, nil, "no test to run"},
-		{"layout", []string{"-m", "x", "--from-layout", "arm"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, FromLayout: "arm"}, ""},
+		{"layout", []string{"-m", "x", "--from-layout", "arm"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "md", FromLayout: "arm"}, ""},
 		{"bad layout", []string{"-m", "x", "--from-layout", "mips"}, nil, "--from-layout"},
+		// llama-bench's -o (Deliver 2 of issue 24).
+		{"-o json", []string{"-m", "x", "-o", "json"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "json"}, ""},
+		{"-o csv", []string{"-m", "x", "-o", "csv"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "csv"}, ""},
+		{"--output md", []string{"-m", "x", "--output", "md"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "md"}, ""},
+		{"-o json --json", []string{"-m", "x", "-o", "json", "--json"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "json"}, ""},
+		{"-o csv --json", []string{"-m", "x", "-o", "csv", "--json"}, nil, "--json and -o csv exclude each other"},
+		{"-o sql", []string{"-m", "x", "-o", "sql"}, nil, "-o sql: not implemented; use -o csv or -o json"},
+		{"-o xml", []string{"-m", "x", "-o", "xml"}, nil, "want md, json or csv"},
+		{"model given positionally", []string{"x.gguf"}, nil, "give it as -m x.gguf"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -103,7 +115,7 @@ func TestBenchTable(t *testing.T) {
 // deviation of those, and the model's size and parameters.
 func TestBenchJSON(t *testing.T) {
 	var out bytes.Buffer
-	err := benchRun(&BenchOptions{Model: tiny, Prompt: []int{6, 0}, Gen: []int{3}, Threads: []int{1}, Reps: 3, JSON: true, Out: &out})
+	err := benchRun(&BenchOptions{Model: tiny, Prompt: []int{6, 0}, Gen: []int{3}, Threads: []int{1}, Reps: 3, Output: "json", Out: &out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +236,56 @@ func TestBenchErrors(t *testing.T) {
 				t.Fatalf("error %v, want one line containing %q (usage %v)", err, c.want, c.isUsage)
 			}
 		})
+	}
+}
+
+// TestBenchCSV: -o csv prints a quoted header of llama-bench's field names
+// and one quoted line per test with the values of -o json.
+func TestBenchCSV(t *testing.T) {
+	var out bytes.Buffer
+	err := benchRun(&BenchOptions{Model: tiny, Prompt: []int{4}, Gen: []int{2}, Threads: []int{1}, Reps: 1, Output: "csv", Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want header + 2:\n%s", len(lines), out.String())
+	}
+	if want := `"model_filename","model_type","model_size","model_n_params","backends","kernels","n_threads","n_prompt","n_gen","test_time","avg_ns","stddev_ns","avg_ts","stddev_ts"`; lines[0] != want {
+		t.Errorf("header\n%s\nwant\n%s", lines[0], want)
+	}
+	for i, want := range []string{`,"1","4","0",`, `,"1","0","2",`} {
+		row := lines[i+1]
+		if !strings.HasPrefix(row, `"`+tiny+`","bitnet ?B I2_S - 2 bpw ternary","568768","1313536","CPU",`) || !strings.Contains(row, want) {
+			t.Errorf("row %d: %s", i+1, row)
+		}
+		if n := strings.Count(row, `","`); n != 13 {
+			t.Errorf("row %d: %d separators, want 13: %s", i+1, n, row)
+		}
+	}
+}
+
+// TestBenchLabelsFallback (H34): a file requantized with --allow-fallback
+// (the tiny model as IQ2_BN: 12 of its 14 projections are too short for
+// IQ2_BN and are written as F16) is labelled with the fallback count, not
+// as a plain 2 bpw file; the plain I2_S file keeps llama.cpp's label.
+func TestBenchLabelsFallback(t *testing.T) {
+	iq := filepath.Join(t.TempDir(), "tiny-iq2_bn.gguf")
+	if _, err := convert.RequantFile(context.Background(), tiny, iq, false, false, convert.RequantOptions{OutType: "iq2_bn", AllowFallback: true, Log: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{iq, "bitnet ?B IQ2_BN - 2.00 bpw Bitnet (12 of 14 projections F16)"},
+		{tiny, "bitnet ?B I2_S - 2 bpw ternary"},
+	} {
+		f, err := reader.Open(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := describe(c.file, f).ModelType
+		f.Close()
+		if got != c.want {
+			t.Errorf("%s: model_type %q, want %q", filepath.Base(c.file), got, c.want)
+		}
 	}
 }

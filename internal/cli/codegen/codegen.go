@@ -62,7 +62,7 @@ or TL2 (x86 AVX2) lookup-table kernels. The shapes come from a preset (--model) 
 the codegen package. Every tiling rule is checked before anything is written. Existing files under
 --outdir/include are replaced, as bitnet.cpp's codegen_tl1.py/codegen_tl2.py replace them.
 
-Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
+Presets (--model): ` + strings.Join(TLPresets(), ", ") + ` (the embedding models have no TL files, so no TL kernels).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
 				return usage.Errorf("codegen takes no arguments (got %q); use --model or --from-config", args)
@@ -85,7 +85,7 @@ Presets (--model): ` + strings.Join(presets.Names(), ", ") + `.`,
 	f.StringVar(&opts.BK, "BK", "", "comma list, one per shape: K columns per block")
 	f.StringVar(&opts.Bm, "bm", "", "comma list, one per shape: rows per compute block (TL1 32|64, TL2 32)")
 	f.StringVar(&opts.OutDir, "outdir", ".", "directory that receives include/")
-	_ = cmd.RegisterFlagCompletionFunc("model", cobra.FixedCompletions(presets.Names(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("model", cobra.FixedCompletions(TLPresets(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("arch", cobra.FixedCompletions([]string{"tl1", "tl2"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.MarkFlagDirname("outdir")
 	return cmd
@@ -204,6 +204,18 @@ func kernelSet(opts *CodegenOptions, arch string) (ks []format.Kernel, source st
 // checkConvertible refuses kernels for a model whose converter refuses the
 // TL outtype arch (the embedding models): hf2gguf could never write a file
 // that runs on them. what names the config in the message.
+// TLPresets returns the names of the presets codegen --model accepts: those
+// hf2gguf converts to TL1/TL2 (checkConvertible), in presets.Names' order.
+func TLPresets() []string {
+	var names []string
+	for _, n := range presets.Names() {
+		if m, err := presets.Get(n); err == nil && checkConvertible(m.Config, n, "tl2") == nil && checkConvertible(m.Config, n, "tl1") == nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 func checkConvertible(cfg map[string]any, what, arch string) error {
 	data, err := json.Marshal(cfg)
 	if err != nil {

@@ -258,10 +258,13 @@ func readConfig(path string) (map[string]any, error) {
 	return cfg, nil
 }
 
-// printPresets lists every preset with its architecture and size.
+// printPresets lists every preset with its architecture, shapes and size:
+// PARAMS counts the model's weights (a packed U8 byte holds four ternary
+// codes), SIZE the bytes of the safetensors dummy writes for all its layers
+// (decimal units, as the Hub shows file sizes).
 func printPresets(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tARCHITECTURE\tLAYERS\tHIDDEN\tFFN\tVOCAB\tWEIGHTS\tTOKENIZER\tHF REPO")
+	fmt.Fprintln(tw, "NAME\tARCHITECTURE\tLAYERS\tHIDDEN\tFFN\tVOCAB\tPARAMS\tSIZE\tWEIGHTS\tTOKENIZER\tHF REPO")
 	for _, m := range presets.All() {
 		arch, _ := dummy.Architecture(m.Config)
 		g, err := dummy.ReadGeometry(m.Config)
@@ -276,9 +279,38 @@ func printPresets(w io.Writer) error {
 		if tok == "" {
 			tok = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, arch, g.Layers, g.Hidden, g.FF, g.Vocab, weights, tok, m.HFRepo)
+		ts, err := dummy.Layout(m.Config, m.Packed)
+		if err != nil {
+			return fmt.Errorf("preset %s: %w", m.Name, err)
+		}
+		var params, size uint64
+		for _, t := range ts {
+			n := uint64(1)
+			for _, d := range t.Shape {
+				n *= d
+			}
+			if t.DType == hf.U8 {
+				n *= 4
+			}
+			params += n
+			size += t.Bytes()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", m.Name, arch, g.Layers, g.Hidden, g.FF, g.Vocab, decimal(params, [3]string{"B", "M", "K"}), decimal(size, [3]string{" GB", " MB", " kB"}), weights, tok, m.HFRepo)
 	}
 	return tw.Flush()
+}
+
+// decimal formats n with the largest of the prefixes (value, suffix)
+// that it reaches, two decimals: {1e9 "B"} gives "2.41B" parameters,
+// {1e9 " GB"} "1.18 GB".
+func decimal(n uint64, units [3]string) string {
+	f := float64(n)
+	for i, v := range []float64{1e9, 1e6, 1e3} {
+		if f >= v {
+			return fmt.Sprintf("%.2f%s", f/v, units[i])
+		}
+	}
+	return fmt.Sprint(n)
 }
 
 // convertible reports hf2gguf's refusal of the architecture of cfg, if any.

@@ -16,7 +16,6 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -49,10 +48,7 @@ models were trained), pools the final hidden states (the file's pooling_type unl
 and L2-normalises the result. Without --json it prints the vector on one line, values separated by
 spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("embed takes no arguments (got %q); use -p TEXT or --ids", args)
-			}
-			return nil
+			return modelfile.PositionalModel("embed", args, "give the model with -m FILE and the text with -p TEXT or --ids")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -81,7 +77,7 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
 	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	flagx.ThreadsVar(f, &opts.Threads)
 	return cmd
 }
 
@@ -99,12 +95,9 @@ var poolNames = map[runtime.PoolMode]string{runtime.PoolMean: "mean", runtime.Po
 
 // embedRun loads the model, tokenizes the prompt and prints the embedding.
 func embedRun(opts *EmbedOptions) error {
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	m, f, err := runtime.OpenEmbedding(opts.Model, runtime.Options{Threads: flagx.Threads(opts.Threads)})
+	m, f, _, err := modelfile.Open(modelfile.Options{Cmd: "embed", Model: opts.Model, Threads: opts.Threads}, runtime.OpenEmbedding)
 	if err != nil {
-		return modelfile.Explain("embed", opts.Model, err)
+		return err
 	}
 	defer f.Close()
 	ids := opts.IDs

@@ -29,6 +29,8 @@ func TestNewCmdEmbed(t *testing.T) {
 		{"prompt", []string{"-m", "x.gguf", "-p", "hello", "--json", "--pooling", "last", "--threads", "3"},
 			&EmbedOptions{Model: "x.gguf", Prompt: "hello", HasPrompt: true, JSON: true, Pooling: "last", Threads: 3}, ""},
 		{"ids", []string{"-m", "x.gguf", "--ids", "1, 2,3"}, &EmbedOptions{Model: "x.gguf", IDs: []int32{1, 2, 3}}, ""},
+		{"-t", []string{"-m", "x.gguf", "--ids", "1", "-t", "2"}, &EmbedOptions{Model: "x.gguf", IDs: []int32{1}, Threads: 2}, ""},
+		{"model given positionally", []string{"x.gguf", "-p", "a"}, nil, "give it as -m x.gguf"},
 		{"no model", []string{"-p", "a"}, nil, "-m/--model"},
 		{"no input", []string{"-m", "x"}, nil, "exactly one"},
 		{"both inputs", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},

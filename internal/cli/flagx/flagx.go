@@ -3,10 +3,22 @@
 // and the help text of --from-layout.
 package flagx
 
-import goruntime "runtime"
+import (
+	goruntime "runtime"
 
-// ThreadsUsage is the help text of every --threads flag.
-const ThreadsUsage = "goroutines per matrix product or tensor, 0 = all cores (results do not depend on it)"
+	"github.com/spf13/pflag"
+)
+
+// ThreadsUsage is the help text of the -t/--threads flag of the commands
+// whose output does not depend on it (everything but bench, whose output is
+// the speed).
+const ThreadsUsage = "goroutines per matrix product or tensor, 0 = all cores (the output does not depend on it, only the speed)"
+
+// ThreadsVar registers -t/--threads (llama.cpp's spelling) into p with
+// ThreadsUsage, on every command that computes.
+func ThreadsVar(f *pflag.FlagSet, p *int) {
+	f.IntVarP(p, "threads", "t", 0, ThreadsUsage)
+}
 
 // Threads resolves a --threads value: 0 means runtime.GOMAXPROCS(0).
 // Negative values are rejected by the commands before this is called.

@@ -20,6 +20,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/summary"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -155,8 +156,8 @@ output is written atomically.`,
 	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the ternary packing as F16 instead of failing")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
-	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: derived from the shapes)")
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: the tiling of the preset with the checkpoint's shapes, else derived from the shapes as codegen --from-config)")
+	flagx.ThreadsVar(f, &opts.Threads)
 	_ = cmd.RegisterFlagCompletionFunc("outtype", cobra.FixedCompletions(outTypeNames(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -221,7 +222,7 @@ func Run(opts *Options) error {
 		}
 	}
 	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "converting")
-	copts.Progress = bar.Step
+	copts.ProgressBytes = bar.StepBytes
 	start := time.Now()
 	var plan *convert.Plan
 	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
@@ -281,11 +282,16 @@ func printPlan(w io.Writer, p *convert.Plan, out string, vocabOnly bool) {
 }
 
 func printTotals(w io.Writer, p *convert.Plan) {
-	var parts []string
+	_ = summary.Totals(w, counts(p))
+}
+
+// counts is the per-type summary of p's tensors.
+func counts(p *convert.Plan) []summary.Count {
+	var cs []summary.Count
 	for _, c := range p.Summary() {
-		parts = append(parts, fmt.Sprintf("%s %d (%s)", c.Type, c.Tensors, human(c.Bytes)))
+		cs = append(cs, summary.Count{Type: c.Type, Tensors: c.Tensors, Bytes: c.Bytes})
 	}
-	fmt.Fprintf(w, "tensors: %s; data %s\n", strings.Join(parts, ", "), human(p.TotalBytes()))
+	return cs
 }
 
 func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration, vocabOnly bool) {
@@ -293,21 +299,10 @@ func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration, 
 		fmt.Fprintf(w, "wrote %s: arch %s, vocab only: %s, %d KVs, no tensors, in %.2fs\n", out, p.Arch, vocabSummary(p), len(p.KVs), took.Seconds())
 		return
 	}
-	fmt.Fprintf(w, "wrote %s: arch %s, outtype %s, %d tensors, %d KVs in %.2fs\n", out, p.Arch, p.OutType, len(p.Tensors), len(p.KVs), took.Seconds())
-	printTotals(w, p)
+	_ = summary.Write(w, summary.File{Path: out, Arch: p.Arch, Runtime: p.Runtime, OutType: string(p.OutType), Tensors: len(p.Tensors), KVs: len(p.KVs), Counts: counts(p), Took: took})
 }
 
-func human(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func human(n uint64) string { return summary.Human(n) }
 
 // prefixWriter prefixes each write (one line) with the program name.
 type prefixWriter struct{ w io.Writer }

@@ -18,7 +18,7 @@ const golden = "../../../testdata/golden/tiny-bitnet/hf"
 func TestNewCmdParsesFlags(t *testing.T) {
 	var got *Options
 	cmd := NewCmd(func(o *Options) error { got = o; return nil })
-	cmd.SetArgs([]string{"some/dir", "--outtype", "f16", "--outfile", "x.gguf", "--model-name", "m", "--dry-run", "--force", "-v", "--weight-scale", "divide", "--allow-fallback", "--pre", "llama-bpe", "--threads", "3"})
+	cmd.SetArgs([]string{"some/dir", "--outtype", "f16", "--outfile", "x.gguf", "--model-name", "m", "--dry-run", "--force", "-v", "--weight-scale", "divide", "--allow-fallback", "--pre", "llama-bpe", "-t", "3"})
 	cmd.SetOut(&bytes.Buffer{})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)

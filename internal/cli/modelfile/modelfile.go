@@ -1,4 +1,6 @@
-// Package modelfile explains why a GGUF file cannot be run: a vocab-only
+// Package modelfile opens the model of the runtime commands (Open: run,
+// perplexity, bench and embed share one path) and explains why a GGUF file
+// cannot be run: a vocab-only
 // file (hf2gguf --vocab-only, llama.cpp's ggml-vocab-*.gguf) has a tokenizer
 // and hyper-parameters but no tensors, and the runtime's "tensor
 // token_embd.weight: missing" would not say so. It also checks the flags
@@ -7,6 +9,8 @@ package modelfile
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -60,4 +64,26 @@ func CheckFromLayout(path, flag string) error {
 		return nil
 	}
 	return usage.Errorf("--from-layout %s: %s records its I2_S layout as %s (key %s); the flag is only for files that record none, drop it", flag, path, rec, format.LayoutKey)
+}
+
+// PositionalModel is the Args check of the commands that take the model
+// as -m FILE (run, perplexity, bench, embed): llama.cpp users type the
+// file first by habit, so an argument that names a .gguf or an existing
+// file is refused with "give it as -m FILE"; any other argument gets
+// "cmd takes no arguments" with what to use (rest). Both are usage errors.
+func PositionalModel(cmd string, args []string, rest string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	for _, a := range args {
+		if strings.HasSuffix(strings.ToLower(a), ".gguf") || isFile(a) {
+			return usage.Errorf("%s takes the model as a flag: give it as -m %s", cmd, a)
+		}
+	}
+	return usage.Errorf("%s takes no arguments (got %q); %s", cmd, args, rest)
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -57,18 +57,19 @@ func writeBase(opts *PerplexityOptions, m *runtime.Model, ids []int32, bos int32
 	return r, out.Commit()
 }
 
-// chunkBOS is the token llama-perplexity puts first in every chunk: the
-// vocabulary's BOS when it adds one (llama's default for SPM vocabularies
-// when the GGUF does not say), else -1.
-func chunkBOS(v *tokenizer.Vocab) int32 {
-	addBOS := v.Model == "llama"
-	if v.AddBOS != nil {
-		addBOS = *v.AddBOS
+// chunkBOS is the token llama-perplexity puts first in every chunk: the BOS
+// that tok's Encode adds (the one add-BOS rule, tokenizer.Tokenizer.AddsBOS,
+// so a llama-bpe vocabulary without add_bos_token gets BOS here as it does
+// in tokenize and run), else -1 when the vocabulary adds none.
+func chunkBOS(tok tokenizer.Tokenizer) int32 {
+	if !tok.AddsBOS() {
+		return -1
 	}
-	if addBOS && v.BOS >= 0 {
-		return v.BOS
+	ids, err := tok.Encode("", true, false)
+	if err != nil || len(ids) == 0 {
+		return -1
 	}
-	return -1
+	return ids[0]
 }
 
 // KLDResult is the --json output of --kl-divergence.
@@ -129,9 +130,13 @@ func kldRun(opts *PerplexityOptions) error {
 	if err != nil {
 		return fmt.Errorf("model %s: tokenizer metadata: %w", opts.Model, err)
 	}
+	tok, err := tokenizer.New(v)
+	if err != nil {
+		return fmt.Errorf("model %s: %w", opts.Model, err)
+	}
 	w := opts.Out
 	printed := false
-	st, err := runtime.KLDivergence(m, base, bf, chunkBOS(v), func(c runtime.KLDChunk) {
+	st, err := runtime.KLDivergence(m, base, bf, chunkBOS(tok), func(c runtime.KLDChunk) {
 		if opts.JSON {
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -74,10 +73,7 @@ PPL, ln(PPL(Q)/PPL(base)), the mean KL divergence, the RMS of Δp and the share 
 the same top token, and at the end the statistics (Mean KLD, percentiles, Same top p). A base of
 another vocabulary or chunk size (-c) is refused.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("perplexity takes no arguments (got %q); use -m FILE -f TEXT", args)
-			}
-			return nil
+			return modelfile.PositionalModel("perplexity", args, "use -m FILE -f TEXT")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -126,7 +122,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	f.StringVarP(&opts.File, "file", "f", "", `text file to score, "-" for stdin (required)`)
 	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
@@ -157,33 +153,18 @@ type Result struct {
 // for perplexity and --kl-divergence keeps the two from drifting apart (the
 // KL mode once dropped --from-layout).
 func openModel(opts *PerplexityOptions) (*runtime.Model, *reader.File, runtime.Options, error) {
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return nil, nil, rtOpts, err
-		}
-		rtOpts.TLKernels = ks
-	}
-	m, f, err := runtime.Open(opts.Model, rtOpts)
-	if err != nil {
-		return nil, nil, rtOpts, modelfile.Explain("perplexity", opts.Model, err)
-	}
-	return m, f, rtOpts, nil
+	return modelfile.Open(modelOptions(opts), runtime.Open)
+}
+
+// modelOptions are the model flags of opts for modelfile.
+func modelOptions(opts *PerplexityOptions) modelfile.Options {
+	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
 }
 
 // perplexityRun loads the model and the text and prints the perplexity.
 func perplexityRun(opts *PerplexityOptions) error {
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	if _, err := modelfile.Prepare(modelOptions(opts)); err != nil {
 		return err
-	}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
 	}
 	if opts.KLD {
 		return kldRun(opts)
@@ -219,7 +200,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	}
 	text = nil
 	// llama-perplexity replaces each chunk's first token by BOS.
-	bos := chunkBOS(v)
+	bos := chunkBOS(tok)
 	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Tokens: len(ids), ChunkPPL: []float64{}}
 	var bar *progressbar.ProgressBar
 	start := time.Now()

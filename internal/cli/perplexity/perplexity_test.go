@@ -27,6 +27,8 @@ func TestNewCmdPerplexity(t *testing.T) {
 	}{
 		{"defaults", []string{"-m", "x.gguf", "-f", "t.txt"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128}, ""},
 		{"all", []string{"-m", "x.gguf", "-f", "t.txt", "-c", "64", "--chunks", "4", "--threads", "2"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 64, Chunks: 4, Threads: 2, CtxSet: true}, ""},
+		{"-t", []string{"-m", "x.gguf", "-f", "t.txt", "-t", "3"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, Threads: 3}, ""},
+		{"model given positionally", []string{"x.gguf", "-f", "t.txt"}, nil, "give it as -m x.gguf"},
 		{"kld base", []string{"-m", "x.gguf", "-f", "t.txt", "--kl-divergence-base", "b", "--force"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, KLBase: "b", Force: true}, ""},
 		{"kld", []string{"-m", "x.gguf", "--kl-divergence", "--kl-divergence-base", "b"}, &PerplexityOptions{Model: "x.gguf", Ctx: 128, KLBase: "b", KLD: true}, ""},
 		{"kld without base", []string{"-m", "x", "--kl-divergence"}, nil, "needs --kl-divergence-base"},

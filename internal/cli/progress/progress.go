@@ -48,6 +48,24 @@ func (b *Bar) Step(done, total int, name string) {
 	_ = b.bar.Set(done)
 }
 
+// StepBytes records that done of total bytes are written, name being the
+// last tensor; it matches the ProgressBytes hooks of convert.Options and
+// convert.RequantOptions. The bar shows bytes and their rate, so its
+// estimate follows the data rather than the tensor count.
+func (b *Bar) StepBytes(done, total uint64, name string) {
+	if !b.enabled {
+		return
+	}
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions64(int64(total), progressbar.OptionSetWriter(b.w), progressbar.OptionSetDescription(b.desc),
+			progressbar.OptionShowBytes(true), progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+	}
+	if name != "" {
+		b.bar.Describe(name)
+	}
+	_ = b.bar.Set64(int64(done))
+}
+
 // Finish clears the bar (if one was drawn).
 func (b *Bar) Finish() {
 	if b.bar != nil {

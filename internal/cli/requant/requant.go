@@ -15,14 +15,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/summary"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
@@ -54,17 +56,16 @@ type Options struct {
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "requant IN.gguf --outtype T",
+		Use:   "requant IN.gguf --outtype T [--outfile OUT.gguf] | requant IN.gguf [OUT.gguf] TYPE",
 		Short: "Convert a ternary GGUF to another runtime's type (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
 		Long: `Re-encode the ternary projections of a GGUF in another type, keeping every ternary code: ` + format.RuntimeList() + ` (I2_S in
 x86, arm or x86-1x4 layout), or F32/F16/BF16. Scales are converted to the granularity the target needs (per tensor,
 per row, per block); ` + strings.Join(format.F16ScaleTypeNames(), ", ") + ` store them as f16 (-v prints the rounding). The arch and its keys are renamed for the
-target runtime. Tensors are streamed one at a time and the output is written atomically.`,
+target runtime. Tensors are streamed one at a time and the output is written atomically.
+llama-quantize's positional form works too: "requant IN.gguf OUT.gguf TYPE" or "requant IN.gguf TYPE"
+(the default output name), TYPE in either case (TQ2_0 or tq2_0).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usage.Errorf("requant takes exactly one argument, the input GGUF (got %d)", len(args))
-			}
-			return nil
+			return positional(cmd, args, opts)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.In = args[0]
@@ -116,6 +117,43 @@ target runtime. Tensors are streamed one at a time and the output is written ato
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing output file")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor, with the scale rounding")
 	return cmd
+}
+
+// positional checks requant's arguments: IN alone (with --outtype), or
+// llama-quantize's "IN [OUT] TYPE", whose OUT and TYPE fill --outfile and
+// --outtype (giving both forms of one is a usage error). llama-quantize's
+// trailing NTHREADS is refused: requant converts on one thread.
+func positional(cmd *cobra.Command, args []string, opts *Options) error {
+	isType := func(s string) bool { _, err := convert.ParseOutType(s); return err == nil }
+	switch len(args) {
+	case 0:
+		return usage.Errorf("requant needs the input GGUF: requant IN.gguf --outtype T, or requant IN.gguf [OUT.gguf] TYPE")
+	case 1:
+		return nil
+	case 2, 3:
+	case 4:
+		if isType(args[2]) {
+			return usage.Errorf("requant IN OUT TYPE %s: requant has no thread count (it converts on one thread); drop %s", args[3], args[3])
+		}
+		fallthrough
+	default:
+		return usage.Errorf("requant takes the input GGUF, then optionally OUT.gguf and TYPE as llama-quantize does (got %d arguments: %q)", len(args), args)
+	}
+	typ := args[len(args)-1]
+	if !isType(typ) {
+		return usage.Errorf("requant %s: the last argument %q is not an output type (%s); llama-quantize's form is IN.gguf [OUT.gguf] TYPE", strings.Join(args, " "), typ, strings.Join(outTypeNames(), ", "))
+	}
+	if cmd.Flags().Changed("outtype") {
+		return usage.Errorf("--outtype %s and the type argument %s: give the type once", opts.OutType, typ)
+	}
+	opts.OutType = typ
+	if len(args) == 3 {
+		if cmd.Flags().Changed("outfile") {
+			return usage.Errorf("--outfile %s and the output argument %s: give the output once", opts.OutFile, args[1])
+		}
+		opts.OutFile = args[1]
+	}
+	return nil
 }
 
 func outTypeNames() []string {
@@ -182,21 +220,11 @@ func Run(opts *Options) error {
 	if out == "" {
 		out = DefaultOutFile(opts.In, outType)
 	}
-	var bar *progressbar.ProgressBar
-	if opts.StderrIsTerminal && !opts.DryRun {
-		ropts.Progress = func(done, total int, tensor string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(opts.Stderr), progressbar.OptionSetDescription("requantizing"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-			}
-			bar.Describe(tensor)
-			_ = bar.Add(1)
-		}
-	}
+	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "requantizing")
+	ropts.ProgressBytes = bar.StepBytes
 	start := time.Now()
 	plan, err := convert.RequantFile(ctx, opts.In, out, opts.Force, opts.DryRun, ropts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	bar.Finish()
 	if err != nil {
 		// the notices (--allow-fallback tensors, relu² for llama.cpp)
 		// describe a file that was not written: only the error is printed
@@ -205,19 +233,11 @@ func Run(opts *Options) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
 	}
-	counts := map[string]int{}
-	var order []string
-	for _, t := range plan.Tensors {
-		k := t.Type.String()
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
+	types, sizes := make([]gguf.Type, len(plan.Tensors)), make([]uint64, len(plan.Tensors))
+	for i, t := range plan.Tensors {
+		types[i], sizes[i] = t.Type, t.Bytes
 	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
-	}
+	counts := summary.Counts(types, sizes)
 	if opts.DryRun {
 		fmt.Fprintf(opts.Stdout, "%s → %s: arch %s → %s (for %s), %d tensors\n", opts.In, out, plan.SrcArch, plan.Arch, plan.Runtime, len(plan.Tensors))
 		for _, t := range plan.Tensors {
@@ -227,7 +247,7 @@ func Run(opts *Options) error {
 			}
 			fmt.Fprintf(opts.Stdout, "%-32s %-7s → %-7s ne %v %d bytes%s\n", t.In.Name, t.In.Type, t.Type, t.Ne, t.Bytes, note)
 		}
-		fmt.Fprintf(opts.Stdout, "tensors: %s; data %d bytes\n", strings.Join(parts, ", "), plan.TotalBytes())
+		_ = summary.Totals(opts.Stdout, counts)
 		// The real run would fail here too (as hf2gguf --dry-run): say so
 		// after the plan, exit 1.
 		if err := dryRunCheck(opts.In, out, opts.Force); err != nil {
@@ -235,6 +255,5 @@ func Run(opts *Options) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(opts.Stdout, "wrote %s: arch %s (for %s), outtype %s, %d tensors (%s), %d bytes of data in %.2fs\n", out, plan.Arch, plan.Runtime, plan.OutType, len(plan.Tensors), strings.Join(parts, ", "), plan.TotalBytes(), time.Since(start).Seconds())
-	return nil
+	return summary.Write(opts.Stdout, summary.File{Path: out, Arch: plan.Arch, Runtime: plan.Runtime, OutType: string(plan.OutType), Tensors: len(plan.Tensors), KVs: len(plan.KVs), Counts: counts, Took: time.Since(start)})
 }

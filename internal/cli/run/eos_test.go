@@ -8,49 +8,9 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
-	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
-	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
-
-// withKV writes a copy of the GGUF src to dst with key set to v.
-func withKV(t *testing.T, src, dst, key string, v gguf.Value) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := reader.Parse(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kvs := append([]gguf.KV(nil), f.KVs...)
-	for i := range kvs {
-		if kvs[i].Key == key {
-			kvs[i].Value = v
-		}
-	}
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, kvs, f.Tensors, f.Alignment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ti := range w.Tensors() {
-		data, err := f.TensorData(ti.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteTensor(i, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // Generation stops at the vocabulary's EOS unless --ignore-eos: with EOS
 // set to 11, the golden greedy ids 440 17 11 1 175 … end after "440 17 11";
@@ -59,7 +19,7 @@ func withKV(t *testing.T, src, dst, key string, v gguf.Value) {
 func TestRunStopsAtEOS(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "eos11.gguf")
-	withKV(t, filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), model, "tokenizer.ggml.eos_token_id", gguf.Uint32(11))
+	testutil.WithKVs(t, filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), model, testutil.SetKV("tokenizer.ggml.eos_token_id", gguf.Uint32(11)))
 	ids := []int32{1, 100, 200, 300, 400, 500, 7, 8}
 	dump := filepath.Join(dir, "l.f32")
 	var out, errb bytes.Buffer

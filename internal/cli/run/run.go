@@ -24,24 +24,33 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
-	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
 
 // RunOptions are the parsed flags of run.
 type RunOptions struct {
-	Model      string  // -m: GGUF file
-	Prompt     string  // -p: text, tokenized with BOS (add_bos of the vocabulary)
-	IDs        []int32 // --ids: prompt token ids, used as given
-	HasPrompt  bool    // -p was given (an empty prompt is allowed)
-	N          int     // -n: tokens to generate
-	Temp       float64 // --temp: 0 = greedy (ties to the lowest id)
-	Seed       uint64  // --seed for sampling
-	Threads    int     // --threads
-	DumpLogits string  // --dump-logits FILE: raw little-endian float32 rows
-	Force      bool    // --force: overwrite an existing --dump-logits file
-	IgnoreEOS  bool    // --ignore-eos: do not stop at EOS/EOT
+	Model     string  // -m: GGUF file
+	Prompt    string  // -p: text, tokenized with BOS (add_bos of the vocabulary)
+	IDs       []int32 // --ids: prompt token ids, used as given
+	HasPrompt bool    // -p was given (an empty prompt is allowed)
+	N         int     // -n: tokens to generate
+	Temp      float64 // --temp: 0 = greedy (ties to the lowest id)
+	Seed      uint64  // -s/--seed for sampling
+	// Ctx is -c/--ctx-size: the context the prompt plus -n must fit in;
+	// 0 is the model's context_length (a larger value is a usage error).
+	Ctx int
+	// TopK, TopP, RepeatPenalty and RepeatLastN are llama-cli's
+	// --top-k, --top-p, --repeat-penalty and --repeat-last-n
+	// (runtime.SamplerParams); the defaults turn them off.
+	TopK          int
+	TopP          float64
+	RepeatPenalty float64
+	RepeatLastN   int
+	Threads       int    // --threads
+	DumpLogits    string // --dump-logits FILE: raw little-endian float32 rows
+	Force         bool   // --force: overwrite an existing --dump-logits file
+	IgnoreEOS     bool   // --ignore-eos: do not stop at EOS/EOT
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
@@ -70,10 +79,7 @@ PREFIX.prompt_logits.f32 followed by PREFIX.gen_logits.f32; it must not be the m
 existing non-regular file, and an existing file needs --force. The prompt length plus -n must not exceed the model's context_length
 (checked after loading the model; a usage error, exit 2). A NaN or infinite logit at any position is an error (exit 1).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 0 {
-				return usage.Errorf("run takes no arguments (got %q); use -p TEXT or --ids", args)
-			}
-			return nil
+			return modelfile.PositionalModel("run", args, "give the model with -m FILE and the prompt with -p TEXT or --ids")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -90,6 +96,18 @@ existing non-regular file, and an existing file needs --force. The prompt length
 			}
 			if opts.Threads < 0 {
 				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			}
+			if opts.Ctx < 0 {
+				return usage.Errorf("-c/--ctx-size %d: must be ≥ 0 (0 = the model's context length)", opts.Ctx)
+			}
+			if !(opts.TopP > 0 && opts.TopP <= 1) {
+				return usage.Errorf("--top-p %v: must be in (0, 1] (1 = off)", opts.TopP)
+			}
+			if !(opts.RepeatPenalty > 0) || math.IsInf(opts.RepeatPenalty, 0) {
+				return usage.Errorf("--repeat-penalty %v: must be a finite number > 0 (1 = off)", opts.RepeatPenalty)
+			}
+			if opts.RepeatLastN < -1 {
+				return usage.Errorf("--repeat-last-n %d: must be ≥ -1 (0 = off, -1 = the whole context)", opts.RepeatLastN)
 			}
 			if opts.FromLayout != "" {
 				if _, err := format.ParseLayout(opts.FromLayout); err != nil {
@@ -108,8 +126,13 @@ existing non-regular file, and an existing file needs --force. The prompt length
 	f.StringVar(&ids, "ids", "", "prompt token ids, comma-separated (e.g. 1,100,200)")
 	f.IntVarP(&opts.N, "n-predict", "n", 16, "number of tokens to generate")
 	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
-	f.Uint64Var(&opts.Seed, "seed", 0, "random seed for --temp > 0")
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	f.Uint64VarP(&opts.Seed, "seed", "s", 0, "random seed for --temp > 0")
+	f.IntVar(&opts.TopK, "top-k", 0, "sample from the K most likely tokens only; 0 = off (llama-cli's default is 40)")
+	f.Float64Var(&opts.TopP, "top-p", 1, "sample from the most likely tokens whose probabilities sum to P; 1 = off (llama-cli's default is 0.95)")
+	f.Float64Var(&opts.RepeatPenalty, "repeat-penalty", 1, "penalise the tokens of the last --repeat-last-n: divide a positive logit by it, multiply a negative one; 1 = off (also applies to greedy decoding)")
+	f.IntVar(&opts.RepeatLastN, "repeat-last-n", 64, "tokens (prompt included) the repeat penalty looks back on; 0 = off, -1 = all")
+	f.IntVarP(&opts.Ctx, "ctx-size", "c", 0, "context size the prompt plus -n must fit in; 0 = the model's context_length")
+	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
@@ -124,34 +147,20 @@ func runRun(opts *RunOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	if err := fsutil.CheckRegular(opts.Model); err != nil {
-		return fmt.Errorf("-m/--model: %w", err)
-	}
-	if err := modelfile.CheckFromLayout(opts.Model, opts.FromLayout); err != nil {
+	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
+	rtOpts, err := modelfile.Prepare(mo)
+	if err != nil {
 		return err
-	}
-	if opts.KernelConfig != "" {
-		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
-			return fmt.Errorf("--kernel-config: %w", err)
-		}
 	}
 	if opts.DumpLogits != "" {
 		if err := checkDumpPath(opts.DumpLogits, opts.Model, opts.Force); err != nil {
 			return err
 		}
 	}
-	rtOpts := runtime.Options{Threads: flagx.Threads(opts.Threads), I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
-	if opts.KernelConfig != "" {
-		ks, err := runtime.ReadKernelConfig(opts.KernelConfig)
-		if err != nil {
-			return err
-		}
-		rtOpts.TLKernels = ks
-	}
 	loadStart := time.Now()
-	m, f, err := runtime.Open(opts.Model, rtOpts)
+	m, f, err := modelfile.Load(mo, rtOpts, runtime.Open)
 	if err != nil {
-		return modelfile.Explain("run", opts.Model, err)
+		return err
 	}
 	loadTime := time.Since(loadStart)
 	defer f.Close()
@@ -177,6 +186,12 @@ func runRun(opts *RunOptions) error {
 			return usage.Errorf("prompt token id %d is outside the vocabulary of %s (%d tokens)", id, opts.Model, m.Params.NVocab)
 		}
 	}
+	if opts.Ctx > m.Params.NCtx {
+		return usage.Errorf("-c %d: exceeds the context length %d of %s; lower -c", opts.Ctx, m.Params.NCtx, opts.Model)
+	}
+	if opts.Ctx > 0 && len(prompt)+opts.N > opts.Ctx {
+		return usage.Errorf("-n %d: the prompt (%d tokens) plus -n exceeds -c %d; lower -n, raise -c or shorten the prompt", opts.N, len(prompt), opts.Ctx)
+	}
 	if len(prompt)+opts.N > m.Params.NCtx {
 		return usage.Errorf("-n %d: the prompt (%d tokens) plus -n exceeds the context length %d of %s; lower -n or shorten the prompt", opts.N, len(prompt), m.Params.NCtx, opts.Model)
 	}
@@ -190,7 +205,8 @@ func runRun(opts *RunOptions) error {
 	}
 	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))
 	stream := newStreamer(opts.Out, tok)
-	gen, rows, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token})
+	gen, rows, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token,
+		TopK: opts.TopK, TopP: opts.TopP, RepeatPenalty: opts.RepeatPenalty, RepeatLastN: opts.RepeatLastN})
 	stream.end()
 	if err != nil {
 		return fmt.Errorf("model %s: %w", opts.Model, err)
@@ -305,12 +321,31 @@ type GenOptions struct {
 	N    int     // tokens to generate at most
 	Temp float64 // 0 = greedy, ties to the lowest id
 	Seed uint64  // sampling seed
+	// TopK, TopP, RepeatPenalty and RepeatLastN are the filters of
+	// runtime.SamplerParams; zero values (TopP 0 and RepeatPenalty 0
+	// included) mean off.
+	TopK          int
+	TopP          float64
+	RepeatPenalty float64
+	RepeatLastN   int
 	// Stop lists end-of-generation ids: generation ends after producing one
 	// (it is returned in the ids but not fed back).
 	Stop []int32
 	// OnToken, when set, is called with each generated id as soon as it is
 	// chosen.
 	OnToken func(id int32)
+}
+
+// sampler returns the runtime.SamplerParams of o, zero values meaning off.
+func (o GenOptions) sampler() runtime.SamplerParams {
+	p := runtime.SamplerParams{Temp: o.Temp, TopK: o.TopK, TopP: o.TopP, RepeatPenalty: o.RepeatPenalty, RepeatLastN: o.RepeatLastN}
+	if p.TopP <= 0 {
+		p.TopP = 1
+	}
+	if p.RepeatPenalty <= 0 {
+		p.RepeatPenalty = 1
+	}
+	return p
 }
 
 // GenStats are the counts and times of a GenerateStream call, for the
@@ -372,14 +407,17 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 	st.PromptTokens, st.PromptTime = len(prompt), time.Since(t0)
 	t0 = time.Now()
 	var gen []int32
+	sp := o.sampler()
+	history := slices.Clip(prompt)
 	for i := 0; i < n; i++ {
 		rows = append(rows, last)
-		next := runtime.Sample(last, o.Temp, rng.Float64())
+		next := runtime.SampleWith(last, sp, history, rng.Float64())
 		if next < 0 {
 			st.EvalTime = time.Since(t0)
 			return nil, nil, st, fmt.Errorf("generation step %d: the logits are not finite (all NaN); the model's weights are broken, reconvert it", i)
 		}
 		gen = append(gen, next)
+		history = append(history, next)
 		if o.OnToken != nil {
 			o.OnToken(next)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,6 +48,21 @@ func TestNewCmdRun(t *testing.T) {
 		{"negative n", []string{"-m", "x", "--ids", "1", "-n", "-2"}, nil, "-n"},
 		{"negative temp", []string{"-m", "x", "--ids", "1", "--temp", "-1"}, nil, "--temp"},
 		{"extra arg", []string{"-m", "x", "--ids", "1", "extra"}, nil, "no arguments"},
+		// llama-cli's spellings (Deliver 2 of issue 24).
+		{"-t", []string{"-m", "x.gguf", "--ids", "1", "-t", "3"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Threads: 3}, ""},
+		{"-s", []string{"-m", "x.gguf", "--ids", "1", "--temp", "0.8", "-s", "42"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Temp: 0.8, Seed: 42}, ""},
+		{"-c", []string{"-m", "x.gguf", "--ids", "1", "-c", "256"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Ctx: 256}, ""},
+		{"--ctx-size", []string{"-m", "x.gguf", "--ids", "1", "--ctx-size", "64"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Ctx: 64}, ""},
+		{"--top-k", []string{"-m", "x.gguf", "--ids", "1", "--top-k", "40"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, TopK: 40}, ""},
+		{"--top-p", []string{"-m", "x.gguf", "--ids", "1", "--top-p", "0.95"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, TopP: 0.95}, ""},
+		{"--repeat-penalty", []string{"-m", "x.gguf", "--ids", "1", "--repeat-penalty", "1.1", "--repeat-last-n", "-1"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, RepeatPenalty: 1.1, RepeatLastN: -1}, ""},
+		{"negative -c", []string{"-m", "x", "--ids", "1", "-c", "-1"}, nil, "-c/--ctx-size"},
+		{"top-p 0", []string{"-m", "x", "--ids", "1", "--top-p", "0"}, nil, "--top-p"},
+		{"top-p above 1", []string{"-m", "x", "--ids", "1", "--top-p", "1.5"}, nil, "--top-p"},
+		{"repeat-penalty 0", []string{"-m", "x", "--ids", "1", "--repeat-penalty", "0"}, nil, "--repeat-penalty"},
+		{"repeat-last-n -2", []string{"-m", "x", "--ids", "1", "--repeat-last-n", "-2"}, nil, "--repeat-last-n"},
+		{"model given positionally", []string{"tiny.gguf", "-p", "Hello"}, nil, "give it as -m tiny.gguf"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,6 +75,16 @@ func TestNewCmdRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.Out, got.Err = nil, nil
+			// The sampler defaults (off), unless the case sets them.
+			if c.want.TopP == 0 {
+				c.want.TopP = 1
+			}
+			if c.want.RepeatPenalty == 0 {
+				c.want.RepeatPenalty = 1
+			}
+			if c.want.RepeatLastN == 0 {
+				c.want.RepeatLastN = 64
+			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("options\n got %+v\nwant %+v", got, c.want)
 			}
@@ -321,4 +347,52 @@ func nanModel(t *testing.T, dir string, one bool) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Test_runRun_samplerFlags: the llama-cli sampling flags act on the tiny
+// model: --top-k 1 is greedy at any temperature and seed, a strong
+// --repeat-penalty over the whole history makes greedy decoding pick no
+// token twice, and -c bounds the prompt plus -n.
+func Test_runRun_samplerFlags(t *testing.T) {
+	model := filepath.Join(golden, "gguf/ggml-model-i2_s.gguf")
+	gen := func(o RunOptions) string {
+		t.Helper()
+		var out bytes.Buffer
+		o.Model, o.IDs, o.Out = model, []int32{1, 100}, &out
+		if o.N == 0 {
+			o.N = 12
+		}
+		if err := runRun(&o); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "generated ids: ") {
+				return strings.TrimPrefix(l, "generated ids: ")
+			}
+		}
+		t.Fatalf("no generated ids in\n%s", out.String())
+		return ""
+	}
+	greedy := gen(RunOptions{})
+	for _, seed := range []uint64{7, 8} {
+		if got := gen(RunOptions{Temp: 1.5, Seed: seed, TopK: 1}); got != greedy {
+			t.Errorf("--top-k 1 --temp 1.5 --seed %d: %s, want the greedy %s", seed, got, greedy)
+		}
+		if got := gen(RunOptions{Temp: 1.5, Seed: seed, TopP: 1e-6}); got != greedy {
+			t.Errorf("--top-p 1e-6 --temp 1.5 --seed %d: %s, want the greedy %s", seed, got, greedy)
+		}
+	}
+	pen := gen(RunOptions{RepeatPenalty: 1e6, RepeatLastN: -1, N: 24})
+	seen := map[string]bool{"1": true, "100": true}
+	for _, id := range strings.Fields(pen) {
+		if seen[id] {
+			t.Errorf("--repeat-penalty 1e6: token %s repeats in %s", id, pen)
+		}
+		seen[id] = true
+	}
+	if plain := gen(RunOptions{N: 24}); plain == pen {
+		t.Errorf("--repeat-penalty changed nothing: %s", pen)
+	}
+	err := runRun(&RunOptions{Model: model, IDs: []int32{1, 100}, N: 12, Ctx: 5, Out: io.Discard})
+	clitest.WantUsage(t, err, "exceeds -c 5")
 }

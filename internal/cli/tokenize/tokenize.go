@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,12 @@ type TokenizeOptions struct {
 	ParseSpecial bool
 	// JSON prints {"ids":[…],"pieces":[…]} instead of one line per token.
 	JSON bool
+	// IDs prints only the ids, as one Python-style list "[1, 2, 3]"
+	// (llama-tokenize --ids).
+	IDs bool
+	// ShowCount adds the line "Total number of tokens: N" after the
+	// tokens (llama-tokenize --show-count).
+	ShowCount bool
 	// Out receives the result (the command's stdout).
 	Out io.Writer
 }
@@ -46,12 +53,13 @@ func NewCmdTokenize(runF func(*TokenizeOptions) error) *cobra.Command {
 	opts := &TokenizeOptions{}
 	var stdin bool
 	cmd := &cobra.Command{
-		Use:   "tokenize -m FILE (-p TEXT | -f FILE | --stdin) [--no-bos] [--parse-special] [--json]",
+		Use:   "tokenize -m FILE (-p TEXT | -f FILE | --stdin) [--no-bos] [--parse-special] [--ids] [--show-count] [--json]",
 		Short: "Tokenize text with the vocabulary of a GGUF file, as llama-tokenize does",
 		Long: `Load the tokenizer.* metadata of a GGUF file and tokenize the prompt (-p) or a file's content (-f)
 with llama.cpp's algorithm for that vocabulary ("llama" SentencePiece or "gpt2" byte-level BPE).
 Prints one line per token, "    id -> 'piece'" (pieces rendered with control tokens shown, as
-llama-tokenize prints them), or with --json one object {"ids":[…],"pieces":[…]}. BOS (and EOS
+llama-tokenize prints them), with --ids only the list of ids "[1, 2, 3]", with --show-count a last
+line "Total number of tokens: N", or with --json one object {"ids":[…],"pieces":[…]}. BOS (and EOS
 where the vocabulary says add_eos) are added unless --no-bos; --parse-special maps the text of
 control tokens such as <s> to their ids. -f - or --stdin (as llama-tokenize --stdin) reads the text
 from stdin; -f also reads a pipe such as <(zcat x.gz); at most 512 MiB of text.`,
@@ -72,6 +80,9 @@ from stdin; -f also reads a pipe such as <(zcat x.gz); at most 512 MiB of text.`
 			if opts.Model == "" {
 				return usage.Errorf("tokenize needs -m FILE, the GGUF file whose vocabulary to use")
 			}
+			if opts.JSON && (opts.IDs || opts.ShowCount) {
+				return usage.Errorf("--json excludes --ids and --show-count (its ids array is both)")
+			}
 			if opts.HasPrompt == (opts.File != "") {
 				return usage.Errorf("tokenize needs exactly one of -p TEXT, -f FILE and --stdin")
 			}
@@ -91,6 +102,8 @@ from stdin; -f also reads a pipe such as <(zcat x.gz); at most 512 MiB of text.`
 	f.BoolVar(&opts.NoBOS, "no-bos", false, "do not add BOS (nor EOS) even if the vocabulary asks for it")
 	f.BoolVar(&opts.ParseSpecial, "parse-special", false, "map the text of control tokens (e.g. <s>) to their ids")
 	f.BoolVar(&opts.JSON, "json", false, `print {"ids":[…],"pieces":[…]} instead of one line per token`)
+	f.BoolVar(&opts.IDs, "ids", false, "print only the ids, as one list [1, 2, 3] (as llama-tokenize --ids)")
+	f.BoolVar(&opts.ShowCount, "show-count", false, `end with "Total number of tokens: N" (as llama-tokenize --show-count)`)
 	return cmd
 }
 
@@ -154,17 +167,38 @@ func tokenizeRun(opts *TokenizeOptions) error {
 	// Text mode renders each piece as it is written, through one buffer: a
 	// large file's ids never hold all their pieces in memory.
 	w := bufio.NewWriterSize(opts.Out, 1<<16)
-	for _, id := range ids {
-		p, err := piece(tok, id)
-		if err != nil {
-			return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+	if opts.IDs {
+		w.WriteByte('[')
+		for i, id := range ids {
+			if i > 0 {
+				w.WriteString(", ")
+			}
+			w.WriteString(strconv.Itoa(int(id)))
 		}
-		if _, err := fmt.Fprintf(w, "%6d -> '%s'\n", id, p); err != nil {
-			return fmt.Errorf("tokenize: write output: %w", err)
-		}
+		w.WriteString("]\n")
+	} else if err := writePieces(w, tok, ids); err != nil {
+		return fmt.Errorf("tokenize %s: %w", opts.Model, err)
+	}
+	if opts.ShowCount {
+		fmt.Fprintf(w, "Total number of tokens: %d\n", len(ids))
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("tokenize: write output: %w", err)
+	}
+	return nil
+}
+
+// writePieces writes one line "    id -> 'piece'" per id, as
+// llama-tokenize prints them.
+func writePieces(w io.Writer, tok tokenizer.Tokenizer, ids []int32) error {
+	for _, id := range ids {
+		p, err := piece(tok, id)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%6d -> '%s'\n", id, p); err != nil {
+			return fmt.Errorf("write output: %w", err)
+		}
 	}
 	return nil
 }

@@ -35,6 +35,10 @@ func TestNewCmdTokenize(t *testing.T) {
 		{"stdin and prompt", []string{"-m", "a.gguf", "--stdin", "-p", "x"}, nil, "exactly one of"},
 		{"stdin and file", []string{"-m", "a.gguf", "--stdin", "-f", "y"}, nil, "--stdin and -f y"},
 		{"argument", []string{"-m", "a.gguf", "-p", "x", "extra"}, nil, "no arguments"},
+		{"--ids", []string{"-m", "a.gguf", "-p", "x", "--ids"}, &TokenizeOptions{Model: "a.gguf", Prompt: "x", HasPrompt: true, IDs: true}, ""},
+		{"--show-count", []string{"-m", "a.gguf", "-p", "x", "--show-count"}, &TokenizeOptions{Model: "a.gguf", Prompt: "x", HasPrompt: true, ShowCount: true}, ""},
+		{"--ids and --json", []string{"-m", "a.gguf", "-p", "x", "--ids", "--json"}, nil, "--json excludes --ids"},
+		{"--show-count and --json", []string{"-m", "a.gguf", "-p", "x", "--show-count", "--json"}, nil, "--json excludes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := clitest.Parse(NewCmdTokenize, c.args)
@@ -104,6 +108,14 @@ func Test_tokenizeRun(t *testing.T) {
 				`"pieces":["<s>"," ","H","e","ll","o"," w","or","l","d",","," th","is"," is"," a"," t","in","y"," ","B","it","N","et"," t","e","st","."]}` + "\n"},
 		{"text", TokenizeOptions{Model: goldenI2S, Prompt: "Hello world", HasPrompt: true},
 			"     1 -> '<s>'\n   413 -> ' '\n   480 -> 'H'\n   414 -> 'e'\n   271 -> 'll'\n   417 -> 'o'\n   313 -> ' w'\n   269 -> 'or'\n   421 -> 'l'\n   427 -> 'd'\n"},
+		// llama-tokenize --ids / --show-count output.
+		{"ids", TokenizeOptions{Model: goldenI2S, Prompt: "Hello world", HasPrompt: true, IDs: true},
+			"[1, 413, 480, 414, 271, 417, 313, 269, 421, 427]\n"},
+		{"ids show-count", TokenizeOptions{Model: goldenI2S, Prompt: "Hello world", HasPrompt: true, IDs: true, ShowCount: true},
+			"[1, 413, 480, 414, 271, 417, 313, 269, 421, 427]\nTotal number of tokens: 10\n"},
+		{"show-count", TokenizeOptions{Model: goldenI2S, Prompt: "Hello", HasPrompt: true, NoBOS: true, ShowCount: true},
+			"   413 -> ' '\n   480 -> 'H'\n   414 -> 'e'\n   271 -> 'll'\n   417 -> 'o'\nTotal number of tokens: 5\n"},
+		{"ids empty", TokenizeOptions{Model: goldenI2S, HasPrompt: true, NoBOS: true, IDs: true, ShowCount: true}, "[]\nTotal number of tokens: 0\n"},
 		{"no bos", TokenizeOptions{Model: goldenI2S, Prompt: "Hello", HasPrompt: true, NoBOS: true},
 			"   413 -> ' '\n   480 -> 'H'\n   414 -> 'e'\n   271 -> 'll'\n   417 -> 'o'\n"},
 		{"special as text", TokenizeOptions{Model: goldenI2S, Prompt: "</s>", HasPrompt: true, NoBOS: true, JSON: true},

@@ -95,9 +95,13 @@ func TestRefGGUF(t *testing.T) {
 		t.Errorf("other model: exit %d, stderr %q", code, stderr)
 	}
 
+	// The file alone is verify's llama.cpp-style form (the runtime checks).
+	if code, o, stderr := runMain("verify", arm); code != 0 || !strings.Contains(o, "runtime sanity only") {
+		t.Errorf("verify %s: exit %d (%s%s)", arm, code, o, stderr)
+	}
 	for _, args := range [][]string{
 		{"verify", "--ref-gguf", i2s, "--hf", "x", arm},
-		{"verify", arm},
+		{"verify"},
 		{"verify", "--ref-gguf", i2s, "--gguf", arm, iq2},
 	} {
 		if code, _, stderr := runMain(args...); code != 2 {

@@ -63,9 +63,9 @@ var ErrFailed = errors.New("verification failed")
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "verify --gguf FILE [--hf DIR | --ref-gguf A.gguf] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json] [-v]",
+		Use:   "verify FILE [--hf DIR | --ref-gguf A.gguf] [--prompt TEXT | --ids 1,2,3] [--tokens N] [--json] [-v]",
 		Short: "Check a GGUF against its Hugging Face source and a float reference; exit 1 on failure",
-		Long: `verify loads the GGUF in the bundled runtime. With --hf it checks every tensor against the
+		Long: `verify loads the GGUF (the argument, or --gguf FILE) in the bundled runtime. With --hf it checks every tensor against the
 checkpoint (ternary codes exactly, scales within 1 ulp, float tensors exactly after rounding), the
 metadata against config.json, and compares the runtime's logits on the prompt with a float
 reference built from the HF weights (top-1 agreement, max |Δlogit|, mean KL, perplexity). Without
@@ -104,16 +104,13 @@ context_length; that is checked after loading the model and is also a usage erro
 			opts.Err = cmd.ErrOrStderr()
 			opts.ErrIsTerminal = progress.IsTerminal(opts.Err)
 			if len(args) == 1 {
-				switch {
-				case opts.RefGGUF == "":
-					return usage.Errorf("unexpected argument %q: give the file as --gguf FILE", args[0])
-				case opts.GGUF != "":
+				if opts.GGUF != "" {
 					return usage.Errorf("--gguf %s and the argument %s: give the file to check once", opts.GGUF, args[0])
 				}
 				opts.GGUF = args[0]
 			}
 			if opts.GGUF == "" {
-				return usage.Errorf("--gguf FILE is required")
+				return usage.Errorf("verify needs the GGUF file to check: verify FILE (or --gguf FILE)")
 			}
 			if opts.RefGGUF != "" && opts.HF != "" {
 				return usage.Errorf("--ref-gguf and --hf exclude each other (verify against one reference at a time)")
@@ -149,7 +146,7 @@ context_length; that is checked after loading the model and is also a usage erro
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.GGUF, "gguf", "", "the GGUF file to verify")
+	f.StringVar(&opts.GGUF, "gguf", "", "the GGUF file to verify (the same as giving it as the argument)")
 	f.StringVar(&opts.HF, "hf", "", "the Hugging Face checkpoint directory it was converted from")
 	f.StringVar(&opts.RefGGUF, "ref-gguf", "", "another GGUF of the same model (a requant's input) to compare with")
 	f.StringVarP(&opts.Prompt, "prompt", "p", "", "prompt text (default: "+strconv.Quote(verify.DefaultPrompt)+")")
@@ -157,10 +154,10 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.IntVar(&opts.Tokens, "tokens", 8, "greedy tokens generated after the prompt and scored by both models")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print the logit bound the error model derived, and why")
-	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: derived from the shapes)")
+	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: the one the file stores under bitnet_convert.kernel_config)")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
-	f.IntVar(&opts.Threads, "threads", 0, flagx.ThreadsUsage)
+	flagx.ThreadsVar(f, &opts.Threads)
 	// A threshold flag left out keeps the file type's default (listed
 	// above); whether it was given is cobra's Changed, so every value,
 	// -1 included, is checked.
