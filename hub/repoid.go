@@ -32,8 +32,9 @@ func (r Ref) Name() string { return r.Repo[strings.LastIndexByte(r.Repo, '/')+1:
 // part starting and ending with a letter, digit or "_", the name at most 96
 // characters, no "--" or "..". We require the owner ("org/"): a bare word is
 // far more often a mistyped directory than one of the Hub's few legacy
-// owner-less models. The revision may hold "/" (refs/pr/1) but no "..",
-// back-slash, empty segment or control character. Errors say which rule
+// owner-less models. The revision may hold "/" (refs/pr/1) but, as git's
+// check-ref-format rules say, no ".." or empty segment, no white space or
+// control character and none of \ @ ~ ^ : ? * [. Errors say which rule
 // failed.
 func ParseRef(s string) (Ref, error) {
 	repo, rev, hasRev := strings.Cut(s, "@")
