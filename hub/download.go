@@ -28,6 +28,12 @@ type download struct {
 	received int64
 }
 
+// stallTimeout is how long a transfer may go without a byte before it is
+// cut and resumed.
+const stallTimeout = 60 * time.Second
+
+var errStalled = errors.New("no data for 60 s")
+
 // errRetry marks a transfer error worth resuming.
 type errRetry struct{ err error }
 
@@ -235,7 +241,12 @@ func (d *download) commitBlob(f *os.File, inc, blob string, m fileMeta, have int
 // get transfers m's bytes from offset have into f and returns the new
 // length. Errors worth resuming are errRetry.
 func (d *download) get(ctx context.Context, f *os.File, inc string, m fileMeta, have int64) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.url, nil)
+	// A transfer that stalls (no byte for stallTimeout) is cut and resumed.
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stall := time.AfterFunc(stallTimeout, func() { cancel(errStalled) })
+	defer stall.Stop()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, m.url, nil)
 	if err != nil {
 		return have, err
 	}
@@ -283,6 +294,7 @@ func (d *download) get(ctx context.Context, f *os.File, inc string, m fileMeta, 
 	buf := make([]byte, copyChunk)
 	for {
 		n, rerr := resp.Body.Read(buf)
+		stall.Reset(stallTimeout)
 		if n > 0 {
 			if m.size >= 0 && have+int64(n) > m.size {
 				return d.restart(f, inc, m, fmt.Errorf("the server sent more than the %d bytes the Hub reports", m.size))
@@ -305,6 +317,9 @@ func (d *download) get(ctx context.Context, f *os.File, inc string, m fileMeta, 
 		if rerr != nil {
 			if ctx.Err() != nil {
 				return have, ctx.Err()
+			}
+			if errors.Is(context.Cause(rctx), errStalled) {
+				rerr = errStalled
 			}
 			return have, errRetry{rerr}
 		}

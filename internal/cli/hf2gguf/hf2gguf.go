@@ -206,7 +206,7 @@ func Run(opts *Options) error {
 		}
 		copts.KernelConfig = data
 	}
-	dir, err := resolveInput(ctx, opts)
+	dir, inputNote, err := resolveInput(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -238,6 +238,9 @@ func Run(opts *Options) error {
 	if plan != nil && err == nil {
 		// On failure only the error line is printed: the notices are
 		// about a file that was not written (friction item 13).
+		if inputNote != "" {
+			fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", inputNote)
+		}
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
 			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)

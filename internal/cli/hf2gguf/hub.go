@@ -21,33 +21,34 @@ import (
 //     downloaded into the Hugging Face cache (package hub) and its snapshot
 //     is converted; weights are skipped for --vocab-only (defect H28);
 //   - anything else fails saying it is neither.
-func resolveInput(ctx context.Context, opts *Options) (string, error) {
+//
+// note says what was resolved (printed only when the conversion succeeds).
+func resolveInput(ctx context.Context, opts *Options) (dir, note string, err error) {
 	arg := opts.Dir
 	fi, err := os.Stat(arg)
 	if err == nil {
 		if !fi.IsDir() {
-			return arg, nil
+			return arg, "", nil
 		}
 		snap, ok, err := hub.CacheRepoSnapshot(arg)
 		if !ok {
-			return arg, nil
+			return arg, "", nil
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		notice(opts, "%s is a Hugging Face cache repository: converting the snapshot its refs/main names, %s", arg, snap)
-		return snap, nil
+		return snap, fmt.Sprintf("%s is a Hugging Face cache repository: converted the snapshot its refs/main names, %s", arg, snap), nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return arg, nil // the checkpoint reader names the problem
+		return arg, "", nil // the checkpoint reader names the problem
 	}
 	ref, perr := hub.ParseRef(arg)
 	if perr != nil {
-		return "", fmt.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
+		return "", "", fmt.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
 	}
 	cfg, err := hub.ConfigFromEnv(os.Getenv)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	c := &hub.Client{Config: cfg}
 	var bar *progressbar.ProgressBar
@@ -66,18 +67,10 @@ func resolveInput(ctx context.Context, opts *Options) (string, error) {
 		_ = bar.Finish()
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if cfg.Offline {
-		notice(opts, "%s: HF_HUB_OFFLINE is set: converting the cached snapshot %s", ref, snap.Dir)
-	} else {
-		notice(opts, "%s: commit %s, %d files in %s (%s downloaded)", ref, snap.Commit, len(snap.Files), snap.Dir, human(uint64(snap.Received)))
+		return snap.Dir, fmt.Sprintf("%s: HF_HUB_OFFLINE is set: converted the cached snapshot %s", ref, snap.Dir), nil
 	}
-	return snap.Dir, nil
-}
-
-func notice(opts *Options, format string, args ...any) {
-	if opts.Stderr != nil {
-		fmt.Fprintf(opts.Stderr, "bitnet-convert: "+format+"\n", args...)
-	}
+	return snap.Dir, fmt.Sprintf("%s: commit %s, %d files in %s (%s downloaded)", ref, snap.Commit, len(snap.Files), snap.Dir, human(uint64(snap.Received))), nil
 }
