@@ -335,3 +335,42 @@ func TestDownloadDiskFull(t *testing.T) {
 	}
 	checkOneLine(t, err)
 }
+
+// TestDownloadRenamedAndUnavailable: a renamed repository's relative
+// redirects are followed, and 503 answers are retried.
+func TestDownloadRenamedAndUnavailable(t *testing.T) {
+	s := hubtest.New()
+	defer s.Close()
+	repo := testRepo()
+	s.Add("org/old", repo)
+	s.Rename("org/old", "org/new")
+	s.Unavailable("config.json", 2)
+	c := newClient(t, s)
+	snap, err := c.Download(context.Background(), Ref{Repo: "org/old", Revision: "main"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(snap.Dir, "config.json")); !bytes.Equal(got, repo.Files["config.json"]) {
+		t.Error("config.json differs")
+	}
+	if !strings.Contains(snap.Dir, "models--org--old") {
+		t.Errorf("snapshot %s: the cache folder is the name asked for, as huggingface_hub keeps it", snap.Dir)
+	}
+	redirected := 0
+	for _, r := range s.Requests() {
+		if strings.HasPrefix(r.Path, "/org/new/resolve/") && r.Method == "HEAD" {
+			redirected++
+		}
+	}
+	if redirected == 0 {
+		t.Error("no HEAD followed the relative redirect")
+	}
+	s.Unavailable("tokenizer_config.json", 10)
+	c = newClient(t, s)
+	c.Retries = 2
+	_, err = c.Download(context.Background(), Ref{Repo: "org/new", Revision: "main"}, false)
+	if !errors.Is(err, ErrNetwork) || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Errorf("503 after the retries: %v", err)
+	}
+	checkOneLine(t, err)
+}

@@ -16,7 +16,8 @@
 //
 // Faults for tests: Drop cuts the connection half-way through a file's
 // bytes a given number of times; Corrupt serves bytes that do not match the
-// hash the headers report.
+// hash the headers report; Unavailable answers 503; Rename moves a
+// repository, answering the old id with a relative 307.
 package hubtest
 
 import (
@@ -68,12 +69,15 @@ type Server struct {
 	blobs   map[string][]byte // sha256 → bytes
 	drops   map[string]int    // file → connections left to cut
 	corrupt map[string]bool
+	fail    map[string]int    // file → 503 answers left
+	renamed map[string]string // old id → new id
 	log     []Request
 }
 
 // New starts both servers; Close stops them.
 func New() *Server {
-	s := &Server{repos: map[string]*Repo{}, blobs: map[string][]byte{}, drops: map[string]int{}, corrupt: map[string]bool{}}
+	s := &Server{repos: map[string]*Repo{}, blobs: map[string][]byte{}, drops: map[string]int{}, corrupt: map[string]bool{},
+		fail: map[string]int{}, renamed: map[string]string{}}
 	s.Hub = httptest.NewServer(http.HandlerFunc(s.serveHub))
 	s.Blobs = httptest.NewServer(http.HandlerFunc(s.serveBlob))
 	return s
@@ -112,6 +116,23 @@ func (s *Server) Corrupt(file string) {
 	s.corrupt[file] = true
 }
 
+// Unavailable makes the next n GETs of file's bytes answer 503.
+func (s *Server) Unavailable(file string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[file] = n
+}
+
+// Rename moves repository old to id new: requests for old get a 307 with a
+// relative Location, as the Hub answers for a renamed repository.
+func (s *Server) Rename(old, new string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[new] = s.repos[old]
+	delete(s.repos, old)
+	s.renamed[old] = new
+}
+
 // Requests returns the requests seen so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -147,11 +168,19 @@ func hubErr(w http.ResponseWriter, status int, code string) {
 
 // lookup finds the repository and the commit of rev; ok false after it
 // has answered with the error.
-func (s *Server) lookup(w http.ResponseWriter, id, rev string) (*Repo, bool) {
+func (s *Server) lookup(w http.ResponseWriter, req *http.Request, id, rev string) (*Repo, bool) {
 	s.mu.Lock()
 	r := s.repos[id]
 	s.mu.Unlock()
 	if r == nil {
+		s.mu.Lock()
+		to, moved := s.renamed[id]
+		s.mu.Unlock()
+		if moved {
+			w.Header().Set("Location", strings.Replace(req.URL.RequestURI(), "/"+id+"/", "/"+to+"/", 1))
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return nil, false
+		}
 		hubErr(w, http.StatusUnauthorized, "RepoNotFound")
 		return nil, false
 	}
@@ -171,7 +200,7 @@ func (s *Server) serveHub(w http.ResponseWriter, req *http.Request) {
 			http.NotFound(w, req)
 			return
 		}
-		r, ok := s.lookup(w, parts[0]+"/"+parts[1], parts[3])
+		r, ok := s.lookup(w, req, parts[0]+"/"+parts[1], parts[3])
 		if !ok {
 			return
 		}
@@ -206,7 +235,7 @@ func (s *Server) serveHub(w http.ResponseWriter, req *http.Request) {
 		http.NotFound(w, req)
 		return
 	}
-	r, ok := s.lookup(w, parts[0]+"/"+parts[1], parts[3])
+	r, ok := s.lookup(w, req, parts[0]+"/"+parts[1], parts[3])
 	if !ok {
 		return
 	}
@@ -270,7 +299,15 @@ func (s *Server) serveBytes(w http.ResponseWriter, req *http.Request, file strin
 	if drop {
 		s.drops[file]--
 	}
+	unavailable := req.Method == http.MethodGet && s.fail[file] > 0
+	if unavailable {
+		s.fail[file]--
+	}
 	s.mu.Unlock()
+	if unavailable {
+		http.Error(w, "try later", http.StatusServiceUnavailable)
+		return
+	}
 	start := 0
 	if rg := req.Header.Get("Range"); rg != "" {
 		a, ok := strings.CutPrefix(rg, "bytes=")

@@ -66,6 +66,10 @@ func resolveInput(ctx context.Context, opts *Options) (dir, note string, err err
 	if bar != nil {
 		_ = bar.Finish()
 	}
+	if errors.Is(err, hub.ErrRepoNotFound) {
+		// It may have been meant as a directory.
+		return "", "", fmt.Errorf("%w; there is no directory %s either", err, arg)
+	}
 	if err != nil {
 		return "", "", err
 	}

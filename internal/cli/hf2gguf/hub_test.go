@@ -206,7 +206,8 @@ func TestRepoIDFailures(t *testing.T) {
 	cases := []struct {
 		name, arg, endpoint, token, offline, want string
 	}{
-		{"unknown repo", "org/nope", "", "", "", "repository org/nope not found"},
+		{"unknown repo", "org/nope", "", "", "", "repository org/nope not found at http://127.0.0.1:"},
+		{"unknown repo, meant as a directory", "models/tiny", "", "", "", "there is no directory models/tiny either"},
 		{"gated without token", "org/gated", "", "", "", "org/gated is a gated repository"},
 		{"revision not found", "org/name@v9", "", "", "", `revision "v9" not found in org/name`},
 		{"network down", "org/name", deadURL, "", "", "cannot reach the Hub"},
