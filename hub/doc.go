@@ -31,7 +31,11 @@
 //   - snapshots/<commit>/<file>: a relative symlink to ../../blobs/<etag>
 //     (a copy where the system refuses symlinks);
 //   - refs/<branch or tag>: the commit it resolved to (not written when the
-//     revision is a commit hash).
+//     revision is a commit hash);
+//   - and, beside the repositories, .locks/models--org--name/<etag>.lock,
+//     locked with flock(2) while the blob is written, as huggingface_hub's
+//     filelock does on Unix, so two tools never write one blob at once
+//     (not locked on Windows, where such a blob fails its hash check).
 //
 // Files downloaded by other tools are reused, and ours are reused by them.
 // Every blob is checked against its name's hash before it is used, in the

@@ -143,6 +143,24 @@ func (d *download) fetch(ctx context.Context, m fileMeta) (string, error) {
 	if err := os.MkdirAll(blobs, 0o777); err != nil {
 		return "", cacheWriteError(blobs, err)
 	}
+	// huggingface_hub's lock of this blob: .locks/models--org--name/<etag>.lock.
+	locks := filepath.Join(d.c.CacheDir, ".locks", filepath.Base(d.repoDir))
+	if err := os.MkdirAll(locks, 0o777); err != nil {
+		return "", cacheWriteError(locks, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(locks, m.etag+".lock"))
+	if err != nil {
+		return "", fmt.Errorf("%s: lock %s: %w", name, filepath.Join(locks, m.etag+".lock"), err)
+	}
+	defer unlock()
+	if fi, err := os.Stat(blob); err == nil && fi.Mode().IsRegular() {
+		// Another process finished it while we waited.
+		if err := verifyFile(blob, m.etag, name); err != nil {
+			return "", err
+		}
+		d.report(m.file, fi.Size())
+		return blob, nil
+	}
 	inc := blob + ".incomplete"
 	f, err := os.OpenFile(inc, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {

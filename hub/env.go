@@ -34,10 +34,13 @@ type Config struct {
 // HF_HOME defaults to $XDG_CACHE_HOME/huggingface, else
 // ~/.cache/huggingface; HF_TOKEN, else the file $HF_TOKEN_PATH, else
 // $HF_HOME/token (surrounding white space dropped; an empty value is no
-// token); HF_HUB_OFFLINE true for 1, ON, YES or TRUE in any case. getenv is
+// token); HF_HUB_OFFLINE true for 1, ON, YES or TRUE in any case. A leading
+// "~/" in a value is the home directory. getenv is
 // os.Getenv outside tests. The error is an unreadable token file (a missing
 // one is no token).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	plain := getenv
+	getenv = func(k string) string { return expandHome(plain(k)) }
 	c := Config{Endpoint: strings.TrimRight(getenv("HF_ENDPOINT"), "/")}
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
@@ -89,6 +92,23 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		c.Token, c.TokenSource = t, path
 	}
 	return c, nil
+}
+
+// expandHome replaces a leading "~/" with the home directory, as
+// huggingface_hub's os.path.expanduser does for its paths.
+func expandHome(p string) string {
+	rest, ok := strings.CutPrefix(p, "~"+string(filepath.Separator))
+	if !ok {
+		rest, ok = strings.CutPrefix(p, "~/")
+	}
+	if !ok {
+		return p
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(h, rest)
 }
 
 // RepoDir is the cache directory of repository repo ("org/name"):

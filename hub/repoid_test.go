@@ -80,6 +80,12 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, c)
 		}
 	}
+	if h, err := os.UserHomeDir(); err == nil {
+		c, _ := ConfigFromEnv(func(k string) string { return map[string]string{"HF_HOME": "~/hf"}[k] })
+		if want := filepath.Join(h, "hf", "hub"); c.CacheDir != want {
+			t.Errorf("HF_HOME=~/hf: cache %s, want %s", c.CacheDir, want)
+		}
+	}
 	c, _ := ConfigFromEnv(func(k string) string { return map[string]string{"HF_HUB_CACHE": "/c"}[k] })
 	if got := c.RepoDir("org/name"); got != filepath.Join("/c", "models--org--name") {
 		t.Errorf("RepoDir %s", got)
