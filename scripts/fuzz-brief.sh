@@ -27,6 +27,8 @@ targets=(
   "./internal/cli/idlist   FuzzParse               160000"
   "./internal/cli/codegen  FuzzParseList           120000"
   "./internal/cli/hf2gguf  FuzzReadMetadata        16000"
+  "./hub                   FuzzParseRef            100000"
+  "./hub                   FuzzParseIndexShards    100000"
   "./internal/kernels      FuzzDotI2S              100000"
   "./internal/kernels      FuzzDotF16              100000"
   "./internal/kernels      FuzzQuantizeI8S         100000"

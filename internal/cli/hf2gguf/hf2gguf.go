@@ -66,13 +66,17 @@ type Options struct {
 func NewCmd(runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "hf2gguf DIR",
-		Short: "Convert a Hugging Face BitNet checkpoint directory to GGUF (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
+		Use:   "hf2gguf DIR|ORG/NAME[@REVISION]",
+		Short: "Convert a Hugging Face BitNet checkpoint (directory or repo id) to GGUF (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
 to a GGUF file for ` + format.RuntimeList() + `. Master weights are ternarized with abs-mean; packed checkpoints
 (U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
-output is written atomically.`,
+output is written atomically. A Hugging Face repo id (org/name[@revision]; a directory that
+exists wins) is downloaded first into the Hugging Face cache (HF_HUB_CACHE, HF_HOME; HF_TOKEN,
+HF_ENDPOINT, HF_HUB_OFFLINE=1 as for huggingface_hub); a cache folder models--org--name
+converts the snapshot its refs/main names.`,
 		Example: `  bitnet-convert hf2gguf ./bitnet_b1_58-large
+  bitnet-convert hf2gguf microsoft/bitnet-b1.58-2B-4T@main
   bitnet-convert hf2gguf ./bitnet_b1_58-large --outtype tl2 --outfile out/
   bitnet-convert hf2gguf ./bitnet_b1_58-large --outfile 'large-{ftype}.gguf' --dry-run --json
   bitnet-convert hf2gguf ~/.cache/huggingface/hub/models--org--name/snapshots/REV --vocab-only
@@ -140,7 +144,7 @@ output is written atomically.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.OutType, "outtype", "i2_s", "output type: "+strings.Join(outTypeNames(), ", ")+" (--list-archs says which each architecture takes)")
 	f.StringVar(&opts.OutFile, "outfile", "", "output file, or a directory to put the default name in; {ftype}/{outtype} in the name become the output type (default ./<model-name>-<outtype>.gguf, ./<model-name>-vocab.gguf with --vocab-only)")
-	f.StringVar(&opts.ModelName, "model-name", "", "general.name, kept verbatim (a repo id such as org/name works; the file name is sanitised) (default: the input directory's name, or a Hugging Face cache snapshot's repository name)")
+	f.StringVar(&opts.ModelName, "model-name", "", "general.name, kept verbatim (a repo id such as org/name works; the file name is sanitised) (default: the input directory's name, or the repository's name for a repo id or a Hugging Face cache snapshot)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "print the plan (output path, tensor names, shapes, types, bytes) and write nothing; fails as the real run would (existing output without --force, missing directory)")
 	f.BoolVar(&opts.VocabOnly, "vocab-only", false, "write the metadata and vocabulary only, no tensors (needs only config.json and the tokenizer files)")
 	f.BoolVar(&opts.JSON, "json", false, "print the summary, or the --dry-run plan, as JSON")
@@ -202,9 +206,13 @@ func Run(opts *Options) error {
 		}
 		copts.KernelConfig = data
 	}
+	dir, inputNote, err := resolveInput(ctx, opts)
+	if err != nil {
+		return err
+	}
 	name := opts.ModelName
 	if name == "" {
-		name = convert.DefaultModelName(opts.Dir)
+		name = convert.DefaultModelName(dir)
 	}
 	req := outname.Request{OutFile: opts.OutFile, ModelName: name, OutType: string(outType)}
 	if opts.VocabOnly {
@@ -215,7 +223,7 @@ func Run(opts *Options) error {
 		return err
 	}
 	if di, err := os.Stat(opts.OutFile); err == nil && di.IsDir() {
-		if in, err := os.Stat(opts.Dir); err == nil && os.SameFile(di, in) {
+		if in, err := os.Stat(dir); err == nil && os.SameFile(di, in) {
 			// convert_hf_to_gguf.py writes into the model directory; ours
 			// is only read.
 			return fmt.Errorf("--outfile %s is the input directory; the input directory is only read, give another directory or file", opts.OutFile)
@@ -225,11 +233,14 @@ func Run(opts *Options) error {
 	copts.ProgressBytes = bar.StepBytes
 	start := time.Now()
 	var plan *convert.Plan
-	plan, err = convert.ConvertDir(ctx, opts.Dir, out, opts.Force, opts.DryRun, copts)
+	plan, err = convert.ConvertDir(ctx, dir, out, opts.Force, opts.DryRun, copts)
 	bar.Finish()
 	if plan != nil && err == nil {
 		// On failure only the error line is printed: the notices are
 		// about a file that was not written (friction item 13).
+		if inputNote != "" {
+			fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", inputNote)
+		}
 		printWarnings(opts.Stderr, plan)
 		if plan.WeightScaleRule != "" && opts.Verbose {
 			fmt.Fprintf(opts.Stderr, "bitnet-convert: weight_scale rule: %s (%s)\n", plan.WeightScaleRule, plan.WeightScaleWhy)
