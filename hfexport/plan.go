@@ -330,7 +330,10 @@ func checkComplete(p *Plan, spec archSpec, g geometry, path string) error {
 // splitShards groups tensors into shards of at most max bytes
 // (huggingface_hub split_state_dict_into_shards_factory: a tensor larger
 // than max gets a shard of its own; one that would overflow the current
-// shard starts the next).
+// shard starts the next). Unlike huggingface_hub, which lists an oversized
+// tensor's shard before the shard being filled, the shard being filled is
+// closed first, so that the files follow the tensor order (a weight_scale
+// is written after its projection, whose decoding gives it).
 func splitShards(ts []Tensor, max uint64) [][]int {
 	if max == 0 {
 		max = DefaultMaxShardSize
@@ -341,6 +344,10 @@ func splitShards(ts []Tensor, max uint64) [][]int {
 	for i, t := range ts {
 		b := t.Bytes()
 		if b > max {
+			if len(cur) > 0 {
+				shards = append(shards, cur)
+				cur, size = nil, 0
+			}
 			shards = append(shards, []int{i})
 			continue
 		}

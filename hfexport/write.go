@@ -142,6 +142,9 @@ func (p *Plan) write(ctx context.Context, f *reader.File, src io.ReaderAt, dir s
 	w := &writer{f: f, src: src, threads: max(1, opts.Threads), scales: map[string]float32{}}
 	done := 0
 	weightMap := map[string]string{}
+	// own is the first error of our own tensor code, returned as it is
+	// (the safetensors writer would wrap it with the temporary file name)
+	var own error
 	for si, idx := range p.Shards {
 		name := ShardName(si, len(p.Shards))
 		var wts []hf.WriteTensor
@@ -153,6 +156,9 @@ func (p *Plan) write(ctx context.Context, f *reader.File, src io.ReaderAt, dir s
 					return err
 				}
 				if err := w.tensor(out, &t); err != nil {
+					if own == nil {
+						own = err
+					}
 					return err
 				}
 				done++
@@ -165,6 +171,13 @@ func (p *Plan) write(ctx context.Context, f *reader.File, src io.ReaderAt, dir s
 		if err := hf.WriteSafetensors(filepath.Join(dir, name), wts, map[string]string{"format": "pt"}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if own != nil {
+				return own
+			}
+			if u := errors.Unwrap(err); u != nil {
+				// name the shard, not its temporary path
+				return fmt.Errorf("write %s: %w", name, u)
 			}
 			return err
 		}
@@ -344,24 +357,28 @@ func oneScale(ti gguf.TensorInfo, fm format.Format, codes []int8, scales []float
 			continue
 		}
 		if s != scale {
-			return 0, fmt.Errorf("tensor %s: %s %s is %v but %s is %v: Hugging Face's BitNet layout has one scale per tensor, so a file with %s scales cannot be exported", ti.Name, ti.Type, groupName(gi, g, k, len(codes)), s, groupName(first, g, k, len(codes)), scale, groupKind(g, k))
+			return 0, fmt.Errorf("tensor %s: %s %s is %v but %s is %v: Hugging Face's BitNet layout has one scale per tensor, so a file with %s scales cannot be exported", ti.Name, ti.Type, groupName(fm, gi, g, k, len(codes)), s, groupName(fm, first, g, k, len(codes)), scale, groupKind(fm, k))
 		}
 	}
 	return scale, nil
 }
 
-func groupName(gi, g, k, n int) string {
+func groupName(fm format.Format, gi, g, k, n int) string {
 	switch {
 	case g == n:
 		return "the tensor scale"
-	case g == k:
+	case perRow(fm, k):
 		return fmt.Sprintf("the scale of row %d", gi)
 	}
 	return fmt.Sprintf("the scale of block %d (row %d)", gi, gi*g/k)
 }
 
-func groupKind(g, k int) string {
-	if g == k {
+// perRow reports whether fm keeps one scale per row (its group follows the
+// row length) rather than per fixed-size block.
+func perRow(fm format.Format, k int) bool { return fm.ScaleGroup(2*k) == 2*k }
+
+func groupKind(fm format.Format, k int) string {
+	if perRow(fm, k) {
 		return "per-row"
 	}
 	return "per-block"

@@ -1,0 +1,80 @@
+package hfexport
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/hf"
+)
+
+// TestOneScale: one scale per tensor is accepted; all-zero groups are
+// ignored whatever their scale; two scales, a non-finite scale and a code
+// outside −1…+1 (what a Q2_0 decoder gives for its code 3, +2) are refused
+// naming the tensor.
+func TestOneScale(t *testing.T) {
+	ti := gguf.TensorInfo{Name: "blk.0.attn_q.weight", Type: gguf.TypeTQ2_0}
+	tq := format.TQ2_0{}
+	k := 256
+	codes := make([]int8, 3*k)
+	codes[0], codes[2*k+5] = 1, -1 // blocks 0 and 2 non-zero, block 1 all zero
+	if s, err := oneScale(ti, tq, codes, []float32{0.5, 0, 0.5}, k); err != nil || s != 0.5 {
+		t.Fatalf("one scale with an all-zero block: %v, %v", s, err)
+	}
+	if s, err := oneScale(ti, tq, codes, []float32{0.5, 7, 0.5}, k); err != nil || s != 0.5 {
+		t.Fatalf("an all-zero block's scale must be ignored: %v, %v", s, err)
+	}
+	for _, c := range []struct {
+		name   string
+		codes  func([]int8)
+		scales []float32
+		want   string
+	}{
+		{"two scales", nil, []float32{0.5, 0, 0.25}, "block 2 (row 2) is 0.25 but the scale of block 0 (row 0) is 0.5"},
+		{"NaN", nil, []float32{0.5, 0, float32(nan())}, "scale 2 is NaN"},
+		{"code 3", func(c []int8) { c[k+3] = 2 }, []float32{0.5, 0.5, 0.5}, "element 259 (row 1, column 3) has code 2 (stored code 3)"},
+	} {
+		cs := slices.Clone(codes)
+		if c.codes != nil {
+			c.codes(cs)
+		}
+		_, err := oneScale(ti, tq, cs, c.scales, k)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "tensor blk.0.attn_q.weight: ") {
+			t.Errorf("%s: %v, want an error naming the tensor with %q", c.name, err, c.want)
+		}
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+// TestSplitShards: huggingface_hub's rule: a tensor that would overflow the
+// shard starts the next one; a tensor larger than the limit is alone.
+func TestSplitShards(t *testing.T) {
+	mk := func(sizes ...uint64) []Tensor {
+		var ts []Tensor
+		for _, s := range sizes {
+			ts = append(ts, Tensor{DType: hf.U8, Shape: []uint64{s}})
+		}
+		return ts
+	}
+	for _, c := range []struct {
+		sizes []uint64
+		max   uint64
+		want  [][]int
+	}{
+		{[]uint64{4, 4, 4}, 10, [][]int{{0, 1}, {2}}},
+		{[]uint64{4, 20, 4}, 10, [][]int{{0}, {1}, {2}}},
+		{[]uint64{4, 4, 2}, 10, [][]int{{0, 1, 2}}},
+		{[]uint64{4}, 0, [][]int{{0}}},
+	} {
+		got := splitShards(mk(c.sizes...), c.max)
+		if !slices.EqualFunc(got, c.want, slices.Equal[[]int]) {
+			t.Errorf("sizes %v max %d: %v, want %v", c.sizes, c.max, got, c.want)
+		}
+	}
+	if ShardName(0, 1) != "model.safetensors" || ShardName(1, 3) != "model-00002-of-00003.safetensors" {
+		t.Errorf("shard names %q %q", ShardName(0, 1), ShardName(1, 3))
+	}
+}
