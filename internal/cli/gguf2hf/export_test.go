@@ -195,3 +195,51 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryType: bitnet.cpp's own golden files (I2_S, TL1 and TL2 with their
+// kernel_config.ini, F32) and requants of its I2_S file into every type and
+// layout requant writes export with --dtype f32 to a checkpoint against
+// which the file itself passes verify --hf: the same codes, the file's
+// scales exactly, and the logits within the limits.
+func TestEveryType(t *testing.T) {
+	const golden = "../../../testdata/golden/tiny-bitnet/gguf/"
+	dir := t.TempDir()
+	type input struct {
+		name, file string
+		flags      []string
+	}
+	inputs := []input{
+		{"bitnet.cpp i2_s", golden + "ggml-model-i2_s.gguf", nil},
+		{"bitnet.cpp tl1", golden + "ggml-model-tl1.gguf", []string{"--kernel-config", golden + "kernel_config_tl1.ini"}},
+		{"bitnet.cpp tl2", golden + "ggml-model-tl2.gguf", []string{"--kernel-config", golden + "kernel_config_tl2.ini"}},
+		{"bitnet.cpp f32", golden + "ggml-model-f32.gguf", nil},
+	}
+	for _, rq := range []struct {
+		name  string
+		flags []string
+	}{
+		{"i2_s-arm", []string{"--outtype", "i2_s", "--i2s-layout", "arm"}},
+		{"i2_s-x86-1x4", []string{"--outtype", "i2_s", "--i2s-layout", "x86-1x4"}},
+		{"tq1_0", []string{"--outtype", "tq1_0"}},
+		{"tq2_0", []string{"--outtype", "tq2_0"}},
+		{"iq1_bn", []string{"--outtype", "iq1_bn", "--allow-fallback"}},
+		{"iq2_bn", []string{"--outtype", "iq2_bn", "--allow-fallback"}},
+		{"f16", []string{"--outtype", "f16"}},
+		{"bf16", []string{"--outtype", "bf16"}},
+		{"tl2", []string{"--outtype", "tl2"}},
+	} {
+		out := filepath.Join(dir, rq.name+".gguf")
+		mustRun(t, append([]string{"requant", golden + "ggml-model-i2_s.gguf", "--outfile", out}, rq.flags...)...)
+		inputs = append(inputs, input{"requant " + rq.name, out, nil})
+	}
+	for i, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			exp := filepath.Join(dir, "exp"+strings.Repeat("x", i))
+			mustRun(t, append([]string{"gguf2hf", in.file, "--out", exp, "--dtype", "f32"}, in.flags...)...)
+			args := append([]string{"verify", "--gguf", in.file, "--hf", exp}, in.flags...)
+			if out := mustRun(t, args...); !strings.HasSuffix(out, "PASS\n") {
+				t.Fatalf("verify: %s", out)
+			}
+		})
+	}
+}
