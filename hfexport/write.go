@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -130,6 +131,7 @@ type writer struct {
 	src     io.ReaderAt
 	threads int
 	data    []byte
+	data2   []byte
 	codes   []int8
 	packed  []byte
 	f32     []float32
@@ -417,9 +419,9 @@ func (w *writer) floatCodes(ti gguf.TensorInfo, codes []int8) (float32, error) {
 	return scale, err
 }
 
-// floatRows decodes ti in blocks of whole rows and calls fn with the index
-// of the block's first element and its values.
-func (w *writer) floatRows(ti gguf.TensorInfo, fn func(lo int, x []float32) error) error {
+// rawRows reads the stored bytes of ti in blocks of whole rows (about
+// floatRowBytes) and calls fn with each.
+func (w *writer) rawRows(ti gguf.TensorInfo, fn func(b []byte) error) error {
 	s, n, err := w.section(ti)
 	if err != nil {
 		return err
@@ -435,25 +437,106 @@ func (w *writer) floatRows(ti gguf.TensorInfo, fn func(lo int, x []float32) erro
 	rowBytes := rowElems / int(tr.BlockSize) * int(tr.TypeSize)
 	rows := max(1, floatRowBytes/max(1, rowBytes))
 	total := int(n) / max(1, rowBytes)
-	for r0 := 0; r0 < total; r0 += rows {
-		nr := min(rows, total-r0)
-		w.data = grow(w.data, nr*rowBytes)
-		if _, err := io.ReadFull(s, w.data); err != nil {
-			return fmt.Errorf("tensor %s: %w", ti.Name, err)
+	// One goroutine reads the next row block while this one converts and
+	// writes the current one (two buffers), so that the disk and the CPU
+	// work at the same time; it has stopped before floatRows returns, so
+	// the buffers can be reused by the next tensor.
+	w.data = grow(w.data, min(total, rows)*rowBytes)
+	w.data2 = grow(w.data2, min(total, rows)*rowBytes)
+	free := make(chan []byte, 2)
+	free <- w.data
+	free <- w.data2
+	type chunk struct {
+		b   []byte
+		err error
+	}
+	ready := make(chan chunk, 2)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		for r0 := 0; r0 < total; r0 += rows {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b = b[:min(rows, total-r0)*rowBytes]
+			_, err := s.ReadAt(b, int64(r0*rowBytes))
+			ready <- chunk{b, err} // never blocks: at most two buffers are out
+			if err != nil {
+				return
+			}
 		}
-		w.f32 = grow(w.f32, nr*rowElems)
-		if err := decodeFloats(w.f32, ti.Type, w.data); err != nil {
-			return fmt.Errorf("tensor %s: %w", ti.Name, err)
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	for c := range ready {
+		if c.err != nil {
+			return fmt.Errorf("tensor %s: %w", ti.Name, c.err)
 		}
-		if err := fn(r0*rowElems, w.f32); err != nil {
+		err := fn(c.b)
+		free <- c.b
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// floatRows decodes ti in blocks of whole rows and calls fn with the index
+// of the block's first element and its values.
+func (w *writer) floatRows(ti gguf.TensorInfo, fn func(lo int, x []float32) error) error {
+	tr, _ := ti.Type.Traits()
+	lo := 0
+	return w.rawRows(ti, func(b []byte) error {
+		ne := len(b) / int(tr.TypeSize) * int(tr.BlockSize)
+		w.f32 = grow(w.f32, ne)
+		if err := decodeFloats(w.f32, ti.Type, b); err != nil {
+			return fmt.Errorf("tensor %s: %w", ti.Name, err)
+		}
+		err := fn(lo, w.f32)
+		lo += ne
+		return err
+	})
+}
+
+// f16Table maps every f16 bit pattern to its float32 value (quantize.F16ToF32),
+// built on first use: the F16 embedding of a large model is hundreds of
+// millions of values, and a lookup is several times cheaper than the
+// conversion.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = quantize.F16ToF32(uint16(i))
+	}
+	return &t
+})
+
 // float1 writes a float tensor in the export dtype, a row block at a time.
 func (w *writer) float1(out io.Writer, t *Tensor) error {
+	if t.Source.Type == gguf.TypeF16 {
+		// F16 → BF16/F32 through the table, straight from the bytes
+		tab := f16Table()
+		return w.rawRows(t.Source, func(b []byte) error {
+			n := len(b) / 2
+			dst := w.grow(n * int(t.DType.Size()))
+			if t.DType == hf.F32 {
+				for i := 0; i < n; i++ {
+					binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(tab[binary.LittleEndian.Uint16(b[2*i:])]))
+				}
+			} else {
+				for i := 0; i < n; i++ {
+					binary.LittleEndian.PutUint16(dst[2*i:], quantize.F32ToBF16(tab[binary.LittleEndian.Uint16(b[2*i:])]))
+				}
+			}
+			_, err := out.Write(dst)
+			return err
+		})
+	}
 	return w.floatRows(t.Source, func(_ int, x []float32) error {
 		_, err := out.Write(encodeFloats(w.grow(len(x)*int(t.DType.Size())), t.DType, x))
 		return err
