@@ -181,7 +181,12 @@ func (p *Plan) sideFiles(g geometry, v *tokenizer.Vocab, tied bool) error {
 			}
 		}
 		if err := p.tokenizerFiles(v, g); err != nil {
-			return err
+			// the weights and config are still a checkpoint; say why the
+			// tokenizer is missing instead of refusing the export
+			p.Warnings = append(p.Warnings, "no tokenizer files written: "+err.Error())
+			for _, name := range []string{"tokenizer.model", "tokenizer.json", "tokenizer_config.json"} {
+				delete(p.Files, name)
+			}
 		}
 	}
 	var err error

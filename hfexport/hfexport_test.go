@@ -1,13 +1,17 @@
 package hfexport
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
 
 // TestOneScale: one scale per tensor is accepted; all-zero groups are
@@ -76,5 +80,31 @@ func TestSplitShards(t *testing.T) {
 	}
 	if ShardName(0, 1) != "model.safetensors" || ShardName(1, 3) != "model-00002-of-00003.safetensors" {
 		t.Errorf("shard names %q %q", ShardName(0, 1), ShardName(1, 3))
+	}
+}
+
+// TestRemoveStale: a temporary export directory whose process is gone is
+// removed; one of a live process is kept, and so are other names.
+func TestRemoveStale(t *testing.T) {
+	if osx.ProcessAlive(4194303) {
+		t.Skip("this platform cannot tell whether a process is alive")
+	}
+	dir := t.TempDir()
+	dead := filepath.Join(dir, ".out.partial-4194303-1")
+	live := filepath.Join(dir, ".out.partial-"+strconv.Itoa(os.Getppid())+"-2")
+	other := filepath.Join(dir, ".other.partial-4194303-3")
+	for _, d := range []string{dead, live, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStale(dir, "out")
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s (process gone) was kept", dead)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed", d)
+		}
 	}
 }

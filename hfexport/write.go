@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -44,6 +46,7 @@ func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
 	}
 	defer src.Close()
 	parent, base := filepath.Dir(out), filepath.Base(out)
+	removeStale(parent, base)
 	tmp, err := os.MkdirTemp(parent, "."+base+".partial-"+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return p, fmt.Errorf("output %s: %w", out, err)
@@ -73,6 +76,29 @@ func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
 	}
 	done = true
 	return p, nil
+}
+
+// removeStale removes the temporary directories (".BASE.partial-PID-…")
+// that exports killed before they could clean up left in parent: those
+// whose process is gone (osx.ProcessAlive), never a running export's.
+func removeStale(parent, base string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".partial-"
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid == os.Getpid() || osx.ProcessAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
 }
 
 // checkOut refuses an existing out without force, and an out that is a file.
