@@ -243,3 +243,19 @@ func TestEveryType(t *testing.T) {
 		})
 	}
 }
+
+// TestInterrupted: a cancelled export (Ctrl-C, SIGTERM) says so in one line
+// and leaves neither the output nor its temporary directory.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	err := Run(&Options{In: "../../../testdata/golden/tiny-bitnet/gguf/ggml-model-i2_s.gguf", Out: filepath.Join(dir, "out"), DType: "bf16", Stdout: &out, Stderr: &errb, Context: ctx})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cancelled export: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a cancelled export left %v", ents)
+	}
+}

@@ -61,6 +61,7 @@ func roundTrip(t *testing.T, hfDir, outtype, dtype string, extra ...string) stri
 	if slices.Contains(extra, "--no-vocab") {
 		return exp // the runtime needs a vocabulary
 	}
+	sameVocab(t, orig, back)
 	var limits []string
 	if hfDir == h512HF {
 		// b158-h512's own files need it against their own checkpoint
