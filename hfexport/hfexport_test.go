@@ -15,9 +15,9 @@ import (
 )
 
 // TestOneScale: one scale per tensor is accepted; all-zero groups are
-// ignored whatever their scale; two scales, a non-finite scale and a code
-// outside −1…+1 (what a Q2_0 decoder gives for its code 3, +2) are refused
-// naming the tensor.
+// ignored whatever their scale; two scales and a non-finite scale are
+// refused naming the tensor, and so is a code outside −1…+1 (what a Q2_0
+// decoder gives for its code 3, +2; nonTernary, which the packing calls).
 func TestOneScale(t *testing.T) {
 	ti := gguf.TensorInfo{Name: "blk.0.attn_q.weight", Type: gguf.TypeTQ2_0}
 	tq := format.TQ2_0{}
@@ -45,6 +45,9 @@ func TestOneScale(t *testing.T) {
 			c.codes(cs)
 		}
 		_, err := oneScale(ti, tq, cs, c.scales, k)
+		if c.codes != nil {
+			err = nonTernary(ti, cs, k)
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "tensor blk.0.attn_q.weight: ") {
 			t.Errorf("%s: %v, want an error naming the tensor with %q", c.name, err, c.want)
 		}
@@ -105,6 +108,44 @@ func TestRemoveStale(t *testing.T) {
 	for _, d := range []string{live, other} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s was removed", d)
+		}
+	}
+}
+
+// TestPackRows: transformers' pack_weights layout (byte [p, c] holds row
+// i·R + p in bits 2i..2i+1, code + 1), the llama rope un-permutation as the
+// row map, and the refusal of a code outside −1…+1.
+func TestPackRows(t *testing.T) {
+	// 8 rows × 2 columns: row h has codes (h%3−1, −(h%3−1))
+	codes := make([]int8, 16)
+	for h := 0; h < 8; h++ {
+		codes[2*h], codes[2*h+1] = int8(h%3-1), int8(-(h%3 - 1))
+	}
+	dst := make([]byte, 4)
+	if !packRows(dst, codes, 2, 2, func(h int) int { return h }) {
+		t.Fatal("ternary codes refused")
+	}
+	// byte [p, c] = Σ_i (code[i·2+p, c] + 1) << 2i, worked by hand:
+	// [0,0]: rows 0,2,4,6 col 0 = −1,1,0,−1 → 0 | 2<<2 | 1<<4 | 0<<6 = 24
+	want := []byte{24, 146, 97, 73}
+	if !slices.Equal(dst, want) {
+		t.Fatalf("packed %v, want %v", dst, want)
+	}
+	// llama's un-permutation as the row map (2 heads of 4 rows: HF row
+	// h·4 + j·2 + i is GGUF row h·4 + 2i + j) reads rows 0,2,1,3,4,6,5,7
+	perm := func(hr int) int { h, rem := hr/4, hr%4; return h*4 + 2*(rem%2) + rem/2 }
+	if !packRows(dst, codes, 2, 2, perm) {
+		t.Fatal("ternary codes refused")
+	}
+	// [0,0]: HF rows 0,2,4,6 = GGUF rows 0,1,4,5 col 0 = −1,0,0,1 → 0 | 1<<2 | 1<<4 | 2<<6 = 148
+	if dst[0] != 148 {
+		t.Fatalf("un-permuted byte [0,0] = %d, want 148", dst[0])
+	}
+	for _, bad := range []int8{2, -2, 3} {
+		c := slices.Clone(codes)
+		c[5] = bad
+		if packRows(dst, c, 2, 2, func(h int) int { return h }) {
+			t.Errorf("code %d accepted", bad)
 		}
 	}
 }

@@ -307,21 +307,47 @@ func (w *writer) packed1(out io.Writer, t *Tensor) error {
 			return h*d + 2*i + j
 		}
 	}
-	for pr := 0; pr < r; pr++ {
-		dst := w.packed[pr*k : (pr+1)*k]
-		for c := range dst {
-			dst[c] = 0
-		}
-		for i := 0; i < 4; i++ {
-			src := codes[row(i*r+pr)*k:][:k]
-			sh := uint(2 * i)
-			for c, v := range src {
-				dst[c] |= byte(v+1) << sh
-			}
-		}
+	if !packRows(w.packed, codes, k, r, row) {
+		return nonTernary(ti, codes, k)
 	}
 	_, err = out.Write(w.packed)
 	return err
+}
+
+// packRows packs the 4·r rows of k codes (HF row hr is row(hr) of codes)
+// into dst ([r, k] bytes) as transformers' pack_weights does: byte [p, c]
+// holds code + 1 of row i·r + p in bits 2i..2i+1. It reports false when a
+// code is outside −1…+1 (x & x>>1 | x>>2 of the stored x = code + 1 is 0
+// only for x in 0…2).
+func packRows(dst []byte, codes []int8, k, r int, row func(int) int) bool {
+	var bad byte
+	for p := 0; p < r; p++ {
+		d := dst[p*k : (p+1)*k]
+		for c := range d {
+			d[c] = 0
+		}
+		for i := 0; i < 4; i++ {
+			src := codes[row(i*r+p)*k:][:k]
+			sh := uint(2 * i)
+			for c, v := range src {
+				x := byte(v + 1)
+				bad |= x&(x>>1) | x>>2
+				d[c] |= x << sh
+			}
+		}
+	}
+	return bad == 0
+}
+
+// nonTernary returns the error naming the first code of codes outside
+// −1…+1 (a Q2_0 code 3 decodes to +2), or nil.
+func nonTernary(ti gguf.TensorInfo, codes []int8, k int) error {
+	for at, c := range codes {
+		if c < -1 || c > 1 {
+			return fmt.Errorf("tensor %s: element %d (row %d, column %d) has code %d (stored code %d), which is not ternary; Hugging Face's packed layout holds −1, 0, +1 only", ti.Name, at, at/k, at%k, c, int(c)+1)
+		}
+	}
+	return nil
 }
 
 // ternary returns the codes (HF [out, in] order as the GGUF stores rows)
@@ -354,29 +380,36 @@ func (w *writer) ternary(t *Tensor) ([]int8, float32, error) {
 
 // oneScale returns the scale shared by every scale group of codes whose
 // codes are not all 0 (0 when there is none). It fails naming the tensor on
-// a code outside −1…+1 (Q2_0's code 3), on a scale that is not finite, and
-// on two groups with different scales: Hugging Face's BitNet layout keeps
-// one scale per tensor.
+// a scale that is not finite and on two groups with different scales:
+// Hugging Face's BitNet layout keeps one scale per tensor. Only the groups
+// whose scale differs from the one found so far have their codes looked at
+// (to ignore all-zero groups), so a file with one scale costs one pass over
+// the scales.
 func oneScale(ti gguf.TensorInfo, fm format.Format, codes []int8, scales []float32, k int) (float32, error) {
 	g := fm.ScaleGroup(k)
 	if g == 0 {
 		g = len(codes)
 	}
+	nonzero := func(gi int) bool {
+		if (gi+1)*g > len(codes) {
+			return false
+		}
+		for _, c := range codes[gi*g : (gi+1)*g] {
+			if c != 0 {
+				return true
+			}
+		}
+		return false
+	}
 	first := -1
 	var scale float32
-	for gi := 0; gi*g < len(codes); gi++ {
-		nonzero := false
-		for e, c := range codes[gi*g : (gi+1)*g] {
-			if c < -1 || c > 1 {
-				at := gi*g + e
-				return 0, fmt.Errorf("tensor %s: element %d (row %d, column %d) has code %d (stored code %d), which is not ternary; Hugging Face's packed layout holds −1, 0, +1 only", ti.Name, at, at/k, at%k, c, int(c)+1)
-			}
-			nonzero = nonzero || c != 0
-		}
-		if !nonzero || gi >= len(scales) {
+	for gi, s := range scales {
+		if first >= 0 && s == scale {
 			continue
 		}
-		s := scales[gi]
+		if !nonzero(gi) {
+			continue
+		}
 		if f := float64(s); math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, fmt.Errorf("tensor %s: %s scale %d is %v; the input is damaged", ti.Name, ti.Type, gi, s)
 		}
@@ -384,9 +417,7 @@ func oneScale(ti gguf.TensorInfo, fm format.Format, codes []int8, scales []float
 			first, scale = gi, s
 			continue
 		}
-		if s != scale {
-			return 0, fmt.Errorf("tensor %s: %s %s is %v but %s is %v: Hugging Face's BitNet layout has one scale per tensor, so a file with %s scales cannot be exported", ti.Name, ti.Type, groupName(fm, gi, g, k, len(codes)), s, groupName(fm, first, g, k, len(codes)), scale, groupKind(fm, k))
-		}
+		return 0, fmt.Errorf("tensor %s: %s %s is %v but %s is %v: Hugging Face's BitNet layout has one scale per tensor, so a file with %s scales cannot be exported", ti.Name, ti.Type, groupName(fm, gi, g, k, len(codes)), s, groupName(fm, first, g, k, len(codes)), scale, groupKind(fm, k))
 	}
 	return scale, nil
 }
