@@ -149,3 +149,36 @@ func TestPackRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPackRowsLanes: the eight-column lanes and the byte tail (k = 27) give
+// the bytes of the element-wise rule, and a bad code inside a lane is
+// reported.
+func TestPackRowsLanes(t *testing.T) {
+	const k, r = 27, 3
+	codes := make([]int8, 4*r*k)
+	for i := range codes {
+		codes[i] = int8((i*7+i/5)%3 - 1)
+	}
+	dst := make([]byte, r*k)
+	if !packRows(dst, codes, k, r, func(h int) int { return h }) {
+		t.Fatal("ternary codes refused")
+	}
+	for p := 0; p < r; p++ {
+		for c := 0; c < k; c++ {
+			var want byte
+			for i := 0; i < 4; i++ {
+				want |= byte(codes[(i*r+p)*k+c]+1) << (2 * i)
+			}
+			if dst[p*k+c] != want {
+				t.Fatalf("byte [%d, %d] = %08b, want %08b", p, c, dst[p*k+c], want)
+			}
+		}
+	}
+	for _, bad := range []int8{2, -2, 127, -128} {
+		c := slices.Clone(codes)
+		c[2*k+3] = bad
+		if packRows(dst, c, k, r, func(h int) int { return h }) {
+			t.Errorf("code %d in a lane accepted", bad)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -317,26 +318,50 @@ func (w *writer) packed1(out io.Writer, t *Tensor) error {
 // packRows packs the 4·r rows of k codes (HF row hr is row(hr) of codes)
 // into dst ([r, k] bytes) as transformers' pack_weights does: byte [p, c]
 // holds code + 1 of row i·r + p in bits 2i..2i+1. It reports false when a
-// code is outside −1…+1 (x & x>>1 | x>>2 of the stored x = code + 1 is 0
-// only for x in 0…2).
+// code is outside −1…+1. Eight columns at a time: a uint64 holds eight codes
+// of one row, one per byte lane; code + 1 is 0…2 in every lane, and a lane
+// shifted by at most 6 stays in its byte.
 func packRows(dst []byte, codes []int8, k, r int, row func(int) int) bool {
-	var bad byte
+	cb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(codes))), len(codes))
+	var bad uint64
 	for p := 0; p < r; p++ {
 		d := dst[p*k : (p+1)*k]
-		for c := range d {
-			d[c] = 0
+		s0 := cb[row(p)*k:][:k]
+		s1 := cb[row(r+p)*k:][:k]
+		s2 := cb[row(2*r+p)*k:][:k]
+		s3 := cb[row(3*r+p)*k:][:k]
+		c := 0
+		for ; c+8 <= k; c += 8 {
+			w0 := lanesPlus1(binary.LittleEndian.Uint64(s0[c:]))
+			w1 := lanesPlus1(binary.LittleEndian.Uint64(s1[c:]))
+			w2 := lanesPlus1(binary.LittleEndian.Uint64(s2[c:]))
+			w3 := lanesPlus1(binary.LittleEndian.Uint64(s3[c:]))
+			bad |= lanesBad(w0) | lanesBad(w1) | lanesBad(w2) | lanesBad(w3)
+			binary.LittleEndian.PutUint64(d[c:], w0|w1<<2|w2<<4|w3<<6)
 		}
-		for i := 0; i < 4; i++ {
-			src := codes[row(i*r+p)*k:][:k]
-			sh := uint(2 * i)
-			for c, v := range src {
-				x := byte(v + 1)
-				bad |= x&(x>>1) | x>>2
-				d[c] |= x << sh
-			}
+		for ; c < k; c++ {
+			x0, x1, x2, x3 := uint64(s0[c]+1), uint64(s1[c]+1), uint64(s2[c]+1), uint64(s3[c]+1)
+			bad |= lanesBad(x0) | lanesBad(x1) | lanesBad(x2) | lanesBad(x3)
+			d[c] = byte(x0 | x1<<2 | x2<<4 | x3<<6)
 		}
 	}
 	return bad == 0
+}
+
+// laneOnes has 1 in every byte lane.
+const laneOnes = 0x0101010101010101
+
+// lanesPlus1 adds 1 to every byte lane of w without carries between lanes
+// (codes −1, 0, +1 become 0, 1, 2; another code becomes a lane lanesBad
+// reports).
+func lanesPlus1(w uint64) uint64 {
+	const high = 0x8080808080808080
+	return ((w &^ high) + laneOnes) ^ (w & high)
+}
+
+// lanesBad is non-zero when a byte lane of w is not 0, 1 or 2.
+func lanesBad(w uint64) uint64 {
+	return w&0xFCFCFCFCFCFCFCFC | w&(w>>1)&laneOnes
 }
 
 // nonTernary returns the error naming the first code of codes outside
