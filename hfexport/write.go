@@ -598,6 +598,16 @@ var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	return &t
 })
 
+// f16BF16Table maps every f16 bit pattern to the bf16 bits of its value
+// (quantize.F32ToBF16 of f16Table: round to nearest even).
+var f16BF16Table = sync.OnceValue(func() *[1 << 16]uint16 {
+	var t [1 << 16]uint16
+	for i, v := range f16Table() {
+		t[i] = quantize.F32ToBF16(v)
+	}
+	return &t
+})
+
 // float1 writes a float tensor in the export dtype, a row block at a time.
 func (w *writer) float1(out io.Writer, t *Tensor) error {
 	if t.Source.Type == gguf.TypeF16 {
@@ -611,8 +621,9 @@ func (w *writer) float1(out io.Writer, t *Tensor) error {
 					binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(tab[binary.LittleEndian.Uint16(b[2*i:])]))
 				}
 			} else {
+				bf := f16BF16Table()
 				for i := 0; i < n; i++ {
-					binary.LittleEndian.PutUint16(dst[2*i:], quantize.F32ToBF16(tab[binary.LittleEndian.Uint16(b[2*i:])]))
+					binary.LittleEndian.PutUint16(dst[2*i:], bf[binary.LittleEndian.Uint16(b[2*i:])])
 				}
 			}
 			_, err := out.Write(dst)
