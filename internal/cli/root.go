@@ -15,6 +15,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/codegen"
 	dummycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/dummy"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/embed"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/gpupack"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
@@ -67,6 +68,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return codegen.NewCmdCodegen(nil) },
 	func() *cobra.Command { return embed.NewCmdEmbed(nil) },
 	func() *cobra.Command { return dummycmd.NewCmdDummy(nil) },
+	func() *cobra.Command { return gpupack.NewCmd(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on
