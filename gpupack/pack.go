@@ -88,6 +88,7 @@ type packer struct {
 	m      *model
 	opts   Options
 	scales map[string][]uint16 // fused key → bf16 scales of its parts
+	out    []byte              // the encoded part, reused
 }
 
 // Pack writes model_state_fp16.pt and model_state_int2.pt for the
@@ -309,7 +310,6 @@ func (p *packer) matrix(f fused, int2 bool) []entry {
 	}
 	weight.Data = func(w io.Writer) error {
 		var scales []uint16
-		var out []byte
 		for _, part := range f.parts {
 			t, err := p.src.projection(part)
 			if err != nil {
@@ -317,12 +317,12 @@ func (p *packer) matrix(f fused, int2 bool) []entry {
 			}
 			scales = append(scales, t.Scale)
 			if int2 {
-				out = grow(out, t.Rows*t.Cols/4)
-				PackInt2(out, t.Codes, t.Rows, t.Cols)
+				p.out = growSlice(p.out, t.Rows*t.Cols/4)
+				PackInt2(p.out, t.Codes, t.Rows, t.Cols)
 			} else {
-				out = t.appendFP16(out[:0])
+				p.out = t.appendFP16(p.out[:0])
 			}
-			if _, err := w.Write(out); err != nil {
+			if _, err := w.Write(p.out); err != nil {
 				return err
 			}
 		}
@@ -358,11 +358,4 @@ func (p *packer) matrix(f fused, int2 bool) []entry {
 		return err
 	}
 	return []entry{weight, scale}
-}
-
-func grow(b []byte, n int) []byte {
-	if cap(b) < n {
-		return make([]byte, n)
-	}
-	return b[:n]
 }

@@ -51,6 +51,8 @@ type hfSource struct {
 	ck   *hf.Checkpoint
 	m    model
 	plan *convert.Plan
+	q    quantizer
+	buf  []byte
 }
 
 func openHF(dir string, threads int) (*hfSource, error) {
@@ -128,23 +130,26 @@ func (s *hfSource) projection(name string) (*Ternary, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := make([]uint16, rows*cols)
-	buf := make([]byte, min(chunkBytes, 2*len(w)))
-	for off := 0; off < 2*len(w); off += len(buf) {
-		n := min(len(buf), 2*len(w)-off)
-		if _, err := d.ReadAt(buf[:n], int64(off)); err != nil && !errors.Is(err, io.EOF) {
+	s.q.w = growSlice(s.q.w, rows*cols)
+	w := s.q.w
+	s.buf = growSlice(s.buf, min(chunkBytes, 2*len(w)))
+	for off := 0; off < 2*len(w); off += len(s.buf) {
+		n := min(len(s.buf), 2*len(w)-off)
+		if _, err := d.ReadAt(s.buf[:n], int64(off)); err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		for i := 0; i < n; i += 2 {
-			w[(off+i)/2] = binary.LittleEndian.Uint16(buf[i:])
+			w[(off+i)/2] = binary.LittleEndian.Uint16(s.buf[i:])
 		}
 	}
 	if heads > 0 {
-		if w, err = permuteRows(w, rows, cols, heads); err != nil {
+		s.q.perm = growSlice(s.q.perm, len(w))
+		if err := permuteRowsInto(s.q.perm, w, rows, cols, heads); err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
 		}
+		w = s.q.perm
 	}
-	tr, err := QuantizeBF16(w, rows, cols)
+	tr, err := s.q.quantize(w, rows, cols)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
 	}
@@ -170,6 +175,11 @@ func (s *hfSource) floatTensor(name string) ([]int64, func(io.Writer) error, err
 		}
 		es := int(t.Source.DType.Size())
 		n := int(t.Source.NElements())
+		if t.Source.DType == hf.BF16 {
+			// already bf16: copied as stored
+			_, err := io.Copy(w, io.NewSectionReader(d, 0, int64(2*n)))
+			return err
+		}
 		step := chunkBytes / es
 		in := make([]byte, min(n, step)*es)
 		f := make([]float32, min(n, step))

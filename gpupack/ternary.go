@@ -42,10 +42,34 @@ var bf16Floor = quantize.BF16ToF32(quantize.F32ToBF16(1e-5))
 // zero with the sign of w for t = 0 (NegZero). Errors: NaN or ±Inf weights,
 // named by index.
 func QuantizeBF16(w []uint16, rows, cols int) (*Ternary, error) {
+	var q quantizer
+	return q.quantize(w, rows, cols)
+}
+
+// quantizer is QuantizeBF16 with buffers reused from call to call (the
+// returned Ternary's slices are valid until the next call); w and perm are
+// its caller's input buffers.
+type quantizer struct {
+	w, perm []uint16
+	x       []float32
+	codes   []int8
+	neg     []bool
+	t       Ternary
+}
+
+func growSlice[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func (q *quantizer) quantize(w []uint16, rows, cols int) (*Ternary, error) {
 	if len(w) != rows*cols {
 		panic("gpupack: QuantizeBF16: len(w) != rows*cols")
 	}
-	x := make([]float32, len(w))
+	q.x = growSlice(q.x, len(w))
+	x := q.x
 	for i, b := range w {
 		if b&0x7f80 == 0x7f80 {
 			return nil, fmt.Errorf("element %d (row %d) is %v: not a finite weight", i, i/max(cols, 1), quantize.BF16ToF32(b))
@@ -57,7 +81,11 @@ func QuantizeBF16(w []uint16, rows, cols int) (*Ternary, error) {
 		m = bf16Floor
 	}
 	s := quantize.BF16ToF32(quantize.F32ToBF16(1 / m))
-	t := &Ternary{Rows: rows, Cols: cols, Codes: make([]int8, len(w)), NegZero: make([]bool, len(w))}
+	q.codes, q.neg = growSlice(q.codes, len(w)), growSlice(q.neg, len(w))
+	clear(q.codes)
+	clear(q.neg)
+	q.t = Ternary{Rows: rows, Cols: cols, Codes: q.codes, NegZero: q.neg}
+	t := &q.t
 	for i, v := range x {
 		p := quantize.BF16ToF32(quantize.F32ToBF16(v * s))
 		switch {
@@ -112,11 +140,16 @@ func (t *Ternary) appendFP16(dst []byte) []byte {
 // new row h·hd + 2d + l = old row h·hd + l·hd/2 + d, the rearrange
 // '(h l d) i -> (h d l) i' (l = 2) of gpu/convert_safetensors.py.
 func permuteRows[T any](src []T, rows, cols, heads int) ([]T, error) {
+	dst := make([]T, len(src))
+	return dst, permuteRowsInto(dst, src, rows, cols, heads)
+}
+
+// permuteRowsInto is permuteRows writing into dst (len(src)).
+func permuteRowsInto[T any](dst, src []T, rows, cols, heads int) error {
 	if heads <= 0 || rows%(2*heads) != 0 {
-		return nil, fmt.Errorf("%d rows do not split into %d heads of an even size", rows, heads)
+		return fmt.Errorf("%d rows do not split into %d heads of an even size", rows, heads)
 	}
 	hd := rows / heads
-	dst := make([]T, len(src))
 	for h := range heads {
 		for d := range hd / 2 {
 			for l := range 2 {
@@ -125,5 +158,5 @@ func permuteRows[T any](src []T, rows, cols, heads int) ([]T, error) {
 			}
 		}
 	}
-	return dst, nil
+	return nil
 }
