@@ -93,7 +93,7 @@ type packer struct {
 
 // Pack writes model_state_fp16.pt and model_state_int2.pt for the
 // checkpoint in (a Hugging Face directory or a GGUF file) into outDir, each
-// atomically. Errors: an input that cannot be read, a matrix shape the
+// atomically (outDir is created when missing). Errors: an input that cannot be read, a matrix shape the
 // packing (N % 16, K % 32) or, without AllowUnsupportedShape, main's kernel
 // does not support, an existing output without Force.
 func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error) {
@@ -124,11 +124,11 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 	if err := p.check(rep); err != nil {
 		return rep, err
 	}
-	if fi, err := os.Stat(outDir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = fmt.Errorf("not a directory")
-		}
-		return rep, fmt.Errorf("--out %s: %v", outDir, err)
+	if fi, err := os.Stat(outDir); err == nil && !fi.IsDir() {
+		return rep, fmt.Errorf("--out %s is not a directory", outDir)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return rep, fmt.Errorf("--out: %w", err)
 	}
 	for _, name := range []string{FP16File, Int2File} {
 		if _, err := os.Stat(filepath.Join(outDir, name)); err == nil && !opts.Force {

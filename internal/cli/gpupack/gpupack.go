@@ -73,7 +73,7 @@ microsoft/BitNet PR #316, whose kernel scales the fused q/k/v rows correctly (ma
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Out, "out", "", "output directory (must exist) for model_state_fp16.pt and model_state_int2.pt")
+	f.StringVar(&opts.Out, "out", "", "output directory (created when missing) for model_state_fp16.pt and model_state_int2.pt")
 	f.StringVar(&opts.ScaleLayout, "gpu-scale-layout", "main", "weight_scale layout: main (4 entries, loads in main's model.py) or pr316 (6 entries, PR #316's fixed kernel)")
 	f.BoolVar(&opts.AllowUnsupportedShape, "allow-unsupported-shape", false, "write matrices whose (N, K) main's kernel does not dispatch (for a kernel built for them)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite existing output files")
