@@ -409,7 +409,7 @@ func (s *ggufSource) floatTensor(name string) ([]int64, func(io.Writer) error, e
 	}
 	ti := t.In
 	tr, ok := ti.Type.Traits()
-	if !ok || format2Float(ti.Type) == false {
+	if !ok || !isFloatType(ti.Type) {
 		return nil, nil, fmt.Errorf("%s: tensor %s has type %s, which gpu-pack does not read as floats (F32, F16, BF16, Q8_0, Q6_K, Q4_K)", s.path, name, ti.Type)
 	}
 	shape := make([]int64, len(ti.Ne))
@@ -447,7 +447,7 @@ func (s *ggufSource) floatTensor(name string) ([]int64, func(io.Writer) error, e
 	return shape, write, nil
 }
 
-func format2Float(t gguf.Type) bool {
+func isFloatType(t gguf.Type) bool {
 	return slices.Contains([]gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K}, t)
 }
 

@@ -10,7 +10,6 @@ import (
 type (
 	pyGlobal struct{ module, name string }
 	pyTuple  []any
-	pyMark   struct{}
 	pyDict   struct {
 		keys []any
 		vals []any
