@@ -92,8 +92,9 @@ type packer struct {
 }
 
 // Pack writes model_state_fp16.pt and model_state_int2.pt for the
-// checkpoint in (a Hugging Face directory or a GGUF file) into outDir, each
-// atomically (outDir is created when missing). Errors: an input that cannot be read, a matrix shape the
+// checkpoint in (a Hugging Face directory or a GGUF file) into outDir
+// atomically: both are renamed into place only when both are complete
+// (outDir is created when missing). Errors: an input that cannot be read, a matrix shape the
 // packing (N % 16, K % 32) or, without AllowUnsupportedShape, main's kernel
 // does not support, an existing output without Force.
 func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error) {
@@ -135,19 +136,32 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 			return rep, fmt.Errorf("%s exists; pass --force to overwrite", filepath.Join(outDir, name))
 		}
 	}
+	// Both files are renamed into place only when both are complete.
+	var done []*atomicfile.File
+	defer func() {
+		for _, af := range done {
+			af.Abort()
+		}
+	}()
 	for _, int2 := range []bool{false, true} {
 		name := FP16File
 		if int2 {
 			name = Int2File
 		}
 		path := filepath.Join(outDir, name)
-		n, size, err := p.writeFile(path, int2)
+		af, n, size, err := p.writeFile(path, int2)
 		if err != nil {
 			return rep, err
 		}
+		done = append(done, af)
 		rep.Files = append(rep.Files, path)
 		rep.Tensors = append(rep.Tensors, n)
 		rep.Bytes = append(rep.Bytes, size)
+	}
+	for _, af := range done {
+		if err := af.Commit(); err != nil {
+			return rep, err
+		}
 	}
 	return rep, nil
 }
@@ -204,9 +218,9 @@ func (p *packer) check(rep *Report) error {
 // entry is one tensor of an output file.
 type entry = torchpt.Tensor
 
-// writeFile writes one of the two checkpoints and returns its tensor count
-// and size.
-func (p *packer) writeFile(path string, int2 bool) (int, int64, error) {
+// writeFile writes one of the two checkpoints to a temp file beside path
+// and returns it (to be committed by the caller), its tensor count and size.
+func (p *packer) writeFile(path string, int2 bool) (*atomicfile.File, int, int64, error) {
 	var ts []entry
 	for i := range p.m.layers {
 		mats, norms := layerKeys(i, p.m.subNorms)
@@ -218,7 +232,7 @@ func (p *packer) writeFile(path string, int2 bool) (int, int64, error) {
 		for _, nm := range norms {
 			e, err := p.float(nm[0], nm[1])
 			if err != nil {
-				return 0, 0, err
+				return nil, 0, 0, err
 			}
 			ts = append(ts, e)
 		}
@@ -232,7 +246,7 @@ func (p *packer) writeFile(path string, int2 bool) (int, int64, error) {
 	for _, nm := range [][2]string{{"tok_embeddings.weight", p.m.embed}, {"output.weight", head}, {"norm.weight", "output_norm.weight"}} {
 		e, err := p.float(nm[0], nm[1])
 		if err != nil {
-			return 0, 0, err
+			return nil, 0, 0, err
 		}
 		ts = append(ts, e)
 	}
@@ -253,25 +267,31 @@ func (p *packer) writeFile(path string, int2 bool) (int, int64, error) {
 	}
 	af, err := atomicfile.Create(path, p.opts.Force)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
-	defer af.Abort()
+	ok := false
+	defer func() {
+		if !ok {
+			af.Abort()
+		}
+	}()
 	cw := &countWriter{w: af}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	if err := torchpt.Write(bw, torchpt.ArchiveName(path), ts); err != nil {
 		if p.ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("interrupted; %s was not written", path)
+			return nil, 0, 0, fmt.Errorf("interrupted; %s was not written", path)
 		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) && pe.Path == af.TempName() {
 			pe.Path = path
 		}
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	if err := bw.Flush(); err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
-	return len(ts), cw.n, af.Commit()
+	ok = true
+	return af, len(ts), cw.n, nil
 }
 
 type countWriter struct {
