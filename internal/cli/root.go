@@ -16,6 +16,7 @@ import (
 	dummycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/dummy"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/embed"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/gguf2hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/gpupack"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
@@ -66,6 +67,7 @@ var commands = []func() *cobra.Command{
 	func() *cobra.Command { return embed.NewCmdEmbed(nil) },
 	func() *cobra.Command { return dummycmd.NewCmdDummy(nil) },
 	func() *cobra.Command { return gguf2hf.NewCmd(nil) },
+	func() *cobra.Command { return gpupack.NewCmd(nil) },
 }
 
 // Main runs the command line args and returns the process exit code: 0 on
