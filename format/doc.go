@@ -61,10 +61,15 @@
 //  3. Tests here: the layout against hand-made or reference bytes
 //     (<type>_test.go), and the format in the lists of format_test.go (all,
 //     the scale round trip) that FuzzDecode and the round trips walk;
-//     table_test.go checks the row against the Format.
+//     table_test.go checks the row against the Format (its RuntimeList
+//     line names the outtypes per runtime).
 //  4. The runtime: one file runtime/<type>.go with the kernel and its
 //     registerWeightKernel row (activation form, dot product, get_rows),
 //     and runtime/<type>_test.go against hand-computed values.
-//  5. Docs: the table above, README's "which file for which runtime" table
-//     and output-type lists.
+//  5. Docs: the table above and README's output-type lists (and its "which
+//     file for which runtime" table when the type opens a new route).
+//
+// That is all Q2_0 took: `git show --stat` of its commit lists README.md,
+// format/{doc.go, format_test.go, q2_0.go, q2_0_test.go, table.go,
+// table_test.go}, gguf/types.go and runtime/{q2_0.go, q2_0_test.go}.
 package format
