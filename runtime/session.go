@@ -416,6 +416,16 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 // float64. The softmax sums exp in float64
 // and scales by float32(1/sum). GQA: head h reads KV head h/(NHead/NHeadKV).
 func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
+	if s.m.opts.Arith == ArithMainline {
+		hd := s.m.Params.HeadDim
+		sc.qh = resizeF32(sc.qh, hd)
+		kernels.RoundF16(sc.qh, q)
+		if cap(sc.vcol) < hd {
+			sc.vcol = make([]uint16, hd)
+		}
+		s.attendHeadMainline(kc, vc, n, h, sc.qh, sc.vcol[:hd], out)
+		return
+	}
 	if s.m.opts.F32Attention && s.m.Params.HeadDim%8 == 0 {
 		s.attendHeadIK(sc, kc, vc, n, h, q, out)
 		return

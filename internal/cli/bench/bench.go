@@ -37,6 +37,7 @@ type BenchOptions struct {
 	// KernelConfig is the kernel_config.ini of a TL1/TL2 file.
 	KernelConfig string
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
+	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
 	Out          io.Writer
 	Err          io.Writer // notices; nil discards them
 }
@@ -90,6 +91,9 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 			if opts.Reps < 1 {
 				return usage.Errorf("-r/--repetitions %d: must be ≥ 1", opts.Reps)
 			}
+			if _, err := runtime.ParseArith(opts.Arith); err != nil {
+				return usage.Errorf("--arith: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -104,6 +108,7 @@ every sample (samples_ns, samples_ts) in llama-bench's field names.`,
 	f.IntVarP(&opts.Reps, "repetitions", "r", 5, "timed repetitions of each test")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON array (llama-bench -o json field names) instead of the table")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
+	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
 }
@@ -166,6 +171,10 @@ func benchRun(opts *BenchOptions) error {
 		return err
 	}
 	rtOpts := runtime.Options{I2SLayout: format.Layout(strings.ToLower(opts.FromLayout))}
+	var err error
+	if rtOpts.Arith, err = runtime.ParseArith(opts.Arith); err != nil {
+		return usage.Errorf("--arith: %v", err)
+	}
 	if opts.KernelConfig != "" {
 		if err := fsutil.CheckRegular(opts.KernelConfig); err != nil {
 			return fmt.Errorf("--kernel-config: %w", err)
