@@ -185,6 +185,14 @@ func (s *Session) Hidden() []float32 { return s.hidden[s.lastRows-1] }
 func (s *Session) head(dst, hidden [][]float32) {
 	out := s.m.output
 	th := s.m.opts.Threads
+	if s.m.opts.Arith == ArithMainline {
+		if s.m.opts.Batched && len(hidden) >= 2 && out.Type == gguf.TypeF16 && out.K%8 == 0 {
+			s.headTinyBLAS(dst, hidden)
+			return
+		}
+		out.matMul(dst, hidden, &s.mm, th)
+		return
+	}
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
 		parallel.ForHot(out.M, th, func(lo, hi int) {
