@@ -2,8 +2,15 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
@@ -88,5 +95,145 @@ func TestWriteMainlineHomeFiles(t *testing.T) {
 	}
 	for name, p := range writeMainlineHomeFiles(t, dir) {
 		t.Log(name, p)
+	}
+}
+
+// mainlineHome is testdata/golden/mainline-home/mainline-home.json.
+type mainlineHome struct {
+	// Files by name: the sha256 of the GGUF mainline ran, and for its own
+	// Q2_0 files the sha256 of every tensor's data.
+	Files map[string]struct {
+		SHA256  string            `json:"sha256"`
+		Tensors map[string]string `json:"tensors,omitempty"`
+	} `json:"files"`
+	Runs []mainlineRun `json:"runs"`
+}
+
+// mainlineRun is one oracle-dump run of mainline on a file: the prompt,
+// whether it was fed in one llama_decode ("batch") or one token per call
+// ("seq"), the 16 greedy ids and the sha256 of every row of logits (prompt
+// rows, then generated rows, float32 little-endian).
+type mainlineRun struct {
+	File   string  `json:"file"`
+	Prompt string  `json:"prompt"`
+	Mode   string  `json:"mode"`
+	Gen    []int32 `json:"gen"`
+	Logits string  `json:"logits_sha256"`
+}
+
+// mainlinePrompts are the golden tiny model's two prompts.
+var mainlinePrompts = map[string][]int32{
+	"hello": {1, 413, 480, 414, 271, 417, 313, 269, 421, 427, 457, 360, 314, 411, 280, 262, 261, 437, 413, 461, 268, 469, 316, 262, 414, 284, 432},
+	"ids":   {1, 100, 200, 300, 400, 500, 7, 8},
+}
+
+// runOracleDump computes what oracle-dump writes for prompt and n greedy
+// tokens: the prompt one token per call, or (batch) in one EvalBatch,
+// then each generated token on its own. It returns the ids and the raw
+// rows.
+func runOracleDump(t *testing.T, m *Model, prompt []int32, n int, batch bool) ([]int32, []byte) {
+	t.Helper()
+	s := m.NewSession(len(prompt) + n + 8)
+	var rows [][]float32
+	if batch {
+		out, err := s.EvalBatch(prompt, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			rows = append(rows, append([]float32(nil), r...))
+		}
+	} else {
+		for _, id := range prompt {
+			l, err := s.Eval(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, append([]float32(nil), l...))
+		}
+	}
+	last := rows[len(rows)-1]
+	var gen []int32
+	for i := 0; i < n; i++ {
+		rows = append(rows, last)
+		tok := Argmax(last)
+		gen = append(gen, tok)
+		if i == n-1 {
+			break
+		}
+		l, err := s.Eval(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = append([]float32(nil), l...)
+	}
+	buf := make([]byte, 0, 4*len(rows)*len(last))
+	for _, r := range rows {
+		for _, v := range r {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	return gen, buf
+}
+
+// TestMainlineHome: mainline llama.cpp 3f545bec (AVX2, flash attention on,
+// F16 KV cache) ran our TQ1_0/TQ2_0 files and its own Q2_0 files of the
+// golden tiny model and of the Llama-class dummy (testdata/golden/mainline-home);
+// our files still have the bytes it ran, and with --arith mainline the
+// runtime gives its greedy ids and its logits bit for bit, one token per
+// call and batched. The Q2_0 runs need our q2_0 writer and kernel: they
+// are skipped, saying so, in a build whose format table lacks q2_0; the
+// llama-small runs need BITNET_HEAVY=1.
+func TestMainlineHome(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(mainlineHomeDir, "mainline-home.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var home mainlineHome
+	if err := json.Unmarshal(data, &home); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths := writeMainlineHomeFiles(t, dir)
+	q2, q2err := convert.ParseOutType("q2_0")
+	for _, model := range []string{"tiny", "llama-small", "bitnet384"} {
+		if q2err != nil {
+			break
+		}
+		name := model + "-q2_0"
+		if _, ok := home.Files[name]; !ok {
+			continue
+		}
+		src := filepath.Join(dir, model)
+		if model == "tiny" {
+			src = filepath.Join(tinyDir, "hf")
+		}
+		out := filepath.Join(dir, name+".gguf")
+		if _, err := convert.ConvertDir(context.Background(), src, out, true, false, convert.Options{OutType: q2}); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = out
+	}
+	for _, r := range home.Runs {
+		t.Run(r.File+"/"+r.Prompt+"/"+r.Mode, func(t *testing.T) {
+			if strings.HasPrefix(r.File, "llama-small") && os.Getenv("BITNET_HEAVY") == "" {
+				t.Skip("the Llama-class dummy takes a few seconds a run: set BITNET_HEAVY=1")
+			}
+			path, ok := paths[r.File]
+			if !ok {
+				t.Skipf("%s: this build cannot write q2_0 (%v)", r.File, q2err)
+			}
+			if want := home.Files[r.File].SHA256; !strings.HasSuffix(r.File, "q2_0") {
+				checkHomeFile(t, path, map[string]string{r.File: want}, "mainline llama.cpp")
+			}
+			m := openModelOpts(t, path, Options{Threads: 2, Arith: ArithMainline, Batched: r.Mode == "batch"})
+			gen, rows := runOracleDump(t, m, mainlinePrompts[r.Prompt], len(r.Gen), r.Mode == "batch")
+			if !slices.Equal(gen, r.Gen) {
+				t.Errorf("greedy ids %v, mainline %v", gen, r.Gen)
+			}
+			if got := fmt.Sprintf("%x", sha256.Sum256(rows)); got != r.Logits {
+				t.Errorf("logits are not mainline's bit for bit (sha256 %s, mainline %s)", got, r.Logits)
+			}
+		})
 	}
 }

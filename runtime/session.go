@@ -84,6 +84,7 @@ func (m *Model) NewSession(nCtx int) *Session {
 	nCtx = sessionPositions(p, nCtx)
 	kvDim := p.NHeadKV * p.HeadDim
 	s := &Session{m: m, nCtx: nCtx}
+	s.mm.fmaAcc = m.opts.Arith == ArithMainline
 	s.kCache = make([][]uint16, p.NLayer)
 	s.vCache = make([][]uint16, p.NLayer)
 	for i := range s.kCache {
