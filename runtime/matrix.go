@@ -342,9 +342,9 @@ type batchScratch struct {
 	// fmaAcc is copied into every Activation (Activation.fmaAcc).
 	fmaAcc bool
 	acts   []Activation
-	lut  []uint64
-	qs   [][]int8
-	rowf [][]float32
+	lut    []uint64
+	qs     [][]int8
+	rowf   [][]float32
 }
 
 func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
