@@ -339,12 +339,13 @@ func (w *Matrix) MatMul(dst, xs [][]float32, threads int) {
 // batchScratch is MatMul's reusable memory: one Activation per token, the
 // I2_S lookup tables, per-worker widened F16 rows.
 type batchScratch struct {
+	acts []Activation
+	lut  []uint64
+	qs   [][]int8
+	rowf [][]float32
+
 	// fmaAcc is copied into every Activation (Activation.fmaAcc).
 	fmaAcc bool
-	acts   []Activation
-	lut    []uint64
-	qs     [][]int8
-	rowf   [][]float32
 }
 
 func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
