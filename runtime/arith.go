@@ -161,7 +161,8 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 	}
 }
 
-// headTinyBLAS is the F16 LM head of a mainline batch of two or more rows:
+// headTinyBLAS is the F16 LM head of a mainline batch of two or more rows
+// (one EvalBatch, as one llama_decode with those output rows):
 // ggml_compute_forward_mul_mat hands F16 × F16 (the rows rounded to F16,
 // the vec_dot_type) to llamafile_sgemm (ggml/src/ggml-cpu/llamafile/sgemm.cpp,
 // tinyBLAS<8, __m256, …> on AVX2 with F16C), which keeps one 8-lane fused

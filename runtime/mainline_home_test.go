@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -235,5 +236,49 @@ func TestMainlineHome(t *testing.T) {
 				t.Errorf("logits are not mainline's bit for bit (sha256 %s, mainline %s)", got, r.Logits)
 			}
 		})
+	}
+}
+
+// TestMainlineKLDBase: mainline's llama-perplexity 3f545bec wrote
+// tiny-tq2_0.ub32.kld-base (`-f ppl_text.txt -c 128 --chunks 2 -t 1 -fa on
+// -b 32 -ub 32 --kl-divergence-base`, on our tiny-tq2_0); our
+// PerplexityBase with the mainline arithmetic writes the same bytes, and
+// KLDivergence reads it back (the tokens and every row; the KLD left is the
+// base's 16-bit rounding of the log-probabilities).
+func TestMainlineKLDBase(t *testing.T) {
+	basePath := filepath.Join(mainlineHomeDir, "tiny-tq2_0.ub32.kld-base")
+	want, err := os.ReadFile(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := ReadKLBaseHeader(bytes.NewReader(want), int64(len(want)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.NCtx != 128 || base.NChunk != 2 || base.NVocab != 512 {
+		t.Fatalf("base header %d × %d chunks, vocab %d", base.NCtx, base.NChunk, base.NVocab)
+	}
+	paths := writeMainlineHomeFiles(t, t.TempDir())
+	m := openModelOpts(t, paths["tiny-tq2_0"], Options{Threads: 2, Arith: ArithMainline})
+	var got bytes.Buffer
+	if _, err := PerplexityBase(m, base.Tokens, base.NCtx, base.NChunk, 1, &got, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("our base file (%d bytes) differs from mainline's (%d bytes)", got.Len(), len(want))
+	}
+	r := bytes.NewReader(want)
+	if _, err := ReadKLBaseHeader(r, int64(len(want))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := KLDivergence(m, base, r, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Count != 2*63 || st.SameTop != st.Count {
+		t.Errorf("scored %d positions, same top %d", st.Count, st.SameTop)
+	}
+	if mean := st.SumKLD / float64(st.Count); !(mean >= 0 && mean < 1e-5) {
+		t.Errorf("mean KLD %g against mainline's base of the same logits, want < 1e-5 (its 16-bit rounding)", mean)
 	}
 }

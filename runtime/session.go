@@ -141,7 +141,9 @@ func (s *Session) EvalHidden(token int32) error {
 // through each layer at once: every matrix product takes the whole batch
 // (each token's activations quantized on their own), the KV cache is filled
 // for every position and each token attends to the positions up to its own.
-// The numbers are those of calling Eval on each token in turn, bit for bit.
+// The numbers are those of calling Eval on each token in turn, bit for bit,
+// except under ArithMainline, whose F16 LM head over two or more rows is
+// llamafile's tinyBLAS as in one mainline llama_decode (headTinyBLAS).
 // It returns the logits of tokens[from:], row i−from for token i (NVocab
 // floats each); from = len(tokens) skips the LM head (Hidden still gives
 // the last token's state). The rows are owned by the Session and
@@ -187,7 +189,7 @@ func (s *Session) head(dst, hidden [][]float32) {
 	out := s.m.output
 	th := s.m.opts.Threads
 	if s.m.opts.Arith == ArithMainline {
-		if s.m.opts.Batched && len(hidden) >= 2 && out.Type == gguf.TypeF16 && out.K%8 == 0 {
+		if len(hidden) >= 2 && out.Type == gguf.TypeF16 && out.K%8 == 0 {
 			s.headTinyBLAS(dst, hidden)
 			return
 		}
