@@ -41,6 +41,8 @@ func TestNewCmdBench(t *testing.T) {
 		{"no test, lists", []string{"-m", "x", "-p", "0,0", "-n", "0"}, nil, "no test to run"},
 		{"layout", []string{"-m", "x", "--from-layout", "arm"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, FromLayout: "arm"}, ""},
 		{"bad layout", []string{"-m", "x", "--from-layout", "mips"}, nil, "--from-layout"},
+		{"arith", []string{"-m", "x", "--arith", "ik"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Arith: "ik"}, ""},
+		{"bad arith", []string{"-m", "x", "--arith", "gpu"}, nil, "--arith"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
