@@ -54,27 +54,31 @@ func bitnet384Config() map[string]any {
 // dir: our hf2gguf TQ1_0/TQ2_0 (and the F32 mainline's llama-quantize made
 // its Q2_0 files from) of the golden tiny model ("tiny-*") and of the
 // Llama-class dummy ("llama-small-*", its checkpoint in dir/llama-small),
-// and the F32 of the 384-row dummy ("bitnet384-f32", dir/bitnet384).
+// and the F32 of the 384-row dummy ("bitnet384-f32", dir/bitnet384); only
+// those of the named models ("tiny", "llama-small", "bitnet384").
 // It returns the paths by name (file name without .gguf).
-func writeMainlineHomeFiles(t *testing.T, dir string) map[string]string {
+func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	llamaHF := filepath.Join(dir, "llama-small")
-	if _, err := dummy.Generate(ctx, llamaHF, dummy.Options{Config: llamaSmallConfig(), Packed: true, LinearClass: "bitlinear",
-		Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	b384HF := filepath.Join(dir, "bitnet384")
-	if _, err := dummy.Generate(ctx, b384HF, dummy.Options{Config: bitnet384Config(), Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	b384 := filepath.Join(dir, "bitnet384-f32.gguf")
-	if _, err := convert.ConvertDir(ctx, b384HF, b384, true, false, convert.Options{OutType: convert.OutF32}); err != nil {
-		t.Fatal(err)
-	}
-	paths := map[string]string{"bitnet384-f32": b384}
-	for model, src := range map[string]string{"tiny": filepath.Join(tinyDir, "hf"), "llama-small": llamaHF} {
-		for _, typ := range []convert.OutType{convert.OutF32, convert.OutTQ1_0, convert.OutTQ2_0} {
+	paths := map[string]string{}
+	for _, model := range models {
+		src := filepath.Join(tinyDir, "hf")
+		types := []convert.OutType{convert.OutF32, convert.OutTQ1_0, convert.OutTQ2_0}
+		switch model {
+		case "llama-small":
+			src = filepath.Join(dir, model)
+			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: llamaSmallConfig(), Packed: true, LinearClass: "bitlinear",
+				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		case "bitnet384":
+			src = filepath.Join(dir, model)
+			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: bitnet384Config(), Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			types = types[:1] // rows of 384 do not fit TQ's 256-blocks
+		}
+		for _, typ := range types {
 			name := model + "-" + string(typ)
 			out := filepath.Join(dir, name+".gguf")
 			if _, err := convert.ConvertDir(ctx, src, out, true, false, convert.Options{OutType: typ}); err != nil {
@@ -94,7 +98,7 @@ func TestWriteMainlineHomeFiles(t *testing.T) {
 	if dir == "" {
 		t.Skip("BITNET_MAINLINE_HOME_OUT not set")
 	}
-	for name, p := range writeMainlineHomeFiles(t, dir) {
+	for name, p := range writeMainlineHomeFiles(t, dir, "tiny", "llama-small", "bitnet384") {
 		t.Log(name, p)
 	}
 }
@@ -195,7 +199,11 @@ func TestMainlineHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	paths := writeMainlineHomeFiles(t, dir)
+	models := []string{"tiny"}
+	if os.Getenv("BITNET_HEAVY") != "" {
+		models = append(models, "llama-small", "bitnet384")
+	}
+	paths := writeMainlineHomeFiles(t, dir, models...)
 	q2, q2err := convert.ParseOutType("q2_0")
 	for _, model := range []string{"tiny", "llama-small", "bitnet384"} {
 		if q2err != nil {
@@ -208,6 +216,8 @@ func TestMainlineHome(t *testing.T) {
 		src := filepath.Join(dir, model)
 		if model == "tiny" {
 			src = filepath.Join(tinyDir, "hf")
+		} else if !slices.Contains(models, model) {
+			continue
 		}
 		out := filepath.Join(dir, name+".gguf")
 		if _, err := convert.ConvertDir(context.Background(), src, out, true, false, convert.Options{OutType: q2}); err != nil {
@@ -217,8 +227,8 @@ func TestMainlineHome(t *testing.T) {
 	}
 	for _, r := range home.Runs {
 		t.Run(r.File+"/"+r.Prompt+"/"+r.Mode, func(t *testing.T) {
-			if strings.HasPrefix(r.File, "llama-small") && os.Getenv("BITNET_HEAVY") == "" {
-				t.Skip("the Llama-class dummy takes a few seconds a run: set BITNET_HEAVY=1")
+			if !strings.HasPrefix(r.File, "tiny-") && os.Getenv("BITNET_HEAVY") == "" {
+				t.Skip("the dummies take a few seconds a run: set BITNET_HEAVY=1")
 			}
 			path, ok := paths[r.File]
 			if !ok {
@@ -258,7 +268,7 @@ func TestMainlineKLDBase(t *testing.T) {
 	if base.NCtx != 128 || base.NChunk != 2 || base.NVocab != 512 {
 		t.Fatalf("base header %d × %d chunks, vocab %d", base.NCtx, base.NChunk, base.NVocab)
 	}
-	paths := writeMainlineHomeFiles(t, t.TempDir())
+	paths := writeMainlineHomeFiles(t, t.TempDir(), "tiny")
 	m := openModelOpts(t, paths["tiny-tq2_0"], Options{Threads: 2, Arith: ArithMainline})
 	var got bytes.Buffer
 	if _, err := PerplexityBase(m, base.Tokens, base.NCtx, base.NChunk, 1, &got, nil); err != nil {
