@@ -14,7 +14,13 @@
 // Q8_K64 kernels of iqbn.go its IQ1_BN/IQ2_BN logits of b158-h512 are
 // matched within 2e-6, its F32 ones within 4e-3. Options.Batched switches to the
 // reference's whole-prompt arithmetic (llama-embedding, the non-_seq_
-// golden files).
+// golden files). Options.Arith = ArithMainline computes the graph as
+// mainline llama.cpp 3f545bec's gcc AVX2 build does (arith.go: its CPU
+// flash attention with an F16 accumulator and glibc expf, the Q8_K
+// kernels' block sums as fused multiply-adds, tinyBLAS for a batch's F16
+// head): bit for bit on our TQ1_0/TQ2_0 files of the golden tiny model and
+// of a Llama-class dummy (testdata/golden/mainline-home); DefaultArith
+// picks each file's home runtime.
 //
 // Entry points: Open / LoadFile / Load build a Model (its weights used in
 // place in the mapped file); Model.NewSession gives a Session whose Eval

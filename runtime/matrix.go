@@ -106,6 +106,11 @@ type Activation struct {
 	// tables, which would cost hundreds of MB for a whole batch.
 	bsums, lutTQ []int16
 	inBatch      bool
+	// fmaAcc: the float accumulation of the AVX2 Q8_K kernels' blocks is
+	// one fused multiply-add, as gcc (-ffp-contract=fast, mainline
+	// llama.cpp's build) compiles it; clang (bitnet.cpp's build) rounds
+	// the product first. Set from batchScratch.fmaAcc by matMul.
+	fmaAcc bool
 }
 
 // Prepare converts x (len K) into the activation form w's dot product needs,
@@ -278,6 +283,9 @@ type batchScratch struct {
 	lut  []uint64
 	qs   [][]int8
 	rowf [][]float32
+
+	// fmaAcc is copied into every Activation (Activation.fmaAcc).
+	fmaAcc bool
 }
 
 func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
@@ -300,6 +308,7 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 	parallel.ForHot(n, threads, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			acts[t].inBatch = n > 1
+			acts[t].fmaAcc = sc.fmaAcc
 			w.Prepare(&acts[t], xs[t])
 		}
 	})

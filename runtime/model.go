@@ -150,6 +150,12 @@ type Options struct {
 	// products sum in another order). Default false: bitnet.cpp's
 	// arithmetic, bit-exact.
 	F32Attention bool
+	// Arith is the runtime whose arithmetic the graph outside the matrix
+	// products follows (arith.go): ArithDefault (the file's home runtime,
+	// DefaultArith: ik_llama.cpp for IQ1_BN/IQ2_BN, mainline llama.cpp for
+	// Q2_0, else bitnet.cpp), ArithBitnetCpp, ArithMainline or ArithIK
+	// (the same as F32Attention). Load resolves it; Model.Arith says which.
+	Arith Arith
 	// TLKernels is the tiling (kernel_config.ini, format.ParseKernelConfig)
 	// the file's TL1/TL2 tensors were converted with; GGUF does not record
 	// it in a standard place. When nil, Load uses the configuration hf2gguf
@@ -227,21 +233,18 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 // bitnet-b1.58 or bitnet-25 (relu² FFN). Weight types F32, F16, BF16, Q8_0,
 // I2_S, TQ1_0, TQ2_0, Q6_K, Q4_K, IQ1_BN and IQ2_BN are supported for the
 // matrices, TL1/TL2 with Options.TLKernels (run as I2_S, see NewTLMatrix),
-// F32/F16/BF16 for norm vectors. A file with IQ1_BN/IQ2_BN tensors (made
-// for ik_llama.cpp) runs with Options.F32Attention set: its home runtime's
-// arithmetic.
+// F32/F16/BF16 for norm vectors. Unless Options.Arith says otherwise, a
+// file runs with its home runtime's arithmetic (DefaultArith): a file with
+// IQ1_BN/IQ2_BN tensors (made for ik_llama.cpp) with Options.F32Attention
+// set, a Q2_0 file with mainline llama.cpp's.
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
-	for _, ti := range f.Tensors {
-		if ti.Type == gguf.TypeIQ1BN || ti.Type == gguf.TypeIQ2BN {
-			opts.F32Attention = true
-		}
-	}
 	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama)")
 	if err != nil {
 		return nil, err
 	}
+	resolveArith(&opts, l.arch, f.Tensors)
 	spec := archs[l.arch]
 	ffn := spec.ffn
 	l.r.activation(&ffn)

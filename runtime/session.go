@@ -84,6 +84,7 @@ func (m *Model) NewSession(nCtx int) *Session {
 	nCtx = sessionPositions(p, nCtx)
 	kvDim := p.NHeadKV * p.HeadDim
 	s := &Session{m: m, nCtx: nCtx}
+	s.mm.fmaAcc = m.opts.Arith == ArithMainline
 	s.kCache = make([][]uint16, p.NLayer)
 	s.vCache = make([][]uint16, p.NLayer)
 	for i := range s.kCache {
@@ -140,7 +141,9 @@ func (s *Session) EvalHidden(token int32) error {
 // through each layer at once: every matrix product takes the whole batch
 // (each token's activations quantized on their own), the KV cache is filled
 // for every position and each token attends to the positions up to its own.
-// The numbers are those of calling Eval on each token in turn, bit for bit.
+// The numbers are those of calling Eval on each token in turn, bit for bit,
+// except under ArithMainline, whose F16 LM head over two or more rows is
+// llamafile's tinyBLAS as in one mainline llama_decode (headTinyBLAS).
 // It returns the logits of tokens[from:], row i−from for token i (NVocab
 // floats each); from = len(tokens) skips the LM head (Hidden still gives
 // the last token's state). The rows are owned by the Session and
@@ -185,6 +188,14 @@ func (s *Session) Hidden() []float32 { return s.hidden[s.lastRows-1] }
 func (s *Session) head(dst, hidden [][]float32) {
 	out := s.m.output
 	th := s.m.opts.Threads
+	if s.m.opts.Arith == ArithMainline {
+		if len(hidden) >= 2 && out.Type == gguf.TypeF16 && out.K%8 == 0 {
+			s.headTinyBLAS(dst, hidden)
+			return
+		}
+		out.matMul(dst, hidden, &s.mm, th)
+		return
+	}
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
 		parallel.ForHot(out.M, th, func(lo, hi int) {
@@ -423,6 +434,16 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 // float64. The softmax sums exp in float64
 // and scales by float32(1/sum). GQA: head h reads KV head h/(NHead/NHeadKV).
 func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
+	if s.m.opts.Arith == ArithMainline {
+		hd := s.m.Params.HeadDim
+		sc.qh = resizeF32(sc.qh, hd)
+		kernels.RoundF16(sc.qh, q)
+		if cap(sc.vcol) < hd {
+			sc.vcol = make([]uint16, hd)
+		}
+		s.attendHeadMainline(kc, vc, n, h, sc.qh, sc.vcol[:hd], out)
+		return
+	}
 	if s.m.opts.F32Attention && s.m.Params.HeadDim%8 == 0 {
 		s.attendHeadIK(sc, kc, vc, n, h, q, out)
 		return

@@ -194,9 +194,17 @@ var tq1Trits = func() (t [256][5]uint8) {
 // tqAccumulate adds one block's eight integer lanes (tqLanes) times
 // d = d_y·f16(d_x) to the float lanes, as the AVX2 kernels do:
 // acc_L += float32(lane_L)·d, rounded after the multiply and after the add.
-func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32) {
+//
+// With fused (Activation.fmaAcc: gcc's build, mainline llama.cpp) the
+// multiply and the add are one fused multiply-add, as gcc contracts
+// _mm256_add_ps(_mm256_mul_ps(…), sumf).
+func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32, fused bool) {
 	for l := range acc {
 		s := lanes[l] - int32(bs[2*l]) - int32(bs[2*l+1])
+		if fused {
+			acc[l] = fma32(acc[l], float32(s), d)
+			continue
+		}
 		acc[l] += float32(float32(s) * d)
 	}
 }
@@ -219,7 +227,7 @@ func dotTQ2_0(row []byte, a *Activation) float32 {
 				int32(t[64+c2&15]+t[80+c2>>4]) + int32(t[96+c3&15]+t[112+c3>>4])
 		}
 		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[64:])]
-		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
+		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d, a.fmaAcc)
 	}
 	return sumExp8(acc[:])
 }
@@ -267,7 +275,7 @@ func dotTQ1_0(row []byte, a *Activation) float32 {
 			}
 		}
 		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[52:])]
-		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d)
+		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d, a.fmaAcc)
 	}
 	return sumExp8(acc[:])
 }

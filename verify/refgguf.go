@@ -283,7 +283,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 	// ids, then (across kernels) the float reference reads A tensor by
 	// tensor.
 	opts.stage("run the prompt in both files")
-	mb, err := loadModel(f, runtime.Options{Threads: opts.Threads, TLKernels: kb})
+	mb, err := loadModel(f, runtime.Options{Threads: opts.Threads, TLKernels: kb, Arith: opts.Arith})
 	if err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("logits not compared: the runtime cannot run %s: %v", opts.GGUF, err))
 		rep.Pass = len(rep.Failures) == 0
@@ -305,7 +305,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 	rtdebug.FreeOSMemory()
 	rep.IDs = seq
 	rep.Sanity = checkSanity(rep, rowsB)
-	ma, err := loadModel(fa, runtime.Options{Threads: opts.Threads, TLKernels: ka})
+	ma, err := loadModel(fa, runtime.Options{Threads: opts.Threads, TLKernels: ka, Arith: opts.Arith})
 	if err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("logits not compared: the runtime cannot run %s: %v", opts.RefGGUF, err))
 		rep.Pass = len(rep.Failures) == 0

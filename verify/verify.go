@@ -79,6 +79,9 @@ type Options struct {
 	// (token_embd is then the head). A GGUF without output.weight implies it.
 	AllowTieFallback bool
 	Threads          int
+	// Arith is the runtime arithmetic both files run with
+	// (runtime.Options.Arith); ArithDefault gives each file its own.
+	Arith runtime.Arith
 	// Stage, when set, is called as each stage starts ("load the model",
 	// "check the structure against the checkpoint", "run the prompt",
 	// "build the float reference", "embed the prompts"), for a progress view.
@@ -200,7 +203,7 @@ func Run(opts Options) (*Report, error) {
 		return runEmbedding(f, rep, opts)
 	}
 	opts.stage("load the model")
-	ropts := runtime.Options{Threads: opts.Threads}
+	ropts := runtime.Options{Threads: opts.Threads, Arith: opts.Arith}
 	if opts.KernelConfig != nil {
 		ks, err := format.ParseKernelConfig(opts.KernelConfig)
 		if err != nil {

@@ -40,6 +40,7 @@ type BenchOptions struct {
 	// KernelConfig is the kernel_config.ini of a TL1/TL2 file.
 	KernelConfig string
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
+	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
 	Out          io.Writer
 	Err          io.Writer // notices; nil discards them
 }
@@ -105,6 +106,9 @@ but the samples, a quoted header line then one quoted line per test, as llama-be
 			if opts.Reps < 1 {
 				return usage.Errorf("-r/--repetitions %d: must be ≥ 1", opts.Reps)
 			}
+			if _, err := runtime.ParseArith(opts.Arith); err != nil {
+				return usage.Errorf("--arith: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -121,6 +125,7 @@ but the samples, a quoted header line then one quoted line per test, as llama-be
 	f.BoolVar(&jsonFlag, "json", false, "the same as -o json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
+	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
 }
@@ -176,7 +181,7 @@ func benchRun(opts *BenchOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout}
+	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Arith: opts.Arith}
 	rtOpts, err := modelfile.Prepare(mo)
 	if err != nil {
 		return err

@@ -53,6 +53,8 @@ func TestNewCmdBench(t *testing.T) {
 		{"-o sql", []string{"-m", "x", "-o", "sql"}, nil, "-o sql: not implemented; use -o csv or -o json"},
 		{"-o xml", []string{"-m", "x", "-o", "xml"}, nil, "want md, json or csv"},
 		{"model given positionally", []string{"x.gguf"}, nil, "give it as -m x.gguf"},
+		{"arith", []string{"-m", "x", "--arith", "ik"}, &BenchOptions{Model: "x", Prompt: []int{128}, Gen: []int{32}, Threads: []int{0}, Reps: 5, Output: "md", Arith: "ik"}, ""},
+		{"bad arith", []string{"-m", "x", "--arith", "gpu"}, nil, "--arith"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
@@ -19,15 +20,20 @@ type Options struct {
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file, or ""
 	FromLayout   string // --from-layout: I2_S layout of a file that records none, or ""
 	Threads      int    // -t/--threads as given (0 = every core, flagx.Threads)
+	Arith        string // --arith: bitnet.cpp, mainline or ik ("" = the file's home runtime)
 }
 
 // Prepare makes every check of o that needs no model load: -m and
 // --kernel-config are regular files, --from-layout agrees with the layout
 // the file records (CheckFromLayout, a usage error), and reads the kernel
-// configuration. It returns the runtime.Options the model opens with.
-// Errors name the flag.
+// configuration, and parses --arith (a usage error). It returns the
+// runtime.Options the model opens with. Errors name the flag.
 func Prepare(o Options) (runtime.Options, error) {
 	rt := runtime.Options{Threads: flagx.Threads(o.Threads), I2SLayout: format.Layout(strings.ToLower(o.FromLayout))}
+	var err error
+	if rt.Arith, err = runtime.ParseArith(o.Arith); err != nil {
+		return rt, usage.Errorf("--arith: %v", err)
+	}
 	if err := fsutil.CheckRegular(o.Model); err != nil {
 		return rt, fmt.Errorf("-m/--model: %w", err)
 	}

@@ -30,6 +30,7 @@ type PerplexityOptions struct {
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
+	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	// KLBase is --kl-divergence-base FILE: written by a plain run (the
 	// base model's log-probabilities), read with --kl-divergence.
@@ -111,6 +112,9 @@ another vocabulary or chunk size (-c) is refused.`,
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
+			if _, err := runtime.ParseArith(opts.Arith); err != nil {
+				return usage.Errorf("--arith: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -125,6 +129,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
+	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
 	f.BoolVar(&opts.KLD, "kl-divergence", false, "compare with the --kl-divergence-base FILE: mean KLD, same-top-p %")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --kl-divergence-base file")
@@ -158,7 +163,7 @@ func openModel(opts *PerplexityOptions) (*runtime.Model, *reader.File, runtime.O
 
 // modelOptions are the model flags of opts for modelfile.
 func modelOptions(opts *PerplexityOptions) modelfile.Options {
-	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
+	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith}
 }
 
 // perplexityRun loads the model and the text and prints the perplexity.

@@ -41,6 +41,8 @@ func TestNewCmdPerplexity(t *testing.T) {
 		{"negative chunks", []string{"-m", "x", "-f", "t", "--chunks", "-1"}, nil, "--chunks -1"},
 		{"from-layout", []string{"-m", "x.gguf", "-f", "t.txt", "--from-layout", "X86-1x4"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, FromLayout: "X86-1x4"}, ""},
 		{"bad from-layout", []string{"-m", "x", "-f", "t", "--from-layout", "1x4"}, nil, `--from-layout: unknown I2_S layout "1x4"`},
+		{"arith", []string{"-m", "x.gguf", "-f", "t.txt", "--arith", "mainline"}, &PerplexityOptions{Model: "x.gguf", File: "t.txt", Ctx: 128, Arith: "mainline"}, ""},
+		{"bad arith", []string{"-m", "x", "-f", "t", "--arith", "metal"}, nil, `--arith: arithmetic "metal"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

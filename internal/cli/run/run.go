@@ -54,6 +54,7 @@ type RunOptions struct {
 
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
+	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
 	Out          io.Writer
 	// Err receives notices and the timings (llama_perf_context_print
 	// style); nil discards them.
@@ -114,6 +115,9 @@ existing non-regular file, and an existing file needs --force. The prompt length
 					return usage.Errorf("--from-layout: %v", err)
 				}
 			}
+			if _, err := runtime.ParseArith(opts.Arith); err != nil {
+				return usage.Errorf("--arith: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -135,6 +139,7 @@ existing non-regular file, and an existing file needs --force. The prompt length
 	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
+	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --dump-logits file")
 	f.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-generation token (EOS/EOT)")
@@ -147,7 +152,7 @@ func runRun(opts *RunOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads}
+	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith}
 	rtOpts, err := modelfile.Prepare(mo)
 	if err != nil {
 		return err
@@ -164,6 +169,7 @@ func runRun(opts *RunOptions) error {
 	}
 	loadTime := time.Since(loadStart)
 	defer f.Close()
+	fmt.Fprintf(opts.Err, "arithmetic: %s (--arith)\n", m.Arith())
 	var tok tokenizer.Tokenizer
 	v, tokErr := tokenizer.FromGGUF(f.KVs)
 	if tokErr == nil {

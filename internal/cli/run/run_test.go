@@ -40,6 +40,9 @@ func TestNewCmdRun(t *testing.T) {
 		{"from-layout", []string{"-m", "x.gguf", "--ids", "1", "--from-layout", "arm"},
 			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, FromLayout: "arm"}, ""},
 		{"bad from-layout", []string{"-m", "x", "--ids", "1", "--from-layout", "neon"}, nil, `--from-layout: unknown I2_S layout "neon"`},
+		{"arith", []string{"-m", "x.gguf", "--ids", "1", "--arith", "mainline"},
+			&RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Arith: "mainline"}, ""},
+		{"bad arith", []string{"-m", "x", "--ids", "1", "--arith", "cuda"}, nil, `--arith: arithmetic "cuda"`},
 		{"no model", []string{"--ids", "1"}, nil, "-m/--model"},
 		{"both prompts", []string{"-m", "x", "-p", "a", "--ids", "1"}, nil, "exactly one"},
 		{"no prompt", []string{"-m", "x"}, nil, "exactly one"},
@@ -395,4 +398,32 @@ func Test_runRun_samplerFlags(t *testing.T) {
 	}
 	err := runRun(&RunOptions{Model: model, IDs: []int32{1, 100}, N: 12, Ctx: 5, Out: io.Discard})
 	clitest.WantUsage(t, err, "exceeds -c 5")
+}
+
+// Test_runRun_arith: bitnet.cpp's own TQ2_0 file of the golden model runs
+// with bitnet.cpp's arithmetic by default (its golden TQ ids) and with
+// --arith mainline gives the ids mainline llama.cpp 3f545bec generated
+// (testdata/golden/mainline-home: our tiny-tq2_0 has the same tensors);
+// stderr names the arithmetic.
+func Test_runRun_arith(t *testing.T) {
+	for arith, want := range map[string]string{
+		"":         "440 17 11 1 175 59 215 140 182 335 314 263 47 234 267 35",
+		"mainline": "440 17 11 1 175 59 215 140 266 461 17 299 486 131 305 158",
+	} {
+		var out, errOut bytes.Buffer
+		opts := &RunOptions{
+			Model: filepath.Join(golden, "../ecosystems/tiny-bitnet-tq2_0.gguf"), Arith: arith,
+			IDs: []int32{1, 100, 200, 300, 400, 500, 7, 8}, N: 16, IgnoreEOS: true, Out: &out, Err: &errOut,
+		}
+		if err := runRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "generated ids: "+want+"\n") {
+			t.Errorf("--arith %q: want ids %s, output:\n%s", arith, want, out.String())
+		}
+		name := map[string]string{"": "bitnet.cpp", "mainline": "mainline"}[arith]
+		if !strings.Contains(errOut.String(), "arithmetic: "+name+" ") {
+			t.Errorf("--arith %q: stderr does not name %s:\n%s", arith, name, errOut.String())
+		}
+	}
 }

@@ -35,6 +35,7 @@ type Options struct {
 	// checkpoint (the proof of a requant).
 	RefGGUF         string
 	Pooling         string // embedding models: mean, cls or last (default: the file's)
+	Arith           string // --arith: bitnet.cpp, mainline, ik ("" = each file's home runtime)
 	Tokens, Threads int
 	JSON            bool
 	// Verbose (-v) prints the logit bound the error model derived and why.
@@ -139,6 +140,9 @@ context_length; that is checked after loading the model and is also a usage erro
 			default:
 				return usage.Errorf("--weight-scale must be multiply or divide, got %q", opts.WeightScale)
 			}
+			if _, err := runtime.ParseArith(opts.Arith); err != nil {
+				return usage.Errorf("--arith: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -158,6 +162,7 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
 	flagx.ThreadsVar(f, &opts.Threads)
+	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	// A threshold flag left out keeps the file type's default (listed
 	// above); whether it was given is cobra's Changed, so every value,
 	// -1 included, is checked.
@@ -217,6 +222,7 @@ func Run(opts *Options) error {
 		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
 	}
 	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, RefGGUF: opts.RefGGUF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
+	vo.Arith, _ = runtime.ParseArith(opts.Arith) // checked by NewCmd
 	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
 		return fmt.Errorf("--gguf: %w", err)
 	}
