@@ -79,11 +79,6 @@ const (
 	FamilyKQuant
 )
 
-// typeQ2_0 is mainline ggml's GGML_TYPE_Q2_0 (42). The gguf package does
-// not name it yet (the format table that adds it lands separately); the
-// family rule is ready for it.
-const typeQ2_0 = gguf.Type(42)
-
 // FamilyOf returns the kernel family of weight type t, and false for a
 // type the runtime does not compute.
 func FamilyOf(t gguf.Type) (Family, bool) {
@@ -100,7 +95,7 @@ func FamilyOf(t gguf.Type) (Family, bool) {
 		return FamilyTQ, true
 	case gguf.TypeIQ1BN, gguf.TypeIQ2BN:
 		return FamilyIQBN, true
-	case typeQ2_0:
+	case gguf.TypeQ2_0:
 		return FamilyQ2_0, true
 	case gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K:
 		return FamilyKQuant, true
