@@ -394,7 +394,8 @@ var conversionPrompts = []string{
 // (ik_llama.cpp multiplies rows from 512 up), so its IQ files are made with
 // --allow-fallback, as the README says; b158-h512 serves IQ as is.
 func TestVerifyDefaultConversions(t *testing.T) {
-	types := []convert.OutType{convert.OutF32, convert.OutF16, convert.OutBF16, convert.OutI2S, convert.OutTL1, convert.OutTL2, convert.OutTQ1_0, convert.OutTQ2_0, convert.OutIQ1BN, convert.OutIQ2BN}
+	// Every output type hf2gguf writes (the format table's, then the floats).
+	types := convert.OutTypes
 	for _, m := range []corpusModel{{"tiny-bitnet", goldenHF, false}, {"b158-h512", "../testdata/golden/b158-h512/hf", false}} {
 		for _, ot := range types {
 			out := filepath.Join(t.TempDir(), "m.gguf")
