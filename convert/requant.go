@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -386,13 +385,10 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 		if ctx.Err() != nil {
 			return p, fmt.Errorf("interrupted; %s was not written", out)
 		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Path == af.TempName() {
-			pe.Path = out
-		}
-		return p, err
+		// Name the output, never the temp file (H13).
+		return p, af.NameTarget(err)
 	}
-	return p, af.Commit()
+	return p, af.NameTarget(af.Commit())
 }
 
 // Requant streams the planned file to w, one tensor at a time: tensor data

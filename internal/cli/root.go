@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,12 +19,14 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/embed"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/requant"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	verifycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/verify"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 )
 
@@ -70,31 +74,73 @@ var commands = []func() *cobra.Command{
 }
 
 // Main runs the command line args and returns the process exit code: 0 on
-// success, 1 on failure, 2 on bad usage. Errors are printed as one line
+// success, 1 on failure, 2 on bad usage, 128 + the signal's number when a
+// stop signal interrupted the command (130 for Ctrl-C, 143 for SIGTERM; see
+// interrupt.NotifyContext). Errors are printed as one line
 // prefixed "bitnet-convert: ".
 //
 // A panic in a command is a bug; Main recovers it as a last resort and
 // prints one line naming the command instead of a Go stack trace, with exit
 // code 1.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	// A mapped input that shrinks faults on the next read; as a panic it
+	// is recovered below as one "was the file changed?" line (H1).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
+			if err := osx.FaultError(r); err != nil {
+				fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+				code = 1
+				return
+			}
 			fmt.Fprintf(stderr, "bitnet-convert: internal error in %q: %v; this is a bug, please report it with the command line\n", commandName(args), r)
 			code = 1
 		}
 	}()
-	root := NewRootCmd(stdout, stderr)
+	interrupt.Reset()
+	out := &stdoutWriter{w: stdout}
+	root := NewRootCmd(out, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	if err == nil && out.err != nil {
+		// The report is lost (stdout on a full disk, a closed pipe):
+		// that is a failure even though the work was done (defect H11).
+		err = out.err
+	}
 	if err == nil {
 		return 0
 	}
 	fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+	if sig := interrupt.Received(); sig != nil {
+		// 130 for Ctrl-C, 143 for SIGTERM, as a shell reports a process
+		// the signal killed (defect H29).
+		return interrupt.ExitCode(sig)
+	}
 	var ue *UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
 	}
 	return 1
+}
+
+// stdoutWriter passes writes to w and keeps the first error, so that Main
+// fails when a command's text report could not be written (the commands'
+// Fprintf calls do not check).
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "write /dev/stdout: …" names the device, not the stream
+		}
+		s.err = fmt.Errorf("write stdout: %w", err)
+	}
+	return n, err
 }
 
 // commandName returns the subcommand named by args (its first argument that

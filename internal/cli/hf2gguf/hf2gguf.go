@@ -214,6 +214,12 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// --force replaces an old output, never a file this run reads (H2).
+	for _, in := range []struct{ flag, path string }{{"--metadata", opts.MetadataFile}, {"--kernel-config", opts.KernelConfig}} {
+		if fsutil.SameFile(out, in.path) {
+			return fmt.Errorf("output %s is the %s file; give another path", out, in.flag)
+		}
+	}
 	if di, err := os.Stat(opts.OutFile); err == nil && di.IsDir() {
 		if in, err := os.Stat(opts.Dir); err == nil && os.SameFile(di, in) {
 			// convert_hf_to_gguf.py writes into the model directory; ours

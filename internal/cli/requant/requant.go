@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -22,6 +20,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
@@ -155,7 +154,7 @@ func Run(opts *Options) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {
@@ -182,6 +181,10 @@ func Run(opts *Options) error {
 	out := opts.OutFile
 	if out == "" {
 		out = DefaultOutFile(opts.In, outType)
+	}
+	if fsutil.SameFile(out, opts.KernelConfig) {
+		// --force replaces an old output, never a file this run reads (H2).
+		return fmt.Errorf("output %s is the --kernel-config file; give another path", out)
 	}
 	var bar *progressbar.ProgressBar
 	if opts.StderrIsTerminal && !opts.DryRun {

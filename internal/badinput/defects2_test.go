@@ -1,0 +1,222 @@
+package badinput
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/cli"
+)
+
+// The defects of the second hostile run (H1–H29 of the 2026-12 report,
+// docs/reliability.md): one row or test per defect, through the whole
+// command line.
+
+// defects2Cases are the H rows that must fail with one line and leave the
+// tree as it was (TestDefects2, the harness of TestDefects).
+func defects2Cases() []badCase {
+	return []badCase{
+		// H2: --force onto one of the command's own secondary inputs.
+		{"H2 perplexity --kl-divergence-base is the -f text", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "t.txt")
+			copyFile(t, pplText, p)
+			return []string{"perplexity", "-m", tinyI2S, "-f", p, "-c", "64", "--chunks", "1", "--kl-divergence-base", p, "--force"}
+		}, 1, []string{"--kl-divergence-base ROOT/t.txt is the -f/--file text", "give another path"}},
+		{"H2 perplexity --kl-divergence-base is a link to the -f text", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "t.txt")
+			copyFile(t, pplText, p)
+			if err := os.Symlink(p, filepath.Join(root, "base.kld")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"perplexity", "-m", tinyI2S, "-f", p, "-c", "64", "--chunks", "1", "--kl-divergence-base", filepath.Join(root, "base.kld"), "--force"}
+		}, 1, []string{"is the -f/--file text"}},
+		{"H2 hf2gguf --outfile is the --metadata file", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "m.toml")
+			writeFile(t, p, []byte(`"general.license" = "MIT"`+"\n"))
+			return []string{"hf2gguf", tinyDir, "--metadata", p, "--outfile", p, "--force"}
+		}, 1, []string{"output ROOT/m.toml is the --metadata file", "give another path"}},
+		{"H2 hf2gguf --outfile is the --kernel-config file", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "k.ini")
+			copyFile(t, tl1Config, p)
+			return []string{"hf2gguf", tinyDir, "--outtype", "tl1", "--kernel-config", p, "--outfile", p, "--force"}
+		}, 1, []string{"output ROOT/k.ini is the --kernel-config file"}},
+		{"H2 requant --outfile is the --kernel-config file", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "k.ini")
+			copyFile(t, tl1Config, p)
+			return []string{"requant", tinyF32, "--outtype", "tl1", "--kernel-config", p, "--outfile", p, "--force"}
+		}, 1, []string{"output ROOT/k.ini is the --kernel-config file"}},
+		{"H2 run --dump-logits is the --kernel-config file", func(t *testing.T, root string) []string {
+			p := filepath.Join(root, "k.ini")
+			copyFile(t, tl1Config, p)
+			return []string{"run", "-m", tinyTL1, "--ids", "1,2", "-n", "1", "--kernel-config", p, "--dump-logits", p, "--force"}
+		}, 1, []string{"--dump-logits ROOT/k.ini is the --kernel-config file"}},
+	}
+}
+
+const (
+	pplText   = "../../testdata/golden/tiny-bitnet/outputs/ppl_text.txt"
+	tl1Config = "../../testdata/golden/tiny-bitnet/gguf/kernel_config_tl1.ini"
+	tinyTL1   = "../../testdata/golden/tiny-bitnet/gguf/ggml-model-tl1.gguf"
+	tinyF32   = "../../testdata/golden/tiny-bitnet/gguf/ggml-model-f32.gguf"
+)
+
+func TestDefects2(t *testing.T) {
+	for _, c := range defects2Cases() {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			args := c.setup(t, root)
+			before := snapshot(t, root)
+			code, _, stderr := runMain(args...)
+			if code != c.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, c.code, stderr)
+			}
+			checkOneLine(t, strings.ReplaceAll(stderr, root, "ROOT"), c.want)
+			if d := diffSnapshots(before, snapshot(t, root)); d != "" {
+				t.Errorf("the run changed the tree: %s", d)
+			}
+		})
+	}
+}
+
+// TestH1MappedModelShrinks: a GGUF that is truncated while run has it
+// mapped gave SIGBUS, a 179-line trace and exit 2; it is the one-line
+// "was the file changed?" error and exit 1.
+func TestH1MappedModelShrinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	g := filepath.Join(t.TempDir(), "g.gguf")
+	copyFile(t, tinyI2S, g)
+	cmd := exec.Command(bin, "run", "-m", g, "--ids", "1", "-n", "2000", "--ignore-eos")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Generation has started (the weights are mapped and in use) once the
+	// text header is out.
+	r := bufio.NewReader(out)
+	for {
+		line, err := r.ReadString(':')
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run ended before generating: %v; stderr %s", err, stderr.String())
+		}
+		if strings.HasSuffix(line, "generated text:") {
+			break
+		}
+	}
+	if err := os.Truncate(g, 100000); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = r.WriteTo(discard{}) }()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1; stderr %.600s", err, stderr.String())
+	}
+	checkOneLine(t, stderr.String(), []string{g, "was the file changed?"})
+}
+
+// TestH1MappedCheckpointShrinks: a safetensors file truncated while
+// hf2gguf converts it fails on the "was the file changed?" line (exit 1,
+// no trace, no temp file), whether the read that meets the end is a pread
+// or a touch of the mapping.
+func TestH1MappedCheckpointShrinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and a 70 MB checkpoint")
+	}
+	bin := buildBinary(t)
+	m := filepath.Join(t.TempDir(), "m")
+	if err := os.MkdirAll(m, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := largeCheckpoint(t)
+	for _, n := range []string{"config.json", "model.safetensors"} {
+		copyFile(t, filepath.Join(src, n), filepath.Join(m, n))
+	}
+	outDir := t.TempDir()
+	cmd := exec.Command(bin, "hf2gguf", m, "--no-vocab", "--outtype", "f32", "--outfile", filepath.Join(outDir, "x.gguf"), "--threads", "1", "-v")
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	errp, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(errp)
+	var all strings.Builder
+	first, err := r.ReadString('\n')
+	all.WriteString(first)
+	if err != nil {
+		cmd.Wait()
+		t.Fatalf("no tensor line: %v %s", err, all.String())
+	}
+	if err := os.Truncate(filepath.Join(m, "model.safetensors"), 2000000); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := r.ReadString(0)
+	all.WriteString(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1; stderr %.600s", err, all.String())
+	}
+	lines := strings.Split(strings.TrimSpace(all.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "was the file changed?") || strings.Contains(all.String(), "goroutine ") {
+		t.Errorf("stderr ends %q", last)
+	}
+	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
+		t.Errorf("left in the output directory: %v", ents)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// failWriter fails every write, as stdout on /dev/full or a closed pipe.
+type failWriter struct{}
+
+func (failWriter) Write(p []byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestH11StdoutWriteFails: a report that cannot be written to stdout is a
+// failure (exit 1 naming stdout), not exit 0 with the result lost.
+func TestH11StdoutWriteFails(t *testing.T) {
+	root := t.TempDir()
+	for _, args := range [][]string{
+		{"perplexity", "-m", tinyI2S, "-f", pplText, "-c", "64", "--chunks", "1"},
+		{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "2"},
+		{"verify", "--gguf", tinyI2S, "--ids", "1,2"},
+		{"bench", "-m", tinyI2S, "-p", "4", "-n", "2", "-r", "1"},
+		{"hf2gguf", tinyDir, "--dry-run", "--outfile", filepath.Join(root, "x.gguf")},
+		{"requant", tinyF32, "--outtype", "f16", "--dry-run", "--outfile", filepath.Join(root, "y.gguf")},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			var stderr strings.Builder
+			code := cli.Main(args, failWriter{}, &stderr)
+			if code != 1 {
+				t.Errorf("exit %d, want 1; stderr %s", code, stderr.String())
+			}
+			// run prints its timings to stderr first, as llama-cli does
+			lines := strings.SplitAfter(stderr.String(), "\n")
+			last := stderr.String()
+			if len(lines) > 1 {
+				last = lines[len(lines)-2] + lines[len(lines)-1]
+			}
+			checkOneLine(t, last, []string{"write stdout", "no space left on device"})
+		})
+	}
+}
