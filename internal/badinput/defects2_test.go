@@ -54,6 +54,19 @@ func defects2Cases() []badCase {
 			copyFile(t, tl1Config, p)
 			return []string{"run", "-m", tinyTL1, "--ids", "1,2", "-n", "1", "--kernel-config", p, "--dump-logits", p, "--force"}
 		}, 1, []string{"--dump-logits ROOT/k.ini is the --kernel-config file"}},
+		// H23: TOML errors named Go types.
+		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
+		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},
+	}
+}
+
+// metadataCase converts the tiny checkpoint with the TOML body as
+// --metadata.
+func metadataCase(body string) func(t *testing.T, root string) []string {
+	return func(t *testing.T, root string) []string {
+		p := filepath.Join(root, "m.toml")
+		writeFile(t, p, []byte(body+"\n"))
+		return []string{"hf2gguf", tinyDir, "--metadata", p, "--outfile", filepath.Join(root, "x.gguf")}
 	}
 }
 
@@ -218,5 +231,25 @@ func TestH11StdoutWriteFails(t *testing.T) {
 			}
 			checkOneLine(t, last, []string{"write stdout", "no space left on device"})
 		})
+	}
+}
+
+// TestH16InspectEscapesNames: a key or tensor name with ESC bytes cleared
+// and coloured the terminal; names are quoted as values already are.
+func TestH16InspectEscapesNames(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ansi.gguf")
+	writeFile(t, p, newGGUF(1, 2).kvString("general.architecture", "llama").kvString("\x1b[2J\x1b[31mevil", "x").
+		tensor("w\x1b[31m.weight", 0, 0, 8).pad(32))
+	code, stdout, stderr := runMain("inspect", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.ContainsRune(stdout, 0x1b) {
+		t.Errorf("raw ESC in the report:\n%q", stdout)
+	}
+	for _, w := range []string{`"\x1b[2J\x1b[31mevil"`, `"w\x1b[31m.weight"`, "  general.architecture "} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("report does not show %s:\n%s", w, stdout)
+		}
 	}
 }

@@ -432,5 +432,22 @@ func tomlValue(v any) (gguf.Value, error) {
 		}
 		return gguf.Strings(ss), nil
 	}
-	return gguf.Value{}, fmt.Errorf("unsupported TOML value %T", v)
+	return gguf.Value{}, fmt.Errorf("%s cannot be a GGUF value; give a string, an integer, a float, a boolean or an array of strings", tomlKind(v))
+}
+
+// tomlKind names the TOML type of a decoded value in the words of the
+// TOML spec, not Go's (defect H23 printed time.Time and
+// []map[string]interface {}).
+func tomlKind(v any) string {
+	switch v.(type) {
+	case time.Time:
+		return "a date-time" // offset or local date-time, local date, local time
+	case []map[string]any:
+		return "an array of tables"
+	case map[string]any:
+		return "a table"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a value of an unknown TOML type (%T)", v)
 }
