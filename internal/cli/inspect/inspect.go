@@ -9,9 +9,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"unicode"
 	"unicode/utf8"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
