@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli"
+	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 )
 
 // The defects of the second hostile run (H1–H29 of the 2026-12 report,
@@ -54,6 +56,33 @@ func defects2Cases() []badCase {
 			copyFile(t, tl1Config, p)
 			return []string{"run", "-m", tinyTL1, "--ids", "1,2", "-n", "1", "--kernel-config", p, "--dump-logits", p, "--force"}
 		}, 1, []string{"--dump-logits ROOT/k.ini is the --kernel-config file"}},
+		// H22: one exit code per kind of error: an id outside the
+		// vocabulary and a prompt longer than the context are usage errors
+		// (exit 2) in every command.
+		{"H22 verify --ids outside the vocabulary", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,999"}
+		}, 2, []string{"token id 999 is outside the vocabulary", "512 tokens"}},
+		{"H22 embed beyond the context", func(t *testing.T, root string) []string {
+			dir := filepath.Join(root, "e")
+			s := embedfixture.Gemma3
+			s.Vocab = 300
+			if err := embedfixture.Write(dir, s, embedfixture.Options{TokenizersDir: "../../testdata/tokenizers"}); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(root, "e.gguf")
+			if code, _, stderr := runMain("hf2gguf", dir, "--no-vocab", "--outtype", "f16", "--outfile", p); code != 0 {
+				t.Fatal(stderr)
+			}
+			writeFile(t, p, rewriteGGUF(t, p, func(kvs []gguf.KV) []gguf.KV {
+				for i := range kvs {
+					if strings.HasSuffix(kvs[i].Key, ".context_length") {
+						kvs[i].Value = gguf.Uint32(4)
+					}
+				}
+				return kvs
+			}))
+			return []string{"embed", "-m", p, "--ids", "1,2,3,4,5"}
+		}, 2, []string{"5 tokens exceed the context length 4"}},
 		// H23: TOML errors named Go types.
 		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
 		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},

@@ -228,6 +228,9 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	if err := idsInVocab(opts.GGUF, ids); err != nil {
+		return err
+	}
 	// A file without a vocabulary runs on fixed ids: say which.
 	idsNotice := ""
 	if opts.IDs == "" && opts.Prompt == "" {
@@ -393,6 +396,32 @@ func printReport(w io.Writer, r *verify.Report) {
 	} else {
 		fmt.Fprintln(w, "FAIL")
 	}
+}
+
+// idsInVocab refuses --ids outside the vocabulary of file (the rows of
+// token_embd.weight) as a usage error, as run and embed do (defect H22: it
+// was exit 1, worded as a failed check). A file that cannot be read is
+// left to verify.Run to report.
+func idsInVocab(file string, ids []int32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	f, err := reader.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, ti := range f.Tensors {
+		if ti.Name != "token_embd.weight" || len(ti.Ne) < 2 {
+			continue
+		}
+		for _, id := range ids {
+			if id < 0 || uint64(id) >= ti.Ne[1] {
+				return usage.Errorf("--ids: token id %d is outside the vocabulary of %s (%d tokens)", id, file, ti.Ne[1])
+			}
+		}
+	}
+	return nil
 }
 
 // joinIDs formats token ids as --ids takes them ("1,100,200").
