@@ -83,9 +83,29 @@ func defects2Cases() []badCase {
 			}))
 			return []string{"embed", "-m", p, "--ids", "1,2,3,4,5"}
 		}, 2, []string{"5 tokens exceed the context length 4"}},
+		// H17: vocab-only files are refused by requant and verify
+		// --ref-gguf as by the runtime commands.
+		{"H17 requant a vocab-only file", vocabOnly(func(v, root string) []string {
+			return []string{"requant", v, "--outtype", "tq2_0", "--outfile", filepath.Join(root, "v-tq2.gguf")}
+		}), 1, []string{"is a vocab-only GGUF", "requant needs a converted model"}},
+		{"H17 verify --ref-gguf a vocab-only file", vocabOnly(func(v, root string) []string {
+			return []string{"verify", "--ref-gguf", v, "--gguf", tinyI2S}
+		}), 1, []string{"is a vocab-only GGUF"}},
 		// H23: TOML errors named Go types.
 		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
 		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},
+	}
+}
+
+// vocabOnly writes the tiny model's vocab-only GGUF to root/v.gguf and
+// runs the command args builds.
+func vocabOnly(args func(v, root string) []string) func(t *testing.T, root string) []string {
+	return func(t *testing.T, root string) []string {
+		v := filepath.Join(root, "v.gguf")
+		if code, _, stderr := runMain("hf2gguf", tinyDir, "--vocab-only", "--outfile", v); code != 0 {
+			t.Fatal(stderr)
+		}
+		return args(v, root)
 	}
 }
 

@@ -160,6 +160,9 @@ func Run(opts *Options) error {
 	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {
 		return err
 	}
+	if err := modelfile.RefuseVocabOnly("requant", opts.In); err != nil {
+		return err
+	}
 	outType, _ := convert.ParseOutType(opts.OutType)
 	ropts := convert.RequantOptions{
 		OutType:            outType,

@@ -231,6 +231,14 @@ func Run(opts *Options) error {
 	if err := idsInVocab(opts.GGUF, ids); err != nil {
 		return err
 	}
+	for _, p := range []string{opts.GGUF, opts.RefGGUF} {
+		if p == "" {
+			continue
+		}
+		if err := modelfile.RefuseVocabOnly("verify", p); err != nil {
+			return err
+		}
+	}
 	// A file without a vocabulary runs on fixed ids: say which.
 	idsNotice := ""
 	if opts.IDs == "" && opts.Prompt == "" {
