@@ -91,9 +91,39 @@ func defects2Cases() []badCase {
 		{"H17 verify --ref-gguf a vocab-only file", vocabOnly(func(v, root string) []string {
 			return []string{"verify", "--ref-gguf", v, "--gguf", tinyI2S}
 		}), 1, []string{"is a vocab-only GGUF"}},
+		// H5: transformers keeps the modules of
+		// quantization_config.modules_to_not_convert in full precision;
+		// they were ternarized silently.
+		{"H5 modules_to_not_convert lists a projection", conv(func(t *testing.T, m string) {
+			editConfig(t, m, func(cfg map[string]any) {
+				cfg["quantization_config"] = map[string]any{"quant_method": "bitnet", "modules_to_not_convert": []any{"lm_head", "model.layers.0.mlp.down_proj"}}
+			})
+		}), 1, []string{"config.json", "modules_to_not_convert", "model.layers.0.mlp.down_proj", "full precision"}},
+		// H15: projection biases were reported as wrong-shaped weights, or
+		// (2-D) ternarized.
+		{"H15 q_proj.bias [256]", conv(addBias("model.layers.0.self_attn.q_proj.bias", 256)), 1, []string{"model.layers.0.self_attn.q_proj.bias", "projection biases are not supported", "attention_bias"}},
+		{"H15 2-D q_proj.bias [256 256]", conv(addBias("model.layers.0.self_attn.q_proj.bias", 256, 256)), 1, []string{"model.layers.0.self_attn.q_proj.bias", "projection biases are not supported"}},
 		// H23: TOML errors named Go types.
 		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
 		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},
+	}
+}
+
+// addBias returns a conv edit that adds a BF16 tensor of zeros with the
+// given name and shape to model.safetensors.
+func addBias(name string, shape ...int) func(t *testing.T, m string) {
+	return func(t *testing.T, m string) {
+		editST(t, m, func(st *stFile) {
+			n := 2
+			dims := make([]any, len(shape))
+			for i, d := range shape {
+				n *= d
+				dims[i] = d
+			}
+			start := len(st.data)
+			st.data = append(st.data, make([]byte, n)...)
+			st.hdr[name] = map[string]any{"dtype": "BF16", "shape": dims, "data_offsets": []any{start, start + n}}
+		})
 	}
 }
 
