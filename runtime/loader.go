@@ -173,6 +173,10 @@ func (l *loader) headDim(h *header, fromRope bool) error {
 		return fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", a, h.NEmbd, a, h.NHead, h.HeadDim)
 	case vl != h.HeadDim:
 		return fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", a, vl, h.HeadDim)
+	case rope != h.HeadDim && explicit && !fromRope:
+		// Both keys are given and disagree: name both, not only the
+		// rope one (H14 blamed the key that was right).
+		return fmt.Errorf("keys %s.attention.key_length %d and %s.rope.dimension_count %d differ (embedding_length / head_count gives %d); partial rope is not supported, fix the GGUF metadata", a, h.HeadDim, a, rope, h.NEmbd/h.NHead)
 	case rope != h.HeadDim:
 		return fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", a, rope, h.HeadDim)
 	}
@@ -201,7 +205,10 @@ func (l *loader) tensors() error {
 	// format.LayoutKey) is repacked to the x86 layout the kernel reads.
 	l.layout = format.LayoutX86
 	if v, ok := gguf.Lookup(l.f.KVs, format.LayoutKey); ok {
-		s, _ := v.V.(string)
+		s, isString := v.V.(string)
+		if !isString {
+			return fmt.Errorf("key %s has type %s; want a string (x86, arm or x86-1x4)", format.LayoutKey, v.Type)
+		}
 		lay, err := format.ParseLayout(s)
 		if err != nil {
 			return fmt.Errorf("key %s: %w", format.LayoutKey, err)

@@ -2,6 +2,7 @@ package badinput
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
+	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 )
@@ -103,10 +106,59 @@ func defects2Cases() []badCase {
 		// (2-D) ternarized.
 		{"H15 q_proj.bias [256]", conv(addBias("model.layers.0.self_attn.q_proj.bias", 256)), 1, []string{"model.layers.0.self_attn.q_proj.bias", "projection biases are not supported", "attention_bias"}},
 		{"H15 2-D q_proj.bias [256 256]", conv(addBias("model.layers.0.self_attn.q_proj.bias", 256, 256)), 1, []string{"model.layers.0.self_attn.q_proj.bias", "projection biases are not supported"}},
+		// H14: name the key and the type it has; quote names.
+		{"H14 general.alignment as a string", gg(func(t *testing.T) []byte {
+			return newGGUF(0, 2).kvString("general.architecture", "bitnet").kvString("general.alignment", "32").pad(0)
+		}, runArgs), 1, []string{"general.alignment", "has type string", "unsigned integer"}},
+		{"H14 I2_S layout key as a u32", ggufFrom(func(kvs []gguf.KV) []gguf.KV {
+			return setKV(kvs, "bitnet_convert.i2s_layout", gguf.Uint32(1))
+		}, runArgs), 1, []string{"bitnet_convert.i2s_layout has type uint32", "want a string"}},
+		{"H14 key_length 32 against rope 64", ggufFrom(func(kvs []gguf.KV) []gguf.KV {
+			return setKV(setKV(kvs, "bitnet.attention.key_length", gguf.Uint32(32)), "bitnet.rope.dimension_count", gguf.Uint32(64))
+		}, runArgs), 1, []string{"bitnet.attention.key_length 32", "bitnet.rope.dimension_count 64", "differ"}},
+		{"H14 requant quotes a tensor name with a NUL", gg(func(t *testing.T) []byte {
+			return renameTensor(t, "blk.0.attn_q.weight", "blk.0.attn_q.weight\x00")
+		}, func(p string) []string {
+			return []string{"requant", p, "--outtype", "tq2_0", "--outfile", filepath.Join(filepath.Dir(p), "o.gguf")}
+		}), 1, []string{`"blk.0.attn_q.weight\x00"`}},
 		// H23: TOML errors named Go types.
 		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
 		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},
 	}
+}
+
+// renameTensor returns the tiny I2_S GGUF with tensor from renamed to.
+func renameTensor(t *testing.T, from, to string) []byte {
+	t.Helper()
+	f, err := reader.Open(tinyI2S)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	infos := append([]gguf.TensorInfo(nil), f.Tensors...)
+	var buf bytes.Buffer
+	for i := range infos {
+		if infos[i].Name == from {
+			infos[i].Name = to
+		}
+	}
+	w, err := writer.New(&buf, f.KVs, infos, f.Alignment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ti := range f.Tensors {
+		d, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteTensor(i, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // addBias returns a conv edit that adds a BF16 tensor of zeros with the
