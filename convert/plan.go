@@ -494,6 +494,10 @@ func (p *Plan) assignTypes(opts Options) error {
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
 	}
+	if opts.OutputTensorType != "" && !slices.ContainsFunc(p.Tensors, func(t PlannedTensor) bool { return t.Class == tensormap.Output }) {
+		// Said, not silently ignored (defect H18).
+		p.Warnings = append(p.Warnings, "--output-tensor-type has no effect: the model is tied (no output.weight is written; token_embd.weight is the head)")
+	}
 	return nil
 }
 

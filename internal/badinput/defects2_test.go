@@ -191,6 +191,42 @@ func vocabOnly(args func(v, root string) []string) func(t *testing.T, root strin
 	}
 }
 
+// defects2OK are the H rows that must succeed with a notice.
+func defects2OK() []okCase {
+	return []okCase{
+		// H18: flags silently ignored get the "has no effect" notice.
+		{"H18 hf2gguf --output-tensor-type on a tied model", func(t *testing.T, root string) []string {
+			return []string{"hf2gguf", tinyDir, "--output-tensor-type", "q8_0", "--outfile", filepath.Join(root, "x.gguf")}
+		}, []string{"--output-tensor-type has no effect", "tied"}, nil},
+		{"H18 requant --output-tensor-type on a tied model", func(t *testing.T, root string) []string {
+			return []string{"requant", tinyI2S, "--outtype", "tq2_0", "--output-tensor-type", "q8_0", "--outfile", filepath.Join(root, "x.gguf")}
+		}, []string{"--output-tensor-type has no effect", "output.weight"}, nil},
+		{"H18 requant --kernel-config without TL", func(t *testing.T, root string) []string {
+			return []string{"requant", tinyI2S, "--outtype", "tq2_0", "--kernel-config", tl1Config, "--outfile", filepath.Join(root, "x.gguf")}
+		}, []string{"--kernel-config has no effect", "TL1/TL2"}, nil},
+		{"H18 verify --weight-scale without --hf", func(t *testing.T, root string) []string {
+			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--weight-scale", "divide"}
+		}, []string{"--weight-scale has no effect", "--hf"}, nil},
+	}
+}
+
+func TestDefects2FixedBehaviour(t *testing.T) {
+	for _, c := range defects2OK() {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			code, _, stderr := runMain(c.setup(t, root)...)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0; stderr %s", code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
 // metadataCase converts the tiny checkpoint with the TOML body as
 // --metadata.
 func metadataCase(body string) func(t *testing.T, root string) []string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
@@ -211,6 +212,18 @@ func Run(opts *Options) error {
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
+	}
+	// Flags the plan did not use are said, not silently ignored (H18).
+	hasOutput, tl := false, false
+	for _, t := range plan.Tensors {
+		hasOutput = hasOutput || t.In.Name == "output.weight"
+		tl = tl || t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2 || t.In.Type == gguf.TypeTL1 || t.In.Type == gguf.TypeTL2
+	}
+	if opts.OutputType != "" && !hasOutput {
+		fmt.Fprintf(opts.Stderr, "bitnet-convert: --output-tensor-type has no effect: %s has no output.weight (the model is tied)\n", opts.In)
+	}
+	if opts.KernelConfig != "" && !tl {
+		fmt.Fprintf(opts.Stderr, "bitnet-convert: --kernel-config has no effect: neither %s nor the output has TL1/TL2 tensors\n", opts.In)
 	}
 	counts := map[string]int{}
 	var order []string

@@ -290,6 +290,10 @@ func Run(opts *Options) error {
 	if opts.Err != nil && kcNotice != "" && rep.Pass {
 		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
 	}
+	if opts.Err != nil && rep.Pass && opts.WeightScale != "" && opts.HF == "" {
+		// (defect H18)
+		fmt.Fprintf(opts.Err, "bitnet-convert: --weight-scale has no effect: it applies to the checkpoint of --hf, and none is given\n")
+	}
 	if opts.Err != nil && rep.Embeddings == nil && rep.Pass {
 		// (Only on success: a failure prints its one error line.)
 		// Flags that only embedding models read (defect D18).
