@@ -192,6 +192,7 @@ func (l *loader) tensors() error {
 		if strings.HasSuffix(ti.Name, ".scale") || strings.HasSuffix(ti.Name, "_scale") {
 			return fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data or the values)", ti.Name)
 		}
+		ti.Ne = trimTrailingOnes(ti.Ne)
 		l.infos[ti.Name] = ti
 	}
 	if l.opts.TLKernels == nil {
@@ -223,6 +224,19 @@ func (l *loader) tensors() error {
 		l.layout = lay
 	}
 	return nil
+}
+
+// trimTrailingOnes returns ne without the trailing 1-dims past the second
+// ([256 512 1 1] is [256 512]; [256 1 1] is [256 1], which vector takes
+// as [256]): llama.cpp's check_tensor_dims pads every shape to four dims
+// with 1s, and gguf-py writes the trailing 1s of a numpy shape (defect H20:
+// such files were refused). ne is not modified.
+func trimTrailingOnes(ne []uint64) []uint64 {
+	n := len(ne)
+	for n > 2 && ne[n-1] == 1 {
+		n--
+	}
+	return ne[:n:n]
 }
 
 // matrix loads the 2-D tensor name with ne = [k, rows] (rows < 0: any
@@ -263,6 +277,9 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	ti, ok := l.infos[name]
 	if !ok {
 		return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
+	}
+	if len(ti.Ne) == 2 && ti.Ne[1] == 1 {
+		ti.Ne = ti.Ne[:1] // [n 1]: a vector with a trailing 1 (H20)
 	}
 	if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
 		return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)

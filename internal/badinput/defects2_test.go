@@ -130,6 +130,17 @@ func defects2Cases() []badCase {
 // renameTensor returns the tiny I2_S GGUF with tensor from renamed to.
 func renameTensor(t *testing.T, from, to string) []byte {
 	t.Helper()
+	return editInfos(t, func(ti *gguf.TensorInfo) {
+		if ti.Name == from {
+			ti.Name = to
+		}
+	})
+}
+
+// editInfos returns the tiny I2_S GGUF with every tensor info passed
+// through edit (the data unchanged).
+func editInfos(t *testing.T, edit func(ti *gguf.TensorInfo)) []byte {
+	t.Helper()
 	f, err := reader.Open(tinyI2S)
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +149,8 @@ func renameTensor(t *testing.T, from, to string) []byte {
 	infos := append([]gguf.TensorInfo(nil), f.Tensors...)
 	var buf bytes.Buffer
 	for i := range infos {
-		if infos[i].Name == from {
-			infos[i].Name = to
-		}
+		infos[i].Ne = append([]uint64(nil), infos[i].Ne...)
+		edit(&infos[i])
 	}
 	w, err := writer.New(&buf, f.KVs, infos, f.Alignment)
 	if err != nil {
@@ -194,6 +204,17 @@ func vocabOnly(args func(v, root string) []string) func(t *testing.T, root strin
 // defects2OK are the H rows that must succeed with a notice.
 func defects2OK() []okCase {
 	return []okCase{
+		// H20: trailing 1-dims (llama.cpp pads every shape to 4 dims).
+		{"H20 run with ne [256 512 1 1] and [256 1 1]", gg(func(t *testing.T) []byte {
+			return editInfos(t, func(ti *gguf.TensorInfo) {
+				switch ti.Name {
+				case "token_embd.weight":
+					ti.Ne = append(ti.Ne, 1, 1)
+				case "output_norm.weight":
+					ti.Ne = append(ti.Ne, 1, 1)
+				}
+			})
+		}, runArgs), nil, nil},
 		// H18: flags silently ignored get the "has no effect" notice.
 		{"H18 hf2gguf --output-tensor-type on a tied model", func(t *testing.T, root string) []string {
 			return []string{"hf2gguf", tinyDir, "--output-tensor-type", "q8_0", "--outfile", filepath.Join(root, "x.gguf")}

@@ -170,3 +170,63 @@ func TestH13WriteErrorNamesTarget(t *testing.T) {
 		})
 	}
 }
+
+// TestH9OutputModeFollowsUmask: every output was 0644 whatever the umask;
+// it is 0666 &^ umask, as os.Create gives.
+func TestH9OutputModeFollowsUmask(t *testing.T) {
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	root := t.TempDir()
+	out := filepath.Join(root, "u.gguf")
+	if code, _, stderr := runMain("hf2gguf", tinyDir, "--outfile", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	base := filepath.Join(root, "b.kld")
+	if code, _, stderr := runMain("perplexity", "-m", tinyI2S, "-f", pplText, "-c", "64", "--chunks", "1", "--kl-divergence-base", base); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, p := range []string{out, base} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode %03o under umask 027, want 640", p, fi.Mode().Perm())
+		}
+	}
+}
+
+// TestH3TwoWritersOneOutput: two conversions to one output without --force
+// both exited 0 and one result was silently replaced. Now exactly one
+// succeeds and the other fails with "exists", whether it loses at the
+// start (the check) or at the end (the no-replace rename).
+func TestH3TwoWritersOneOutput(t *testing.T) {
+	for round := range 3 {
+		out := filepath.Join(t.TempDir(), "same.gguf")
+		codes := make([]int, 2)
+		errs := make([]string, 2)
+		done := make(chan struct{})
+		for i, args := range [][]string{
+			{"hf2gguf", "../../testdata/golden/b158-h512/hf", "--outfile", out},
+			{"hf2gguf", tinyDir, "--outtype", "f32", "--outfile", out},
+		} {
+			go func() {
+				codes[i], _, errs[i] = runMain(args...)
+				done <- struct{}{}
+			}()
+		}
+		<-done
+		<-done
+		ok, exists := 0, 0
+		for i := range codes {
+			if codes[i] == 0 {
+				ok++
+			} else if codes[i] == 1 && strings.Contains(errs[i], "exists") {
+				exists++
+			}
+		}
+		if ok != 1 || exists != 1 {
+			t.Errorf("round %d: exit codes %v, stderr %q", round, codes, errs)
+		}
+	}
+}
