@@ -1,10 +1,6 @@
 package osx
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-)
+import "os"
 
 // FreeSpace returns the bytes an unprivileged user may still write on the
 // filesystem holding path (an existing file or directory). The error is an
@@ -48,21 +44,3 @@ func ProcessAlive(pid int) bool { return pid > 0 && processAlive(pid) }
 // check for newpath followed by Rename, which another writer could still
 // race.
 func RenameNoReplace(oldpath, newpath string) error { return renameNoReplace(oldpath, newpath) }
-
-// renameByLink is RenameNoReplace with link(2) and unlink: a hard link
-// fails with EEXIST when newpath exists. Filesystems without hard links get
-// the check-then-rename fallback.
-func renameByLink(oldpath, newpath string) error {
-	err := os.Link(oldpath, newpath)
-	if err == nil {
-		os.Remove(oldpath)
-		return nil
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
-	}
-	if _, serr := os.Lstat(newpath); serr == nil {
-		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
-	}
-	return rename(oldpath, newpath)
-}
