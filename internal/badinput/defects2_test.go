@@ -121,6 +121,23 @@ func defects2Cases() []badCase {
 		}, func(p string) []string {
 			return []string{"requant", p, "--outtype", "tq2_0", "--outfile", filepath.Join(filepath.Dir(p), "o.gguf")}
 		}), 1, []string{`"blk.0.attn_q.weight\x00"`}},
+		// H21: "-" is stdin only where a flag says so; elsewhere a usage
+		// error, not a file named "-".
+		{"H21 run --dump-logits -", func(t *testing.T, root string) []string {
+			return []string{"run", "-m", tinyI2S, "--ids", "1,2", "-n", "1", "--dump-logits", "-"}
+		}, 2, []string{"--dump-logits -", "give a file path"}},
+		{"H21 hf2gguf --outfile -", func(t *testing.T, root string) []string {
+			return []string{"hf2gguf", tinyDir, "--outfile", "-"}
+		}, 2, []string{"--outfile -"}},
+		{"H21 perplexity --kl-divergence-base - (writing)", func(t *testing.T, root string) []string {
+			return []string{"perplexity", "-m", tinyI2S, "-f", pplText, "-c", "64", "--kl-divergence-base", "-"}
+		}, 2, []string{"--kl-divergence-base -"}},
+		{"H21 run -m -", func(t *testing.T, root string) []string {
+			return []string{"run", "-m", "-", "--ids", "1,2"}
+		}, 2, []string{"--model -"}},
+		{"H21 hf2gguf --metadata -", func(t *testing.T, root string) []string {
+			return []string{"hf2gguf", tinyDir, "--metadata", "-", "--outfile", filepath.Join(root, "x.gguf")}
+		}, 2, []string{"--metadata -"}},
 		// H23: TOML errors named Go types.
 		{"H23 --metadata date-time", metadataCase(`"general.x" = 1979-05-27T07:32:00Z`), 1, []string{"m.toml", `"general.x"`, "a date-time", "string"}},
 		{"H23 --metadata array of tables", metadataCase("[[general.arr]]\nx = 1\n"), 1, []string{"m.toml", "an array of tables"}},
@@ -228,6 +245,18 @@ func defects2OK() []okCase {
 		{"H18 verify --weight-scale without --hf", func(t *testing.T, root string) []string {
 			return []string{"verify", "--gguf", tinyI2S, "--ids", "1,2", "--weight-scale", "divide"}
 		}, []string{"--weight-scale has no effect", "--hf"}, nil},
+	}
+}
+
+// TestH21RequantTemplate: requant wrote a file literally named
+// x-{ftype}.gguf where hf2gguf expands the template.
+func TestH21RequantTemplate(t *testing.T) {
+	root := t.TempDir()
+	if code, _, stderr := runMain("requant", tinyI2S, "--outtype", "tq2_0", "--outfile", filepath.Join(root, "x-{ftype}.gguf")); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "x-tq2_0.gguf")); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -52,6 +52,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return refuseDash(cmd) }
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd())
 	}
@@ -121,6 +122,32 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return 2
 	}
 	return 1
+}
+
+// pathFlags are the flags that name a file to read or write. "-" (stdin or
+// stdout) is meaningful only for the text flags (-f/--file of perplexity
+// and tokenize, --stdin) and for --kl-divergence-base when --kl-divergence
+// reads it; elsewhere it used to mean a file named "-" for some flags and
+// nothing for others (defect H21). The one rule: "-" is stdin where a flag
+// says so, a usage error everywhere else.
+var pathFlags = []string{"model", "gguf", "hf", "ref-gguf", "metadata", "kernel-config", "config", "outfile", "out", "outdir", "dump-logits", "kl-divergence-base", "from-config"}
+
+// refuseDash is the root's PersistentPreRunE: a path flag given as "-"
+// is a usage error naming the flag.
+func refuseDash(cmd *cobra.Command) error {
+	for _, name := range pathFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed || f.Value.String() != "-" {
+			continue
+		}
+		if name == "kl-divergence-base" {
+			if kld := cmd.Flags().Lookup("kl-divergence"); kld != nil && kld.Value.String() == "true" {
+				continue // read from stdin, as llama-perplexity does
+			}
+		}
+		return usage.Errorf("--%s -: standard input and output are not supported here; give a file path (\"-\" means stdin only for -f/--file and for --kl-divergence-base with --kl-divergence)", name)
+	}
+	return nil
 }
 
 // stdoutWriter passes writes to w and keeps the first error, so that Main

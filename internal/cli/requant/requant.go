@@ -185,6 +185,15 @@ func Run(opts *Options) error {
 	out := opts.OutFile
 	if out == "" {
 		out = DefaultOutFile(opts.In, outType)
+	} else {
+		// The file name is a template as in hf2gguf: {ftype}, {outtype},
+		// {FTYPE}, {OUTTYPE}, {} (defect H21 wrote "x-{ftype}.gguf").
+		dir, base := filepath.Split(out)
+		filled, err := outname.Fill(base, string(outType))
+		if err != nil {
+			return usage.Errorf("--outfile %s: %v", opts.OutFile, err)
+		}
+		out = dir + filled
 	}
 	if fsutil.SameFile(out, opts.KernelConfig) {
 		// --force replaces an old output, never a file this run reads (H2).
