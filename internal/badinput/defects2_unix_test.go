@@ -12,28 +12,6 @@ import (
 	"time"
 )
 
-// TestH10RunKeepsOneRow: run kept a copy of every row of logits (32000
-// floats, 125 KiB each, for this vocabulary) whether or not --dump-logits
-// asked for them: 600 tokens held about 75 MB (230 MB at -n 1500). It keeps only the last
-// row now, and the dump is streamed to its file row by row.
-func TestH10RunKeepsOneRow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	const model = "../../testdata/gguf-samples/llama-2-tiny-random.gguf"
-	for _, dump := range []bool{false, true} {
-		args := []string{"run", "-m", model, "--ids", "1", "-n", "600", "--ignore-eos"}
-		if dump {
-			args = append(args, "--dump-logits", filepath.Join(t.TempDir(), "l.bin"))
-		}
-		rss, _ := peakRSS(t, args...)
-		t.Logf("dump %v: peak RSS %d MB", dump, rss>>20)
-		if rss > 50<<20 {
-			t.Errorf("dump %v: peak RSS %d MB, want under 50 MB", dump, rss>>20)
-		}
-	}
-}
-
 // signalWhenTemp starts the binary on args, sends sig as soon as a temp
 // file appears in dir, and returns the exit code and stderr; ok is false
 // when the command ended before the signal could be sent.
