@@ -77,6 +77,40 @@ func (p *Plan) TotalBytes() uint64 {
 // tensors are consumed by their projection.
 var skipSuffixes = []string{".weight_scale", ".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq"}
 
+// checkNotConverted refuses a ternary projection listed in
+// quantization_config.modules_to_not_convert: transformers'
+// replace_with_bitnet_linear (integrations/bitnet.py) keeps those modules as
+// full-precision nn.Linear, which a ternary GGUF cannot hold (defect H5: they
+// were ternarized silently). An entry names a module by its dotted path or
+// a suffix of it ("lm_head", "model.layers.0.mlp.down_proj", "down_proj");
+// entries that name no projection (lm_head, which is never ternarized) are
+// fine.
+func checkNotConverted(cfg *hf.Config, tensors []PlannedTensor) error {
+	qc, ok := cfg.Sub("quantization_config")
+	if !ok {
+		return nil
+	}
+	list, _ := qc.Raw["modules_to_not_convert"].([]any)
+	var hit []string
+	for _, pt := range tensors {
+		if pt.Class != tensormap.Projection {
+			continue
+		}
+		module := strings.TrimSuffix(pt.HFName, ".weight")
+		for _, e := range list {
+			s, _ := e.(string)
+			if s != "" && (module == s || strings.HasSuffix(module, "."+s) || strings.HasPrefix(module, s+".")) {
+				hit = append(hit, module)
+				break
+			}
+		}
+	}
+	if len(hit) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: quantization_config.modules_to_not_convert lists the projection(s) %s, which transformers keeps in full precision; a ternary GGUF cannot hold them (not supported: remove them from the list only if the checkpoint's weights are ternary there too)", cfg.Path, strings.Join(hit, ", "))
+}
+
 // NewPlan decides the output of converting ckpt with opts. Errors: an
 // unsupported architecture (listing the supported ones), a tensor that maps
 // to no GGUF name (listing every unmapped name), shape disagreements with
@@ -144,6 +178,10 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 		if m.Block >= geo.Layers {
 			return nil, fmt.Errorf("tensor %q: layer %d but config.json has num_hidden_layers %d", ref.Name, m.Block, geo.Layers)
 		}
+		if m.Class == tensormap.Projection && strings.HasSuffix(ref.Name, ".bias") {
+			// Not a wrong-shaped weight, and never ternary (defect H15).
+			return nil, fmt.Errorf("tensor %s: projection biases are not supported (config.json attention_bias / mlp_bias); BitNet projections have none", ref.Name)
+		}
 		switch m.Class {
 		case tensormap.Output:
 			lmHead = &ckpt.Tensors[i]
@@ -182,6 +220,9 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	}
 	for base, sc := range scales {
 		return nil, fmt.Errorf("tensor %q has no weight %q to scale", sc.Name, base+".weight")
+	}
+	if err := checkNotConverted(cfg, p.Tensors); err != nil {
+		return nil, err
 	}
 	if embed == nil {
 		return nil, fmt.Errorf("%s: no token embedding tensor (model.embed_tokens.weight) in the checkpoint", ckpt.Dir)
@@ -448,6 +489,10 @@ func (p *Plan) assignTypes(opts Options) error {
 	}
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))
+	}
+	if opts.OutputTensorType != "" && !slices.ContainsFunc(p.Tensors, func(t PlannedTensor) bool { return t.Class == tensormap.Output }) {
+		// Said, not silently ignored (defect H18).
+		p.Warnings = append(p.Warnings, "--output-tensor-type has no effect: the model is tied (no output.weight is written; token_embd.weight is the head)")
 	}
 	return nil
 }

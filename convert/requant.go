@@ -3,10 +3,8 @@ package convert
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	goruntime "runtime"
@@ -52,13 +50,10 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 		if ctx.Err() != nil {
 			return p, fmt.Errorf("interrupted; %s was not written", out)
 		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) && pe.Path == af.TempName() {
-			pe.Path = out
-		}
-		return p, err
+		// Name the output, never the temp file (H13).
+		return p, af.NameTarget(err)
 	}
-	return p, af.Commit()
+	return p, af.NameTarget(af.Commit())
 }
 
 // Requant streams the planned file to w, one tensor at a time: tensor data

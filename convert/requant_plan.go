@@ -201,7 +201,7 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 			}
 			t.To, t.Type = to, to.Type()
 		case isTernary:
-			return nil, fmt.Errorf("%s: tensor %s has ternary type %s but is not a BitNet projection", path, ti.Name, ti.Type)
+			return nil, fmt.Errorf("%s: tensor %s has ternary type %s but is not a BitNet projection", path, reader.Printable(ti.Name), ti.Type)
 		default:
 			if typ, ok := override[ti.Name]; ok && typ != ti.Type {
 				if !slices.Contains(readableFloat, ti.Type) {

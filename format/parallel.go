@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"math"
+	"runtime/debug"
 	"sync"
 )
 
@@ -22,7 +23,9 @@ func splittable(f Format) (ok, tail bool) {
 }
 
 // chunks runs fn over row ranges [r0, r1) of m rows on up to threads
-// goroutines and returns the first error.
+// goroutines and returns the first error. A panic in fn (a fault in a
+// mapped input that shrank, under debug.SetPanicOnFault, defect H1) is
+// re-raised in the caller.
 func chunks(m, threads int, fn func(r0, r1 int) error) error {
 	n := (m + parallelRows - 1) / parallelRows
 	next := make(chan int, n)
@@ -31,14 +34,25 @@ func chunks(m, threads int, fn func(r0, r1 int) error) error {
 	}
 	close(next)
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		first    error
+		panicked any
 	)
 	for w := 0; w < min(threads, n); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if p := recover(); p != nil {
+					mu.Lock()
+					if panicked == nil {
+						panicked = p
+					}
+					mu.Unlock()
+				}
+			}()
 			for c := range next {
 				r0 := c * parallelRows
 				if err := fn(r0, min(m, r0+parallelRows)); err != nil {
@@ -53,6 +67,9 @@ func chunks(m, threads int, fn func(r0, r1 int) error) error {
 		}()
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	return first
 }
 

@@ -164,6 +164,13 @@ func finiteRecord(row []uint16) error {
 			return fmt.Errorf("the record's %s %v is not finite", v.name, v.x)
 		}
 	}
+	// Finite but no log-probabilities (defect H14: min 1e30 gave a mean
+	// KLD of +Inf that was blamed on the model): the scale is not
+	// negative and the largest value, a log-probability, is at most 0
+	// (with room for float32 rounding).
+	if scale < 0 || scale*65535+minLog > 1e-3 {
+		return fmt.Errorf("the record's scale %v and min %v give log-probabilities up to %v, above 0", scale, minLog, scale*65535+minLog)
+	}
 	return nil
 }
 

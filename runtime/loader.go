@@ -177,6 +177,10 @@ func (l *loader) headDim(h *header, fromRope bool) error {
 		return fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", a, h.NEmbd, a, h.NHead, h.HeadDim)
 	case vl != h.HeadDim:
 		return fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", a, vl, h.HeadDim)
+	case rope != h.HeadDim && explicit && !fromRope:
+		// Both keys are given and disagree: name both, not only the
+		// rope one (H14 blamed the key that was right).
+		return fmt.Errorf("keys %s.attention.key_length %d and %s.rope.dimension_count %d differ (embedding_length / head_count gives %d); partial rope is not supported, fix the GGUF metadata", a, h.HeadDim, a, rope, h.NEmbd/h.NHead)
 	case rope != h.HeadDim:
 		return fmt.Errorf("key %s.rope.dimension_count %d must equal the head dimension %d (partial rope is not supported)", a, rope, h.HeadDim)
 	}
@@ -192,6 +196,7 @@ func (l *loader) tensors() error {
 		if strings.HasSuffix(ti.Name, ".scale") || strings.HasSuffix(ti.Name, "_scale") {
 			return fmt.Errorf("tensor %s: separate scale tensors are not supported (the scale must live in the I2_S data or the values)", ti.Name)
 		}
+		ti.Ne = trimTrailingOnes(ti.Ne)
 		l.infos[ti.Name] = ti
 	}
 	if l.opts.TLKernels == nil {
@@ -205,7 +210,10 @@ func (l *loader) tensors() error {
 	// format.LayoutKey) is repacked to the x86 layout the kernel reads.
 	l.layout = format.LayoutX86
 	if v, ok := gguf.Lookup(l.f.KVs, format.LayoutKey); ok {
-		s, _ := v.V.(string)
+		s, isString := v.V.(string)
+		if !isString {
+			return fmt.Errorf("key %s has type %s; want a string (x86, arm or x86-1x4)", format.LayoutKey, v.Type)
+		}
 		lay, err := format.ParseLayout(s)
 		if err != nil {
 			return fmt.Errorf("key %s: %w", format.LayoutKey, err)
@@ -220,6 +228,19 @@ func (l *loader) tensors() error {
 		l.layout = lay
 	}
 	return nil
+}
+
+// trimTrailingOnes returns ne without the trailing 1-dims past the second
+// ([256 512 1 1] is [256 512]; [256 1 1] is [256 1], which vector takes
+// as [256]): llama.cpp's check_tensor_dims pads every shape to four dims
+// with 1s, and gguf-py writes the trailing 1s of a numpy shape (defect H20:
+// such files were refused). ne is not modified.
+func trimTrailingOnes(ne []uint64) []uint64 {
+	n := len(ne)
+	for n > 2 && ne[n-1] == 1 {
+		n--
+	}
+	return ne[:n:n]
 }
 
 // matrix loads the 2-D tensor name with ne = [k, rows] (rows < 0: any
@@ -260,6 +281,9 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	ti, ok := l.infos[name]
 	if !ok {
 		return nil, fmt.Errorf("tensor %s: %w", name, ErrMissing)
+	}
+	if len(ti.Ne) == 2 && ti.Ne[1] == 1 {
+		ti.Ne = ti.Ne[:1] // [n 1]: a vector with a trailing 1 (H20)
 	}
 	if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
 		return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)

@@ -190,7 +190,11 @@ func Parse(data []byte) (*File, error) {
 	}
 	if v, ok := f.Get("general.alignment"); ok {
 		a, ok := v.Uint()
-		if !ok || a == 0 || a&(a-1) != 0 || a > math.MaxUint32 {
+		if !ok {
+			// "32" or 32.0 is a power of two of the wrong type (H14).
+			return nil, fmt.Errorf("general.alignment = %v has type %s: %w: want an unsigned integer power of two", v, v.Type, ErrAlignment)
+		}
+		if a == 0 || a&(a-1) != 0 || a > math.MaxUint32 {
 			return nil, fmt.Errorf("general.alignment = %v: %w: want a power of two", v, ErrAlignment)
 		}
 		f.Alignment = a

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,10 +33,11 @@ const tempInfix = ".partial-"
 // Commit's fsync waits only for the tail.
 type File struct {
 	*os.File
-	path    string
-	done    bool
-	written int64
-	synced  int64
+	path      string
+	overwrite bool
+	done      bool
+	written   int64
+	synced    int64
 }
 
 // writebackChunk is how much data accumulates before Write starts its
@@ -88,7 +90,7 @@ func Create(path string, overwrite bool) (*File, error) {
 	if base == "" {
 		return nil, fmt.Errorf("output %s ends in a path separator, so it names a directory; give a file path", path)
 	}
-	f, err := os.CreateTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-*")
+	f, err := createTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		// Name the target and the cause, never the temp file (defect D16).
 		if fi, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
@@ -102,11 +104,29 @@ func Create(path string, overwrite bool) (*File, error) {
 		}
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
-	return &File{File: f, path: path}, nil
+	return &File{File: f, path: path, overwrite: overwrite}, nil
 }
 
-// Commit fsyncs, closes and renames the temp file to the target path. After a
-// failed Commit the temp file is removed.
+// createTemp creates a new file dir/prefix<random> as os.CreateTemp does,
+// but with mode 0666 before the umask, as os.Create gives, so the committed
+// output gets the mode the user's umask asks for (defect H9; CreateTemp's
+// 0600 was chmodded to 0644 whatever the umask).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 1000 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// Commit fsyncs, closes and renames the temp file to the target path. Without
+// overwrite the rename refuses a target that appeared after Create's check
+// (another writer of the same output, defect H3): the error wraps ErrExists
+// and the other file is kept (osx.RenameNoReplace). After a failed Commit
+// the temp file is removed.
 func (f *File) Commit() error {
 	if f.done {
 		return errors.New("atomicfile: commit after close")
@@ -122,9 +142,15 @@ func (f *File) Commit() error {
 		os.Remove(name)
 		return fmt.Errorf("close %s: %w", f.path, err)
 	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("chmod %s: %w", f.path, err)
+	if !f.overwrite {
+		if err := osx.RenameNoReplace(name, f.path); err != nil {
+			os.Remove(name)
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s: %w", f.path, ErrExists)
+			}
+			return fmt.Errorf("rename to %s: %w", f.path, err)
+		}
+		return nil
 	}
 	// osx.Rename replaces an existing target in one step on Windows too.
 	if err := osx.Rename(name, f.path); err != nil {

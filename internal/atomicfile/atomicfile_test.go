@@ -119,3 +119,42 @@ func TestCleanKeepsLiveWrites(t *testing.T) {
 		t.Errorf("temp file %s, want prefix %s", f.TempName(), want)
 	}
 }
+
+// TestCommitRefusesLateTarget (H3): a target that appears after Create's
+// existence check (a second writer of the same output) is not replaced
+// without overwrite: Commit fails with ErrExists, the other file stays and
+// no temp file is left. With overwrite it is replaced.
+func TestCommitRefusesLateTarget(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "same.gguf")
+	f, err := Create(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("the other writer's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), p) {
+		t.Errorf("Commit over a late target: %v, want %v naming %s", err, ErrExists, p)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "the other writer's" {
+		t.Errorf("the other writer's file holds %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left: %v", ents)
+	}
+	g, err := Create(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Write([]byte("forced"))
+	if err := g.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "forced" {
+		t.Errorf("with overwrite the target holds %q", b)
+	}
+}

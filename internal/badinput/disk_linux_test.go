@@ -3,6 +3,7 @@ package badinput
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -32,5 +33,31 @@ func TestDiskFullTmpfs(t *testing.T) {
 	checkOneLine(t, stderr, []string{out, "no space left on device"})
 	if d := diffSnapshots(before, snapshot(t, root)); d != "" {
 		t.Errorf("the run changed the tree: %s", d)
+	}
+}
+
+// TestH19DryRunReadOnly: --dry-run "fails as the real run would", but
+// passed for an output on a read-only filesystem that the real run cannot
+// create; it probes the directory now.
+func TestH19DryRunReadOnly(t *testing.T) {
+	ro := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_RDONLY, "size=64k"); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs here (%v)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+	for _, args := range [][]string{
+		{"hf2gguf", tinyDir, "--dry-run", "--outfile", filepath.Join(ro, "x.gguf")},
+		{"requant", tinyF32, "--outtype", "f16", "--dry-run", "--outfile", filepath.Join(ro, "x.gguf")},
+	} {
+		code, _, stderr := runMain(args...)
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1; stderr %s", args[0], code, stderr)
+		}
+		if !strings.Contains(stderr, "read-only file system") || !strings.Contains(stderr, filepath.Join(ro, "x.gguf")) {
+			t.Errorf("%s: stderr %q", args[0], stderr)
+		}
 	}
 }

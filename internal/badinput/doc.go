@@ -23,6 +23,14 @@
 //   - kill_test.go: SIGKILL while the converter writes; the target keeps
 //     nothing or the previous file, and the next run removes the leftover
 //     temp file.
+//   - defects2_test.go, defects2_unix_test.go: the second hostile run's
+//     defects (H1–H23, H29 of issue 24), one row or test each: a mapped
+//     input that shrinks (H1), --force onto a secondary input (H2), two
+//     writers of one output (H3), the output mode and the umask (H9),
+//     run's memory (H10), lost stdout (H11), signals and exit codes (H12,
+//     H29), write errors (H13), messages (H14–H17, H22, H23), ignored
+//     flags (H18), --dry-run on a read-only filesystem (H19, in
+//     disk_linux_test.go), trailing 1-dims (H20) and "-" (H21).
 //   - memory_test.go: peak RSS of a conversion (the figure /usr/bin/time -v
 //     reports, from wait4's rusage) on one large tensor, and the BR-23 bound
 //     (512 MB) on the bitnet_b1_58-large shapes with BITNET_HEAVY=1.

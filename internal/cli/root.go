@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,12 +21,14 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/gpupack"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/hf2gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/inspect"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/perplexity"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/requant"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/run"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/tokenize"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	verifycmd "github.com/bitnet-convert/bitnet-convert/internal/cli/verify"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 )
 
@@ -47,6 +51,7 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return refuseDash(cmd) }
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd())
 	}
@@ -71,22 +76,39 @@ var commands = []func() *cobra.Command{
 }
 
 // Main runs the command line args and returns the process exit code: 0 on
-// success, 1 on failure, 2 on bad usage. Errors are printed as one line
+// success, 1 on failure, 2 on bad usage, 128 + the signal's number when a
+// stop signal interrupted the command (130 for Ctrl-C, 143 for SIGTERM; see
+// interrupt.NotifyContext). Errors are printed as one line
 // prefixed "bitnet-convert: ".
 //
 // A panic in a command is a bug; Main recovers it as a last resort and
 // prints one line naming the command instead of a Go stack trace, with exit
 // code 1.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	// A mapped input that shrinks faults on the next read; as a panic it
+	// is recovered below as one "was the file changed?" line (H1).
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
+			if err := osx.FaultError(r); err != nil {
+				fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+				code = 1
+				return
+			}
 			fmt.Fprintf(stderr, "bitnet-convert: internal error in %q: %v; this is a bug, please report it with the command line\n", commandName(args), r)
 			code = 1
 		}
 	}()
-	root := NewRootCmd(stdout, stderr)
+	interrupt.Reset()
+	out := &stdoutWriter{w: stdout}
+	root := NewRootCmd(out, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	if err == nil && out.err != nil {
+		// The report is lost (stdout on a full disk, a closed pipe):
+		// that is a failure even though the work was done (defect H11).
+		err = out.err
+	}
 	if err == nil {
 		return 0
 	}
@@ -99,10 +121,61 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	fmt.Fprintf(stderr, "bitnet-convert: %v\n", err)
+	if sig := interrupt.Received(); sig != nil {
+		// 130 for Ctrl-C, 143 for SIGTERM, as a shell reports a process
+		// the signal killed (defect H29).
+		return interrupt.ExitCode(sig)
+	}
 	if usageErr {
 		return 2
 	}
 	return 1
+}
+
+// pathFlags are the flags that name a file to read or write. "-" (stdin or
+// stdout) is meaningful only for the text flags (-f/--file of perplexity
+// and tokenize, --stdin) and for --kl-divergence-base when --kl-divergence
+// reads it; elsewhere it used to mean a file named "-" for some flags and
+// nothing for others (defect H21). The one rule: "-" is stdin where a flag
+// says so, a usage error everywhere else.
+var pathFlags = []string{"model", "gguf", "hf", "ref-gguf", "metadata", "kernel-config", "config", "outfile", "out", "outdir", "dump-logits", "kl-divergence-base", "from-config"}
+
+// refuseDash is the root's PersistentPreRunE: a path flag given as "-"
+// is a usage error naming the flag.
+func refuseDash(cmd *cobra.Command) error {
+	for _, name := range pathFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed || f.Value.String() != "-" {
+			continue
+		}
+		if name == "kl-divergence-base" {
+			if kld := cmd.Flags().Lookup("kl-divergence"); kld != nil && kld.Value.String() == "true" {
+				continue // read from stdin, as llama-perplexity does
+			}
+		}
+		return usage.Errorf("--%s -: standard input and output are not supported here; give a file path (\"-\" means stdin only for -f/--file and for --kl-divergence-base with --kl-divergence)", name)
+	}
+	return nil
+}
+
+// stdoutWriter passes writes to w and keeps the first error, so that Main
+// fails when a command's text report could not be written (the commands'
+// Fprintf calls do not check).
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "write /dev/stdout: …" names the device, not the stream
+		}
+		s.err = fmt.Errorf("write stdout: %w", err)
+	}
+	return n, err
 }
 
 // commandName returns the subcommand named by args (its first argument that

@@ -86,3 +86,20 @@ func kind(m fs.FileMode) string {
 		return "a special file"
 	}
 }
+
+// SameFile reports whether a and b both exist and are the same file
+// (os.SameFile of their Stat, so symbolic and hard links count). An empty
+// path, "-" (standard input) or a path that cannot be read is no file.
+// Commands use it to refuse an output that is one of their inputs (defect
+// H2: --force replaced the --metadata file it had just read).
+func SameFile(a, b string) bool {
+	if a == "" || b == "" || a == "-" || b == "-" {
+		return false
+	}
+	ai, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	bi, err := os.Stat(b)
+	return err == nil && os.SameFile(ai, bi)
+}

@@ -25,6 +25,9 @@
 //     (rename(2) on Unix; MoveFileEx with MOVEFILE_REPLACE_EXISTING and
 //     MOVEFILE_WRITE_THROUGH on Windows, retried briefly while a virus scanner
 //     or indexer holds the new file open).
+//   - RenameNoReplace: the same without replacing an existing newpath
+//     (renameat2 RENAME_NOREPLACE, link(2), MoveFileEx without
+//     REPLACE_EXISTING)
 //   - TerminationSignals: the signals after which a command removes its
 //     partial output (os.Interrupt, SIGTERM, and SIGHUP on Unix).
 //   - ProcessAlive: whether a pid is running (signal 0 on Unix;

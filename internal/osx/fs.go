@@ -33,3 +33,14 @@ func TerminationSignals() []os.Signal { return append([]os.Signal(nil), terminat
 // tell it reports true, so a caller deciding whether a file still belongs to
 // a running process keeps it.
 func ProcessAlive(pid int) bool { return pid > 0 && processAlive(pid) }
+
+// RenameNoReplace renames oldpath to newpath only if newpath does not exist,
+// in one step where the OS offers it: renameat2(RENAME_NOREPLACE) on Linux,
+// link(2) then unlink of oldpath on other Unix systems and on Linux
+// filesystems without renameat2, MoveFileEx without REPLACE_EXISTING on
+// Windows. When newpath exists the error is an *os.LinkError for which
+// errors.Is(err, fs.ErrExist) holds, and oldpath is left in place. On a
+// filesystem that supports neither (no hard links), it falls back to a
+// check for newpath followed by Rename, which another writer could still
+// race.
+func RenameNoReplace(oldpath, newpath string) error { return renameNoReplace(oldpath, newpath) }

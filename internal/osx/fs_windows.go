@@ -4,6 +4,7 @@ package osx
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 	"time"
@@ -44,6 +45,31 @@ func rename(oldpath, newpath string) error {
 			return nil
 		}
 		if wait > time.Second || !(errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)) {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+		}
+		time.Sleep(wait)
+	}
+}
+
+// renameNoReplace is rename without MOVEFILE_REPLACE_EXISTING: MoveFileEx
+// fails with ERROR_ALREADY_EXISTS when newpath exists.
+func renameNoReplace(oldpath, newpath string) error {
+	from, err := windows.UTF16PtrFromString(oldpath)
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	to, err := windows.UTF16PtrFromString(newpath)
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		err = windows.MoveFileEx(from, to, windows.MOVEFILE_WRITE_THROUGH)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, windows.ERROR_ALREADY_EXISTS) || errors.Is(err, windows.ERROR_FILE_EXISTS):
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
+		case wait > time.Second || !(errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)):
 			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 		}
 		time.Sleep(wait)

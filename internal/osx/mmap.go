@@ -36,6 +36,7 @@ func Map(f *os.File, size int64, name string) (*Mapping, error) {
 	}
 	data, unmap, err := mmap(f, n)
 	if err == nil {
+		noteMapping(data, name)
 		return &Mapping{data: data, mapped: true, unmap: unmap}, nil
 	}
 	if size > ReadFallbackLimit {

@@ -208,7 +208,9 @@ var ErrExists = errors.New("output file exists (use --force to overwrite)")
 // Check makes the checks the real run makes before writing path, so that
 // --dry-run predicts its outcome: the directory must exist and be a
 // directory; path must not be a directory or a non-regular file; an existing
-// path needs force. It writes nothing.
+// path needs force; the directory must accept a new file (probed by
+// creating and removing an empty hidden file: a read-only filesystem
+// passed before, defect H19). It leaves nothing behind.
 func Check(path string, force bool) error {
 	dir := filepath.Dir(path)
 	di, err := os.Stat(dir)
@@ -226,7 +228,7 @@ func Check(path string, force bool) error {
 		if _, lerr := os.Lstat(path); lerr == nil {
 			return fmt.Errorf("output %s is a symbolic link that leads nowhere; give a file path", path)
 		}
-		return nil
+		return probeDir(path, dir)
 	case err != nil:
 		return fmt.Errorf("output %s: %w", path, err)
 	case fi.IsDir():
@@ -236,5 +238,21 @@ func Check(path string, force bool) error {
 	case !force:
 		return fmt.Errorf("%s: %w", path, ErrExists)
 	}
+	return probeDir(path, dir)
+}
+
+// probeDir creates and removes an empty file in dir; the error names the
+// output path and the cause, as the real run's "create output" error does.
+func probeDir(path, dir string) error {
+	f, err := os.CreateTemp(dir, ".bitnet-convert-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("create output %s: %w", path, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }

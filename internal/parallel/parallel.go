@@ -23,6 +23,7 @@ package parallel
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,20 +47,43 @@ func Range(n, threads int, f func(worker, lo, hi int)) {
 	spawn(n, threads, f)
 }
 
-// spawn is Range with goroutines started for the call.
+// spawn is Range with goroutines started for the call. A panic in a
+// chunk (a fault in a mapped input that shrank included, see
+// SetPanicOnFault below) is re-raised in the caller once every chunk has
+// returned.
 func spawn(n, threads int, f func(worker, lo, hi int)) {
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		panicked atomic.Bool
+		value    any
+	)
 	chunk := (n + threads - 1) / threads
 	for w, lo := 1, chunk; lo < n; w, lo = w+1, lo+chunk {
 		hi := min(lo+chunk, n)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			debug.SetPanicOnFault(true)
+			defer func() {
+				if p := recover(); p != nil && panicked.CompareAndSwap(false, true) {
+					value = p
+				}
+			}()
 			f(w, lo, hi)
 		}()
 	}
-	f(0, 0, chunk)
+	func() {
+		defer func() {
+			if p := recover(); p != nil && panicked.CompareAndSwap(false, true) {
+				value = p
+			}
+		}()
+		f(0, 0, chunk)
+	}()
 	wg.Wait()
+	if panicked.Load() {
+		panic(value)
+	}
 }
 
 // For is Range without the worker number.
@@ -173,6 +197,9 @@ func (t *team) run(n, threads int, f func(worker, lo, hi int)) {
 // loop is the goroutine of worker i: it takes chunks of every job after
 // last.
 func (t *team) loop(w *worker, i int, last *job) {
+	// Chunks read mapped model files: a fault there (the file shrank) is
+	// a panic that chunk1 hands to the caller, not a crash (defect H1).
+	debug.SetPanicOnFault(true)
 	for {
 		last = w.next(t, last)
 		last.work(i)

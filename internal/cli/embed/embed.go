@@ -126,6 +126,10 @@ func embedRun(opts *EmbedOptions) error {
 	if opts.Pooling != "" {
 		mode, _ = runtime.ParsePoolMode(opts.Pooling)
 	}
+	if len(ids) > m.Params.NCtx {
+		// A usage error, as in run, perplexity, bench and verify (H22).
+		return usage.Errorf("%d tokens exceed the context length %d of %s; shorten the prompt", len(ids), m.Params.NCtx, opts.Model)
+	}
 	vec, err := m.Embed(ids, mode)
 	if err != nil {
 		return fmt.Errorf("model %s: %w", opts.Model, err)

@@ -222,6 +222,12 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// --force replaces an old output, never a file this run reads (H2).
+	for _, in := range []struct{ flag, path string }{{"--metadata", opts.MetadataFile}, {"--kernel-config", opts.KernelConfig}} {
+		if fsutil.SameFile(out, in.path) {
+			return fmt.Errorf("output %s is the %s file; give another path", out, in.flag)
+		}
+	}
 	if di, err := os.Stat(opts.OutFile); err == nil && di.IsDir() {
 		if in, err := os.Stat(dir); err == nil && os.SameFile(di, in) {
 			// convert_hf_to_gguf.py writes into the model directory; ours
@@ -431,5 +437,22 @@ func tomlValue(v any) (gguf.Value, error) {
 		}
 		return gguf.Strings(ss), nil
 	}
-	return gguf.Value{}, fmt.Errorf("unsupported TOML value %T", v)
+	return gguf.Value{}, fmt.Errorf("%s cannot be a GGUF value; give a string, an integer, a float, a boolean or an array of strings", tomlKind(v))
+}
+
+// tomlKind names the TOML type of a decoded value in the words of the
+// TOML spec, not Go's (defect H23 printed time.Time and
+// []map[string]interface {}).
+func tomlKind(v any) string {
+	switch v.(type) {
+	case time.Time:
+		return "a date-time" // offset or local date-time, local date, local time
+	case []map[string]any:
+		return "an array of tables"
+	case map[string]any:
+		return "a table"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a value of an unknown TOML type (%T)", v)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -389,6 +391,22 @@ func textValue(x any, full bool) string {
 	return fmt.Sprint(x)
 }
 
+// safeName returns a key or tensor name as it is when it is printable
+// UTF-8 without spaces, else quoted in Go syntax (\x1b, \x00, \xff), as
+// values are: a name with ESC bytes must not drive the terminal (defect
+// H16).
+func safeName(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
 func neString(ne []uint64) string {
 	parts := make([]string, len(ne))
 	for i, d := range ne {
@@ -421,14 +439,14 @@ func writeText(out io.Writer, r *report, full bool) error {
 			if *k.Count > len(shown) {
 				more = " …"
 			}
-			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", k.Key, k.Elem, *k.Count, strings.Join(items, " "), more)
+			fmt.Fprintf(tw, "  %s\t[%s]\t%d items: %s%s\n", safeName(k.Key), k.Elem, *k.Count, strings.Join(items, " "), more)
 			continue
 		}
 		note := ""
 		if k.Note != "" {
 			note = " (" + k.Note + ")"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", k.Key, k.Type, textValue(k.Value, full), note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", safeName(k.Key), k.Type, textValue(k.Value, full), note)
 	}
 	tw.Flush()
 	fmt.Fprintf(&buf, "\ntensors (%d):\n", len(r.Tensors))
@@ -447,7 +465,7 @@ func writeText(out io.Writer, r *report, full bool) error {
 		if t.Layout != "" {
 			scale = strings.TrimPrefix(scale+"; "+t.Layout, "; ")
 		}
-		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", t.Name, t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
+		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", safeName(t.Name), t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
 	tw.Flush()
 	// Drop the padding tabwriter leaves after the last non-empty cell.

@@ -24,13 +24,25 @@ func Explain(cmd, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	f, oerr := reader.Open(path)
-	if oerr != nil {
-		return err
+	if v := RefuseVocabOnly(cmd, path); v != nil {
+		return v
+	}
+	return err
+}
+
+// RefuseVocabOnly returns Explain's one-line error when path is a GGUF file
+// with no tensors, and nil otherwise (also when it cannot be opened: the
+// command's own open reports that). Commands that would not fail on such a
+// file by themselves call it first: requant wrote a tensor-less file with
+// a file type, verify --ref-gguf compared with nothing (defect H17).
+func RefuseVocabOnly(cmd, path string) error {
+	f, err := reader.Open(path)
+	if err != nil {
+		return nil
 	}
 	defer f.Close()
 	if len(f.Tensors) != 0 {
-		return err
+		return nil
 	}
 	return fmt.Errorf("%s is a vocab-only GGUF (tokenizer and hyper-parameters, no tensors): %s needs a converted model; `bitnet-convert tokenize -m %s` works on it", path, cmd, path)
 }

@@ -1,6 +1,7 @@
 package perplexity
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
@@ -38,15 +40,26 @@ func checkBasePath(path, model string, force bool) error {
 	return nil
 }
 
-// writeBase runs the perplexity and saves the base file atomically.
+// writeBase runs the perplexity and saves the base file atomically. A stop
+// signal (Ctrl-C, SIGTERM, SIGHUP) ends the run at the next chunk's write
+// and removes the temp file (defect H12); write errors name the base file,
+// never the temp file (H13).
 func writeBase(opts *PerplexityOptions, m *runtime.Model, ids []int32, bos int32, progress func(runtime.ChunkProgress)) (runtime.PerplexityResult, error) {
+	ctx, stop := interrupt.NotifyContext(context.Background())
+	defer stop()
 	out, err := atomicfile.Create(opts.KLBase, opts.Force)
 	if err != nil {
 		return runtime.PerplexityResult{}, fmt.Errorf("--kl-divergence-base: %w", err)
 	}
 	defer out.Abort()
-	r, err := runtime.PerplexityBase(m, ids, opts.Ctx, opts.Chunks, bos, out, progress)
+	r, err := runtime.PerplexityBase(m, ids, opts.Ctx, opts.Chunks, bos, ctxWriter{ctx, out}, progress)
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("interrupted; --kl-divergence-base %s was not written", opts.KLBase)
+	}
 	if err != nil {
+		if named := out.NameTarget(err); named != err {
+			return r, fmt.Errorf("--kl-divergence-base: %w", named) // the message names the file
+		}
 		return r, fmt.Errorf("--kl-divergence-base %s: %w", opts.KLBase, err)
 	}
 	if math.IsNaN(r.PPL) || math.IsInf(r.PPL, 0) {
@@ -54,7 +67,20 @@ func writeBase(opts *PerplexityOptions, m *runtime.Model, ids []int32, bos int32
 		// log-probabilities is not kept either.
 		return r, nil
 	}
-	return r, out.Commit()
+	return r, out.NameTarget(out.Commit())
+}
+
+// ctxWriter fails every write once ctx is cancelled.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // chunkBOS is the token llama-perplexity puts first in every chunk: the BOS

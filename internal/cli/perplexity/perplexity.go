@@ -178,6 +178,13 @@ func perplexityRun(opts *PerplexityOptions) error {
 		if err := checkBasePath(opts.KLBase, opts.Model, opts.Force); err != nil {
 			return err
 		}
+		// --force replaces an old base, never a file this run reads (H2).
+		if fsutil.SameFile(opts.KLBase, opts.File) {
+			return fmt.Errorf("--kl-divergence-base %s is the -f/--file text %s; give another path", opts.KLBase, opts.File)
+		}
+		if fsutil.SameFile(opts.KLBase, opts.KernelConfig) {
+			return fmt.Errorf("--kl-divergence-base %s is the --kernel-config file; give another path", opts.KLBase)
+		}
 	}
 	text, err := fsutil.ReadText(opts.File, opts.Stdin, fsutil.MaxTextBytes)
 	if err != nil {

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +20,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/progress"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/summary"
@@ -192,10 +191,13 @@ func Run(opts *Options) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {
+		return err
+	}
+	if err := modelfile.RefuseVocabOnly("requant", opts.In); err != nil {
 		return err
 	}
 	outType, _ := convert.ParseOutType(opts.OutType)
@@ -219,6 +221,19 @@ func Run(opts *Options) error {
 	out := opts.OutFile
 	if out == "" {
 		out = DefaultOutFile(opts.In, outType)
+	} else {
+		// The file name is a template as in hf2gguf: {ftype}, {outtype},
+		// {FTYPE}, {OUTTYPE}, {} (defect H21 wrote "x-{ftype}.gguf").
+		dir, base := filepath.Split(out)
+		filled, err := outname.Fill(base, string(outType))
+		if err != nil {
+			return usage.Errorf("--outfile %s: %v", opts.OutFile, err)
+		}
+		out = dir + filled
+	}
+	if fsutil.SameFile(out, opts.KernelConfig) {
+		// --force replaces an old output, never a file this run reads (H2).
+		return fmt.Errorf("output %s is the --kernel-config file; give another path", out)
 	}
 	bar := progress.New(opts.Stderr, opts.StderrIsTerminal && !opts.DryRun, "requantizing")
 	ropts.ProgressBytes = bar.StepBytes
@@ -232,6 +247,18 @@ func Run(opts *Options) error {
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
+	}
+	// Flags the plan did not use are said, not silently ignored (H18).
+	hasOutput, tl := false, false
+	for _, t := range plan.Tensors {
+		hasOutput = hasOutput || t.In.Name == "output.weight"
+		tl = tl || t.Type == gguf.TypeTL1 || t.Type == gguf.TypeTL2 || t.In.Type == gguf.TypeTL1 || t.In.Type == gguf.TypeTL2
+	}
+	if opts.OutputType != "" && !hasOutput {
+		fmt.Fprintf(opts.Stderr, "bitnet-convert: --output-tensor-type has no effect: %s has no output.weight (the model is tied)\n", opts.In)
+	}
+	if opts.KernelConfig != "" && !tl {
+		fmt.Fprintf(opts.Stderr, "bitnet-convert: --kernel-config has no effect: neither %s nor the output has TL1/TL2 tensors\n", opts.In)
 	}
 	types, sizes := make([]gguf.Type, len(plan.Tensors)), make([]uint64, len(plan.Tensors))
 	for i, t := range plan.Tensors {

@@ -1,7 +1,8 @@
 package run
 
 import (
-	"bytes"
+	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,8 +23,10 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/idlist"
+	"github.com/bitnet-convert/bitnet-convert/internal/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
+	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -158,6 +161,9 @@ func runRun(opts *RunOptions) error {
 		return err
 	}
 	if opts.DumpLogits != "" {
+		if fsutil.SameFile(opts.DumpLogits, opts.KernelConfig) {
+			return fmt.Errorf("--dump-logits %s is the --kernel-config file; give another path", opts.DumpLogits)
+		}
 		if err := checkDumpPath(opts.DumpLogits, opts.Model, opts.Force); err != nil {
 			return err
 		}
@@ -211,23 +217,54 @@ func runRun(opts *RunOptions) error {
 	}
 	fmt.Fprintf(opts.Out, "prompt ids: %s\n", joinIDs(prompt))
 	stream := newStreamer(opts.Out, tok)
-	gen, rows, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token,
+	// Rows are not kept (H10): without --dump-logits they are dropped,
+	// with it each is streamed to the temp file as it is computed.
+	dump := func([]float32) error { return nil }
+	var dumpFile *atomicfile.File
+	var dumpBuf *bufio.Writer
+	var dumpErr error // the dump's own failure, reported as it is
+	if opts.DumpLogits != "" {
+		// Ctrl-C, SIGTERM, SIGHUP: stop at the next row and remove the
+		// temp file (H12).
+		ctx, stop := interrupt.NotifyContext(context.Background())
+		defer stop()
+		if dumpFile, err = atomicfile.Create(opts.DumpLogits, opts.Force); err != nil {
+			return fmt.Errorf("--dump-logits: %w", err)
+		}
+		defer dumpFile.Abort()
+		dumpBuf = bufio.NewWriterSize(dumpFile, 1<<20)
+		var b []byte
+		dump = func(row []float32) error {
+			if ctx.Err() != nil {
+				dumpErr = fmt.Errorf("interrupted; --dump-logits %s was not written", opts.DumpLogits)
+				return dumpErr
+			}
+			b = b[:0]
+			for _, v := range row {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+			}
+			if _, err := dumpBuf.Write(b); err != nil {
+				dumpErr = dumpError(dumpFile, opts.DumpLogits, err)
+				return dumpErr
+			}
+			return nil
+		}
+	}
+	gen, _, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token, OnRow: dump,
 		TopK: opts.TopK, TopP: opts.TopP, RepeatPenalty: opts.RepeatPenalty, RepeatLastN: opts.RepeatLastN})
 	stream.end()
 	if err != nil {
+		if dumpErr != nil {
+			return dumpErr
+		}
 		return fmt.Errorf("model %s: %w", opts.Model, err)
 	}
-	if opts.DumpLogits != "" {
-		var buf bytes.Buffer
-		var b [4]byte
-		for _, row := range rows {
-			for _, v := range row {
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-				buf.Write(b[:])
-			}
+	if dumpFile != nil {
+		if err := dumpBuf.Flush(); err != nil {
+			return dumpError(dumpFile, opts.DumpLogits, err)
 		}
-		if err := atomicfile.WriteFile(opts.DumpLogits, buf.Bytes(), true); err != nil {
-			return fmt.Errorf("--dump-logits %s: %w", opts.DumpLogits, err)
+		if err := dumpFile.Commit(); err != nil {
+			return dumpError(dumpFile, opts.DumpLogits, err)
 		}
 	}
 	if opts.KernelConfig != "" {
@@ -340,6 +377,12 @@ type GenOptions struct {
 	// OnToken, when set, is called with each generated id as soon as it is
 	// chosen.
 	OnToken func(id int32)
+	// OnRow, when set, gets each row of logits in the order GenerateStream
+	// documents, as soon as it is computed, and the rows are not kept (the
+	// returned rows are nil): run -n 4000 on a 32000-token vocabulary held
+	// 500 MB of rows (defect H10). The row is reused afterwards; an error
+	// ends the generation.
+	OnRow func(row []float32) error
 }
 
 // sampler returns the runtime.SamplerParams of o, zero values meaning off.
@@ -396,6 +439,13 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 	s := m.NewSession(len(prompt) + n)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6269746e6574))
 	var rows [][]float32
+	keep := func(row []float32) error {
+		if o.OnRow != nil {
+			return o.OnRow(row)
+		}
+		rows = append(rows, row)
+		return nil
+	}
 	t0 := time.Now()
 	prows, err := s.EvalBatch(prompt, 0)
 	if err != nil {
@@ -407,6 +457,13 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 			st.PromptTime = time.Since(t0)
 			return nil, nil, st, err
 		}
+		if o.OnRow != nil {
+			if err := o.OnRow(l); err != nil {
+				return nil, nil, st, err
+			}
+			last = append(last[:0], l...)
+			continue
+		}
 		last = append([]float32(nil), l...)
 		rows = append(rows, last)
 	}
@@ -416,7 +473,9 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 	sp := o.sampler()
 	history := slices.Clip(prompt)
 	for i := 0; i < n; i++ {
-		rows = append(rows, last)
+		if err := keep(last); err != nil {
+			return nil, nil, st, err
+		}
 		next := runtime.SampleWith(last, sp, history, rng.Float64())
 		if next < 0 {
 			st.EvalTime = time.Since(t0)
@@ -444,10 +503,25 @@ func GenerateStream(m *runtime.Model, prompt []int32, o GenOptions) ([]int32, []
 			st.EvalTime = time.Since(t0)
 			return nil, nil, st, err
 		}
-		last = append([]float32(nil), l...)
+		if o.OnRow != nil {
+			last = append(last[:0], l...)
+		} else {
+			last = append([]float32(nil), l...)
+		}
 	}
 	st.EvalTime = time.Since(t0)
 	return gen, rows, st, nil
+}
+
+// dumpError is the one-line error of a failed --dump-logits write: the
+// flag, the file and the cause, the path named once (H13: it was named
+// three times, the temp file's name rewritten into each).
+func dumpError(f *atomicfile.File, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == f.TempName() {
+		err = pe.Err
+	}
+	return fmt.Errorf("--dump-logits %s: %w", path, f.NameTarget(err))
 }
 
 // checkDumpPath refuses a --dump-logits path that would destroy an input:

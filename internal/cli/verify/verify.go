@@ -238,6 +238,17 @@ func Run(opts *Options) error {
 		}
 		vo.KernelConfig = b
 	}
+	if err := idsInVocab(opts.GGUF, ids); err != nil {
+		return err
+	}
+	for _, p := range []string{opts.GGUF, opts.RefGGUF} {
+		if p == "" {
+			continue
+		}
+		if err := modelfile.RefuseVocabOnly("verify", p); err != nil {
+			return err
+		}
+	}
 	// A file without a vocabulary runs on fixed ids: say which.
 	idsNotice := ""
 	if opts.IDs == "" && opts.Prompt == "" {
@@ -288,6 +299,10 @@ func Run(opts *Options) error {
 	}
 	if opts.Err != nil && kcNotice != "" && rep.Pass {
 		fmt.Fprintf(opts.Err, "bitnet-convert: %s\n", kcNotice)
+	}
+	if opts.Err != nil && rep.Pass && opts.WeightScale != "" && opts.HF == "" {
+		// (defect H18)
+		fmt.Fprintf(opts.Err, "bitnet-convert: --weight-scale has no effect: it applies to the checkpoint of --hf, and none is given\n")
 	}
 	if opts.Err != nil && rep.Embeddings == nil && rep.Pass {
 		// (Only on success: a failure prints its one error line.)
@@ -409,6 +424,32 @@ func printReport(w io.Writer, r *verify.Report, verbose bool) {
 	} else {
 		fmt.Fprintln(w, "FAIL")
 	}
+}
+
+// idsInVocab refuses --ids outside the vocabulary of file (the rows of
+// token_embd.weight) as a usage error, as run and embed do (defect H22: it
+// was exit 1, worded as a failed check). A file that cannot be read is
+// left to verify.Run to report.
+func idsInVocab(file string, ids []int32) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	f, err := reader.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	for _, ti := range f.Tensors {
+		if ti.Name != "token_embd.weight" || len(ti.Ne) < 2 {
+			continue
+		}
+		for _, id := range ids {
+			if id < 0 || uint64(id) >= ti.Ne[1] {
+				return usage.Errorf("--ids: token id %d is outside the vocabulary of %s (%d tokens)", id, file, ti.Ne[1])
+			}
+		}
+	}
+	return nil
 }
 
 // joinIDs formats token ids as --ids takes them ("1,100,200").
