@@ -175,7 +175,6 @@ func runRun(opts *RunOptions) error {
 	}
 	loadTime := time.Since(loadStart)
 	defer f.Close()
-	fmt.Fprintf(opts.Err, "arithmetic: %s (--arith)\n", m.Arith())
 	var tok tokenizer.Tokenizer
 	v, tokErr := tokenizer.FromGGUF(f.KVs)
 	if tokErr == nil {
@@ -278,6 +277,9 @@ func runRun(opts *RunOptions) error {
 	if st.Stopped {
 		fmt.Fprintf(opts.Err, "bitnet-convert: generation stopped at the end-of-generation token %d after %d token(s) (--ignore-eos to continue)\n", gen[len(gen)-1], len(gen))
 	}
+	// Said with the timings, after success: a failed run prints only its
+	// error line.
+	fmt.Fprintf(opts.Err, "run:       arithmetic = %s (--arith)\n", m.Arith())
 	printPerf(opts.Err, loadTime, st)
 	return nil
 }

@@ -422,7 +422,7 @@ func Test_runRun_arith(t *testing.T) {
 			t.Errorf("--arith %q: want ids %s, output:\n%s", arith, want, out.String())
 		}
 		name := map[string]string{"": "bitnet.cpp", "mainline": "mainline"}[arith]
-		if !strings.Contains(errOut.String(), "arithmetic: "+name+" ") {
+		if !strings.Contains(errOut.String(), "arithmetic = "+name+" ") {
 			t.Errorf("--arith %q: stderr does not name %s:\n%s", arith, name, errOut.String())
 		}
 	}
