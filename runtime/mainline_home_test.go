@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // mainlineHomeDir holds what mainline llama.cpp computed on our files
@@ -101,6 +102,35 @@ func TestWriteMainlineHomeFiles(t *testing.T) {
 	for name, p := range writeMainlineHomeFiles(t, dir, "tiny", "llama-small", "bitnet384") {
 		t.Log(name, p)
 	}
+	for name, p := range writeG128Files(t, dir) {
+		t.Log(name, p)
+	}
+}
+
+// writeG128Files writes into dir our hf2gguf Q2_0 of the golden tiny model
+// ("tiny-q2_0"), PrismML's legacy g128 Q2_0 made from it
+// (testutil.G128FromQ2_0: "tiny-g128") and our requant of that back to
+// Q2_0 ("tiny-g128-q2_0", the file mainline ran). It returns the paths by
+// name.
+func writeG128Files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	q2, err := convert.ParseOutType("q2_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	paths := map[string]string{}
+	for _, name := range []string{"tiny-q2_0", "tiny-g128", "tiny-g128-q2_0"} {
+		paths[name] = filepath.Join(dir, name+".gguf")
+	}
+	if _, err := convert.ConvertDir(ctx, filepath.Join(tinyDir, "hf"), paths["tiny-q2_0"], true, false, convert.Options{OutType: q2}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.G128FromQ2_0(t, paths["tiny-q2_0"], paths["tiny-g128"])
+	if _, err := convert.RequantFile(ctx, paths["tiny-g128"], paths["tiny-g128-q2_0"], true, false, convert.RequantOptions{OutType: q2}); err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }
 
 // mainlineHome is testdata/golden/mainline-home/mainline-home.json.
@@ -110,6 +140,9 @@ type mainlineHome struct {
 	Files map[string]struct {
 		SHA256  string            `json:"sha256"`
 		Tensors map[string]string `json:"tensors,omitempty"`
+		// LoadError is the line mainline printed when it refused the
+		// file (PrismML's legacy g128 Q2_0).
+		LoadError string `json:"load_error,omitempty"`
 	} `json:"files"`
 	Runs []mainlineRun `json:"runs"`
 }
@@ -183,7 +216,9 @@ func runOracleDump(t *testing.T, m *Model, prompt []int32, n int, batch bool) ([
 
 // TestMainlineHome: mainline llama.cpp 3f545bec (AVX2, flash attention on,
 // F16 KV cache) ran our TQ1_0/TQ2_0 files and its own Q2_0 files of the
-// golden tiny model and of the Llama-class dummy (testdata/golden/mainline-home);
+// golden tiny model and of the Llama-class dummy, and our requant to Q2_0
+// of PrismML's legacy g128 Q2_0 of the tiny model (rebuilt here:
+// writeG128Files) (testdata/golden/mainline-home);
 // our files still have the bytes it ran, and with --arith mainline the
 // runtime gives its greedy ids and its logits bit for bit, one token per
 // call and batched. The Q2_0 runs need our q2_0 writer and kernel: they
@@ -225,6 +260,15 @@ func TestMainlineHome(t *testing.T) {
 		}
 		paths[name] = out
 	}
+	if q2err == nil {
+		// PrismML's legacy g128 Q2_0 built from our Q2_0 (mainline refused
+		// it) and our requant of it to Q2_0 (mainline ran it).
+		g := writeG128Files(t, dir)
+		for _, name := range []string{"tiny-g128", "tiny-g128-q2_0"} {
+			checkHomeFile(t, g[name], map[string]string{name: home.Files[name].SHA256}, "mainline llama.cpp")
+		}
+		paths["tiny-g128-q2_0"] = g["tiny-g128-q2_0"]
+	}
 	for _, r := range home.Runs {
 		t.Run(r.File+"/"+r.Prompt+"/"+r.Mode, func(t *testing.T) {
 			if !strings.HasPrefix(r.File, "tiny-") && os.Getenv("BITNET_HEAVY") == "" {
@@ -234,7 +278,9 @@ func TestMainlineHome(t *testing.T) {
 			if !ok {
 				t.Skipf("%s: this build cannot write q2_0 (%v)", r.File, q2err)
 			}
-			if want := home.Files[r.File].SHA256; !strings.HasSuffix(r.File, "q2_0") {
+			if want := home.Files[r.File].SHA256; home.Files[r.File].Tensors == nil && !strings.HasPrefix(r.File, "tiny-g128") {
+				// our files (mainline's own Q2_0 files list their
+				// tensors; the g128 files were checked above)
 				checkHomeFile(t, path, map[string]string{r.File: want}, "mainline llama.cpp")
 			}
 			m := openModelOpts(t, path, Options{Threads: 2, Arith: ArithMainline, Batched: r.Mode == "batch"})

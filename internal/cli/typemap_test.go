@@ -13,6 +13,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
 // rawTensor is one tensor of a hand-made file: any stored type id, any
@@ -167,30 +168,17 @@ func rewrite(t *testing.T, f *reader.File, fn func(ti gguf.TensorInfo, data []by
 }
 
 // TestRequantG128Lossless (acceptance e): Prism's legacy g128 Q2_0 under id
-// 42 (made here from our Q2_0 file of the golden model: each pair of 64
-// blocks, which carry the same d, becomes one 128 block) is told apart by
+// 42 (made here from our Q2_0 file of the golden model by
+// testutil.G128FromQ2_0: each pair of 64 blocks, which carry the same d,
+// becomes one 128 block; mainline-home records mainline's run of the
+// requant result) is told apart by
 // its size, and requant turns it into mainline Q2_0 losslessly: every code
 // identical and each 128 group's d in both of its 64 halves. The result
 // runs.
 func TestRequantG128Lossless(t *testing.T) {
 	dir := t.TempDir()
-	_, f := tinyQ2_0(t, dir)
-	g128 := rewrite(t, f, func(ti gguf.TensorInfo, data []byte) rawTensor {
-		if ti.Type != gguf.TypeQ2_0 {
-			return rawTensor{ti.Name, ti.Ne, ti.Type.ID(), data}
-		}
-		out := make([]byte, 0, len(data)/36*34)
-		for b := 0; b < len(data); b += 36 {
-			lo, hi := data[b:b+18], data[b+18:b+36]
-			d := lo[:2]
-			if binary.LittleEndian.Uint16(d) == 0 {
-				d = hi[:2] // an all-zero half has d = 0 in mainline's Q2_0
-			}
-			out = append(append(append(out, d...), lo[2:]...), hi[2:]...)
-		}
-		return rawTensor{ti.Name, ti.Ne, 42, out}
-	})
-	in := writeTemp(t, dir, "tiny-g128.gguf", g128)
+	q2, _ := tinyQ2_0(t, dir)
+	in := testutil.G128FromQ2_0(t, q2, filepath.Join(dir, "tiny-g128.gguf"))
 	var out, errb bytes.Buffer
 	if code := Main([]string{"inspect", in}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Q2_0_g128(42)") {
 		t.Fatalf("inspect: exit %d %s\n%s", code, errb.String(), out.String())

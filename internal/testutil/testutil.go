@@ -212,3 +212,80 @@ func CopyDir(t testing.TB, src, dst string) string {
 	}
 	return dst
 }
+
+// G128FromQ2_0 writes to dst PrismML's legacy g128 Q2_0 (34 bytes per 128
+// weights under id 42, gguf.TypeQ2_0G128) made from the mainline Q2_0 GGUF
+// at src: each pair of 18-byte blocks of a row becomes one 34-byte block
+// (the first half's d, or the second's when the first half is all zero
+// and has d = 0, then the 16 + 16 code bytes), every other tensor and
+// every KV kept. Our writer refuses to write id 42 as g128, so each tensor
+// goes through it as I8 with ne[0] = its bytes per row (the offsets are the
+// aligned sums of the data sizes, as any writer lays them out) and its
+// tensor info is then patched to the real ne[0] and type id. The bytes
+// depend on src alone. It returns dst.
+func G128FromQ2_0(t testing.TB, src, dst string) string {
+	t.Helper()
+	f, err := reader.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	infos := make([]gguf.TensorInfo, len(f.Tensors))
+	datas := make([][]byte, len(f.Tensors))
+	ids := make([]uint32, len(f.Tensors))
+	for i, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = ti.Type.ID()
+		if ti.Type == gguf.TypeQ2_0 {
+			out := make([]byte, 0, len(data)/36*34)
+			for b := 0; b+36 <= len(data); b += 36 {
+				lo, hi := data[b:b+18], data[b+18:b+36]
+				d := lo[:2]
+				if binary.LittleEndian.Uint16(d) == 0 {
+					d = hi[:2]
+				}
+				out = append(append(append(out, d...), lo[2:]...), hi[2:]...)
+			}
+			data = out
+		}
+		datas[i] = data
+		rows := uint64(1)
+		for _, d := range ti.Ne[1:] {
+			rows *= d
+		}
+		ne := append([]uint64{uint64(len(data)) / rows}, ti.Ne[1:]...)
+		infos[i] = gguf.TensorInfo{Name: ti.Name, Ne: ne, Type: gguf.TypeI8}
+	}
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, f.KVs, infos, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range infos {
+		if err := w.WriteTensor(i, datas[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.Bytes()
+	for i, ti := range f.Tensors {
+		key := binary.LittleEndian.AppendUint64(nil, uint64(len(ti.Name)))
+		key = append(key, ti.Name...)
+		at := bytes.Index(out[:w.HeaderSize()], key)
+		if at < 0 {
+			t.Fatalf("tensor info %s not found", ti.Name)
+		}
+		p := at + len(key) + 4 // n_dims
+		binary.LittleEndian.PutUint64(out[p:], ti.Ne[0])
+		binary.LittleEndian.PutUint32(out[p+8*len(ti.Ne):], ids[i])
+	}
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
