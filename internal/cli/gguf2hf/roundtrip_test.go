@@ -62,12 +62,9 @@ func roundTrip(t *testing.T, hfDir, outtype, dtype string, extra ...string) stri
 		return exp // the runtime needs a vocabulary
 	}
 	sameVocab(t, orig, back)
+	// verify's default, derived limits (no --max-delta: the error model
+	// scales the bound with the model, b158-h512 included).
 	var limits []string
-	if hfDir == h512HF {
-		// b158-h512's own files need it against their own checkpoint
-		// (README, requant chain: 1.58 for I2_S, 2.13 for IQ2_BN)
-		limits = []string{"--max-delta", "2.5"}
-	}
 	if out := mustRun(t, append([]string{"verify", "--gguf", back, "--hf", exp}, limits...)...); !strings.HasSuffix(out, "PASS\n") {
 		t.Fatalf("verify --hf of the export: %s", out)
 	}
