@@ -102,3 +102,33 @@ func TestH8RequantRefusesWhatRunRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestH20RequantTrailingOnes: requant refused tensors with trailing 1-dims
+// (ne [256 512 1 1]) that run accepts; it accepts them the same way, and
+// run loads what it writes.
+func TestH20RequantTrailingOnes(t *testing.T) {
+	root := t.TempDir()
+	in := filepath.Join(root, "ones.gguf")
+	writeFile(t, in, editInfos(t, func(ti *gguf.TensorInfo) {
+		switch ti.Name {
+		case "token_embd.weight":
+			ti.Ne = append(ti.Ne, 1, 1)
+		case "blk.0.attn_q.weight", "blk.1.ffn_down.weight":
+			ti.Ne = append(ti.Ne, 1)
+		case "output_norm.weight", "blk.0.attn_norm.weight":
+			ti.Ne = append(ti.Ne, 1)
+		}
+	}))
+	if code, _, stderr := runMain("run", "-m", in, "--ids", "1,2", "-n", "1"); code != 0 {
+		t.Fatalf("run on the input: exit %d: %s", code, stderr)
+	}
+	for _, typ := range []string{"tq2_0", "i2_s", "f16"} {
+		out := filepath.Join(root, "o-"+typ+".gguf")
+		if code, _, stderr := runMain("requant", in, "--outtype", typ, "--outfile", out); code != 0 {
+			t.Fatalf("requant --outtype %s: exit %d: %s", typ, code, stderr)
+		}
+		if code, _, stderr := runMain("run", "-m", out, "--ids", "1,2", "-n", "1"); code != 0 {
+			t.Errorf("run on the %s output: exit %d: %s", typ, code, stderr)
+		}
+	}
+}
