@@ -28,6 +28,11 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 	if err != nil {
 		return nil, err
 	}
+	if opts.Check != nil {
+		if err := opts.Check(p); err != nil {
+			return nil, fmt.Errorf("%s: the %s output would not load (nothing written): %w", in, opts.OutType, err)
+		}
+	}
 	if dryRun {
 		return p, nil
 	}
@@ -61,10 +66,7 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 // touched and resident memory stays at about one tensor). Errors name the
 // tensor.
 func Requant(ctx context.Context, f *reader.File, src io.ReaderAt, p *RequantPlan, w io.Writer, opts RequantOptions) error {
-	infos := make([]gguf.TensorInfo, len(p.Tensors))
-	for i, t := range p.Tensors {
-		infos[i] = gguf.TensorInfo{Name: t.In.Name, Type: t.Type, Ne: t.Ne}
-	}
+	infos := p.OutputInfos()
 	bw := bufio.NewWriterSize(w, 1<<20)
 	gw, err := writer.New(bw, p.KVs, infos, p.align)
 	if err != nil {

@@ -35,6 +35,12 @@ type RequantOptions struct {
 	// ProgressBytes is Options.ProgressBytes for requant: output tensor
 	// bytes written so far and in all.
 	ProgressBytes func(done, total uint64, name string)
+	// Check, when set, is called by RequantFile on the plan before
+	// anything is written (also with dryRun); its error refuses the file.
+	// The requant command passes the runtime loader's checks
+	// (runtime.CheckFile on OutputInfos), so requant writes nothing its run
+	// refuses (defect H8); convert cannot import runtime.
+	Check func(p *RequantPlan) error
 }
 
 // RequantTensor is one output tensor of a RequantPlan.
@@ -62,6 +68,15 @@ type RequantPlan struct {
 	Kernels  []format.Kernel
 	Warnings []string
 	align    uint64
+}
+
+// OutputInfos are the tensor infos of the output file, in order.
+func (p *RequantPlan) OutputInfos() []gguf.TensorInfo {
+	infos := make([]gguf.TensorInfo, len(p.Tensors))
+	for i, t := range p.Tensors {
+		infos[i] = gguf.TensorInfo{Name: t.In.Name, Type: t.Type, Ne: t.Ne}
+	}
+	return infos
 }
 
 // TotalBytes is the size of all output tensor data.
@@ -101,6 +116,7 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	f = withoutTrailingOnes(f)
 	if err := checkRequantShapes(f, path); err != nil {
 		return nil, err
 	}

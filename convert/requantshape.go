@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -140,6 +141,9 @@ func checkRequantShapes(f *reader.File, path string) error {
 // checkNe reports the first rule ti.Ne breaks, or a dimension count other
 // than want, naming the tensor and the key.
 func checkNe(ti gguf.TensorInfo, want int, rules []shapeRule) error {
+	if want == 1 && len(ti.Ne) == 2 && ti.Ne[1] == 1 {
+		ti.Ne = ti.Ne[:1] // [n 1]: a vector with a trailing 1, as the runtime reads it (H20)
+	}
 	if len(ti.Ne) != want {
 		return fmt.Errorf("tensor %s: ne %v has %d dimensions, want %d", ti.Name, ti.Ne, len(ti.Ne), want)
 	}
@@ -152,4 +156,31 @@ func checkNe(ti gguf.TensorInfo, want int, rules []shapeRule) error {
 		return fmt.Errorf("tensor %s: ne %v has no rows; the file is damaged", ti.Name, ti.Ne)
 	}
 	return nil
+}
+
+// withoutTrailingOnes returns f, or a shallow copy of it whose tensor infos
+// drop the trailing 1-dims past the second ([256 512 1 1] is [256 512]), as
+// the runtime loader and llama.cpp's check_tensor_dims read them (defect
+// H20); the data and its size are the same.
+func withoutTrailingOnes(f *reader.File) *reader.File {
+	var ts []gguf.TensorInfo
+	for i, ti := range f.Tensors {
+		n := len(ti.Ne)
+		for n > 2 && ti.Ne[n-1] == 1 {
+			n--
+		}
+		if n == len(ti.Ne) {
+			continue
+		}
+		if ts == nil {
+			ts = slices.Clone(f.Tensors)
+		}
+		ts[i].Ne = ti.Ne[:n:n]
+	}
+	if ts == nil {
+		return f
+	}
+	g := *f
+	g.Tensors = ts
+	return &g
 }

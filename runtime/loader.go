@@ -83,6 +83,9 @@ type loader struct {
 	// set by tensors
 	infos  map[string]gguf.TensorInfo
 	layout format.Layout
+	// dry (Options.checkOnly, CheckFile): matrix and vector check shapes
+	// and types without reading data.
+	dry bool
 }
 
 // newLoader reads general.architecture and accepts it when known reports
@@ -101,7 +104,7 @@ func newLoader(f File, opts Options, known func(string) bool, supported string) 
 	if !known(arch) {
 		return nil, fmt.Errorf("general.architecture %s: %w%s", reader.Quote(arch), ErrUnsupportedArch, supported)
 	}
-	return &loader{f: f, arch: arch, opts: opts, kv: kv, r: kvReader{arch: arch, kv: kv}}, nil
+	return &loader{f: f, arch: arch, opts: opts, kv: kv, r: kvReader{arch: arch, kv: kv}, dry: opts.checkOnly}, nil
 }
 
 // header reads the hyper-parameters of rule, checks them against each other
@@ -253,6 +256,19 @@ func (l *loader) matrix(name string, k, rows int) (*Matrix, error) {
 	if len(ti.Ne) != 2 || ti.Ne[0] != uint64(k) || (rows >= 0 && ti.Ne[1] != uint64(rows)) || ti.Ne[1] == 0 || ti.Ne[1] > 1<<31 {
 		return nil, fmt.Errorf("tensor %s: ne %v, want [%d, %d]", name, ti.Ne, k, rows)
 	}
+	var kern format.Kernel
+	if ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2 {
+		var ok bool
+		if kern, ok = findKernel(l.opts.TLKernels, int(ti.Ne[1]), k); !ok {
+			return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
+		}
+	}
+	if l.dry {
+		if err := checkMatrixType(ti.Type, k, int(ti.Ne[1]), l.layout, kern); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		return &Matrix{Type: ti.Type, K: k, M: int(ti.Ne[1])}, nil
+	}
 	data, err := l.f.Data(name)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
@@ -260,10 +276,6 @@ func (l *loader) matrix(name string, k, rows int) (*Matrix, error) {
 	var w *Matrix
 	switch {
 	case ti.Type == gguf.TypeTL1 || ti.Type == gguf.TypeTL2:
-		kern, ok := findKernel(l.opts.TLKernels, int(ti.Ne[1]), k)
-		if !ok {
-			return nil, fmt.Errorf("tensor %s: %s weight M=%d K=%d needs its kernel_config.ini entry (m = %d, k = %d): pass the file it was converted with (--kernel-config FILE)", name, ti.Type, ti.Ne[1], k, ti.Ne[1], k)
-		}
 		w, err = NewTLMatrix(ti.Type, k, int(ti.Ne[1]), data, kern)
 	case ti.Type == gguf.TypeI2S && l.layout != format.LayoutX86:
 		w, err = newRepackedMatrix(format.I2S{Layout: l.layout}, k, int(ti.Ne[1]), data)
@@ -287,6 +299,12 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	}
 	if len(ti.Ne) != 1 || ti.Ne[0] != uint64(n) {
 		return nil, fmt.Errorf("tensor %s: ne %v, want [%d]", name, ti.Ne, n)
+	}
+	if l.dry {
+		if err := vectorType(ti.Type); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", name, err)
+		}
+		return nil, nil
 	}
 	data, err := l.f.Data(name)
 	if err != nil {
@@ -318,4 +336,42 @@ func loadLayers[L any](l *loader, h *header, layers []L, proj func(*L) *projecti
 		}
 	}
 	return nil
+}
+
+// checkMatrixType is what NewMatrix, NewTLMatrix and newRepackedMatrix
+// check of a k × m weight of type typ before they read its data (the
+// type, the kernel config of a TL1/TL2 weight, the format's shape rule),
+// for CheckFile.
+func checkMatrixType(typ gguf.Type, k, m int, layout format.Layout, kern format.Kernel) error {
+	if err := notMainline(typ); err != nil {
+		return err
+	}
+	switch {
+	case typ == gguf.TypeTL1 || typ == gguf.TypeTL2:
+		f, _ := format.ForType(typ, format.LayoutX86, []format.Kernel{kern})
+		return f.Check(k, m)
+	case typ == gguf.TypeI2S && layout != format.LayoutX86:
+		return format.I2S{Layout: layout}.Check(k, m)
+	}
+	if _, ok := weightKernels[typ]; !ok {
+		return unsupportedType(typ)
+	}
+	return nil
+}
+
+// CheckFile runs Load's checks (LoadEmbedding's for an embedding arch) on
+// a file's KVs and tensor infos without reading tensor data (f.Data is not
+// used): the keys, the tensor set, the shapes and the types. It refuses
+// what Load refuses before the data, with the same error; requant runs it
+// on the file it plans to write (defect H8).
+func CheckFile(f File, opts Options) error {
+	opts.checkOnly = true
+	if v, ok := gguf.Lookup(f.KVs, "general.architecture"); ok {
+		if a, isString := v.V.(string); isString && IsEmbeddingArch(a) {
+			_, err := LoadEmbedding(f, opts)
+			return err
+		}
+	}
+	_, err := Load(f, opts)
+	return err
 }

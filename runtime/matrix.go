@@ -70,7 +70,7 @@ func NewMatrix(typ gguf.Type, k, m int, data []byte) (*Matrix, error) {
 	}
 	kern, ok := weightKernels[typ]
 	if !ok {
-		return nil, fmt.Errorf("type %s is not supported by the runtime (supported: %s)", typ, supportedTypes())
+		return nil, unsupportedType(typ)
 	}
 	w := &Matrix{Type: typ, K: k, M: m}
 	alt, err := kern.setup(w, data, int(need))
@@ -483,4 +483,9 @@ func notMainline(typ gguf.Type) error {
 		return fmt.Errorf("%s: its data fits none of the documented layouts of id %d (bitnet-convert inspect names the sizes); nothing here computes it", typ, typ.ID())
 	}
 	return nil
+}
+
+// unsupportedType is NewMatrix's error for a type not in weightKernels.
+func unsupportedType(typ gguf.Type) error {
+	return fmt.Errorf("type %s is not supported by the runtime (supported: %s)", typ, supportedTypes())
 }

@@ -168,6 +168,8 @@ type Options struct {
 	// such key. When set it overrides the key, as requant --from-layout
 	// does; "" means the key, else x86. An unknown value is an error.
 	I2SLayout format.Layout
+	// checkOnly: Load checks without reading tensor data (CheckFile).
+	checkOnly bool
 }
 
 type layer struct {
@@ -313,7 +315,7 @@ func productsFit(arch string, nHead, nHeadKV, headDim int) error {
 
 // decodeVector decodes a 1-D F32, F16 or BF16 tensor of n elements.
 func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
-	if err := notMainline(t); err != nil {
+	if err := vectorType(t); err != nil {
 		return nil, err
 	}
 	v := make([]float32, n)
@@ -337,10 +339,19 @@ func decodeVector(t gguf.Type, n int, data []byte) ([]float32, error) {
 				v[i] = bf16ToF32(h)
 			}
 		}
-	default:
-		return nil, fmt.Errorf("type %s is not supported for a norm vector (F32, F16, BF16)", t)
 	}
 	return v, nil
+}
+
+// vectorType refuses a norm vector type other than F32, F16 and BF16.
+func vectorType(t gguf.Type) error {
+	if err := notMainline(t); err != nil {
+		return err
+	}
+	if t != gguf.TypeF32 && t != gguf.TypeF16 && t != gguf.TypeBF16 {
+		return fmt.Errorf("type %s is not supported for a norm vector (F32, F16, BF16)", t)
+	}
+	return nil
 }
 
 // embedRow writes row id of token_embd (ne [NEmbd, NVocab]) as float32 into

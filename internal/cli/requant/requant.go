@@ -27,6 +27,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/internal/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
 	"github.com/bitnet-convert/bitnet-convert/internal/outname"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
 // Options are the parsed flags of requant.
@@ -210,6 +211,10 @@ func Run(opts *Options) error {
 		AllowFallback:      opts.AllowFallback,
 		Verbose:            opts.Verbose,
 		Log:                opts.Stderr,
+		// refuse what run would refuse, before writing (H8)
+		Check: func(p *convert.RequantPlan) error {
+			return runtime.CheckFile(runtime.File{KVs: p.KVs, Tensors: p.OutputInfos()}, runtime.Options{TLKernels: p.Kernels})
+		},
 	}
 	if opts.KernelConfig != "" {
 		data, err := fsutil.ReadFile(opts.KernelConfig)
