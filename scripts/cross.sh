@@ -71,7 +71,12 @@ run_target() {
   local test=$work/osx-$name.test
   [[ $name == windows-* ]] && test=$test.exe
   GOOS=${name%-*} GOARCH=${name#*-} CGO_ENABLED=0 go test -c -o "$test" ./internal/osx
-  (cd "$work" && "$@" "$test" -test.count=1 ${osx_skip:+-test.skip "$osx_skip"})
+  # Under an emulator (qemu-user, wine) a read of a mapped file that shrank
+  # does not reach Go as a fault at the mapped address (qemu-aarch64 reports
+  # it as a nil dereference), so TestFaultError (H1) runs on the host only.
+  local skip=$osx_skip
+  if [ $# -gt 0 ]; then skip=${skip:+$skip|}'^TestFaultError$'; fi
+  (cd "$work" && "$@" "$test" -test.count=1 ${skip:+-test.skip "$skip"})
 }
 
 # check_too_big NAME RUNNER... : on a 32-bit target a file larger than int
