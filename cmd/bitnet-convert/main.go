@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/bitnet-convert/bitnet-convert/internal/cli"
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli"
 )
 
 func main() {

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/gguf/writer"
-	"github.com/bitnet-convert/bitnet-convert/internal/cli"
 	"github.com/bitnet-convert/bitnet-convert/internal/embedfixture"
 )
 

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bitnet-convert/bitnet-convert/internal/cli"
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli"
 )
 
 // tinyDir is the golden tiny-bitnet checkpoint (bf16, hidden 256, 2 layers,
