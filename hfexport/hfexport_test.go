@@ -182,3 +182,50 @@ func TestPackRowsLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOut: --force never deletes the input or files an export does not
+// write (a hostile run lost the input GGUF and an unrelated file with
+// `gguf2hf d/in.gguf --out d --force`); an earlier export is replaced.
+func TestCheckOut(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "d")
+	exp := filepath.Join(root, "exp")
+	for _, dir := range []string{d, exp} {
+		if err := os.Mkdir(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := filepath.Join(d, "in.gguf")
+	for name, dir := range map[string]string{"in.gguf": d, "config.json": exp, "model-00001-of-00002.safetensors": exp, "model.safetensors.index.json": exp} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(root, "other")
+	if err := os.Mkdir(other, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "important.txt"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out   string
+		force bool
+		want  string // "" = accepted
+	}{
+		{d, true, "holds the input"},
+		{root, true, "holds the input"},
+		{d, false, "holds the input"},
+		{other, true, "holds important.txt, which gguf2hf does not write"},
+		{other, false, "pass --force"},
+		{exp, false, "pass --force"},
+		{exp, true, ""},
+		{filepath.Join(root, "new"), false, ""},
+		{in, true, "is not a directory"},
+	} {
+		err := checkOut(in, c.out, c.force)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("checkOut(%s, force %v) = %v, want %q", c.out, c.force, err, c.want)
+		}
+	}
+}

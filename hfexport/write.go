@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(out, opts.Force); err != nil {
+	if err := checkOut(in, out, opts.Force); err != nil {
 		return p, err
 	}
 	src, err := os.Open(in)
@@ -102,8 +103,12 @@ func removeStale(parent, base string) {
 	}
 }
 
-// checkOut refuses an existing out without force, and an out that is a file.
-func checkOut(out string, force bool) error {
+// checkOut refuses an existing out without force, an out that is a file,
+// an out that holds the input (directly or below it: replacing it would
+// delete the input), and, with force, an out holding anything an export
+// does not write (exportFile): --force replaces an earlier export, never a
+// directory of other files.
+func checkOut(in, out string, force bool) error {
 	fi, err := os.Stat(out)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -112,10 +117,41 @@ func checkOut(out string, force bool) error {
 		return fmt.Errorf("output %s: %w", out, err)
 	case !fi.IsDir():
 		return fmt.Errorf("output %s exists and is not a directory; choose another --out", out)
-	case !force:
+	}
+	if absIn, err := filepath.Abs(in); err == nil {
+		if absOut, err := filepath.Abs(out); err == nil {
+			if rel, err := filepath.Rel(absOut, absIn); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("output directory %s holds the input %s; choose another --out", out, in)
+			}
+		}
+	}
+	if !force {
 		return fmt.Errorf("output directory %s exists; pass --force to replace it", out)
 	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", out, err)
+	}
+	for _, e := range entries {
+		if !exportFile(e.Name()) || e.IsDir() {
+			return fmt.Errorf("output directory %s holds %s, which gguf2hf does not write; --force replaces only an earlier export: choose another --out", out, e.Name())
+		}
+	}
 	return nil
+}
+
+// shardName is a safetensors shard name as transformers writes it.
+var shardName = regexp.MustCompile(`^model-\d{5}-of-\d{5}\.safetensors$`)
+
+// exportFile says whether name is a file an export writes (or one a
+// Hugging Face checkpoint of the same layout carries beside it).
+func exportFile(name string) bool {
+	switch name {
+	case "config.json", "generation_config.json", "tokenizer.json", "tokenizer.model", "tokenizer_config.json",
+		"special_tokens_map.json", "model.safetensors", "model.safetensors.index.json":
+		return true
+	}
+	return shardName.MatchString(name)
 }
 
 // commitDir moves the finished tmp directory to out, replacing an existing
