@@ -104,7 +104,7 @@ appears complete or not at all.`,
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 input (default: the one stored in the file)")
 	f.BoolVar(&opts.Force, "force", false, "replace an existing output directory")
-	f.IntVar(&opts.Threads, "threads", 0, "decode threads (0: all cores)")
+	flagx.ThreadsVar(f, &opts.Threads)
 	return cmd
 }
 

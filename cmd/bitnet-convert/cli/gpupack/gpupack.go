@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/gpupack"
@@ -77,7 +78,7 @@ microsoft/BitNet PR #316, whose kernel scales the fused q/k/v rows correctly (ma
 	f.StringVar(&opts.ScaleLayout, "gpu-scale-layout", "main", "weight_scale layout: main (4 entries, loads in main's model.py) or pr316 (6 entries, PR #316's fixed kernel)")
 	f.BoolVar(&opts.AllowUnsupportedShape, "allow-unsupported-shape", false, "write matrices whose (N, K) main's kernel does not dispatch (for a kernel built for them)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite existing output files")
-	f.IntVar(&opts.Threads, "threads", 0, "goroutines reading a packed checkpoint (0: 1)")
+	flagx.ThreadsVar(f, &opts.Threads)
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor written")
 	return cmd
 }
@@ -92,7 +93,7 @@ func Run(opts *Options) error {
 		defer stop()
 	}
 	layout, _ := gpupack.ParseScaleLayout(opts.ScaleLayout)
-	po := gpupack.Options{ScaleLayout: layout, AllowUnsupportedShape: opts.AllowUnsupportedShape, Force: opts.Force, Threads: opts.Threads}
+	po := gpupack.Options{ScaleLayout: layout, AllowUnsupportedShape: opts.AllowUnsupportedShape, Force: opts.Force, Threads: flagx.Threads(opts.Threads)}
 	if opts.Verbose {
 		po.Progress = func(file, tensor string) { fmt.Fprintf(opts.Stderr, "%s: %s\n", file, tensor) }
 	}
