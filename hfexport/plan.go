@@ -9,6 +9,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/runtime"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 	"github.com/bitnet-convert/bitnet-convert/tokenizer"
 )
@@ -199,6 +200,13 @@ func NewPlan(f *reader.File, path string, opts Options) (*Plan, error) {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 		}
+	}
+	// The file must be one the runtime loads (its keys agree with its
+	// tensors): config.json is rebuilt from those keys, and a file whose
+	// head_count_kv, head size, rope factor or eps contradicts its tensors
+	// would give a checkpoint that no loader reads as the GGUF's model.
+	if err := runtime.CheckFile(runtime.File{KVs: f.KVs, Tensors: f.Tensors}, runtime.Options{TLKernels: kernels}); err != nil {
+		return nil, fmt.Errorf("%s: %w; gguf2hf exports only a file the runtime loads", path, err)
 	}
 	tied := true
 	for _, ti := range f.Tensors {
