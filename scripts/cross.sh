@@ -74,7 +74,7 @@ run_target() {
   # Under an emulator (qemu-user, wine) a read of a mapped file that shrank
   # does not reach Go as a fault at the mapped address (qemu-aarch64 reports
   # it as a nil dereference), so TestFaultError (H1) runs on the host only.
-  local skip=$osx_skip
+  local skip=${osx_skip:-}
   if [ $# -gt 0 ]; then skip=${skip:+$skip|}'^TestFaultError$'; fi
   (cd "$work" && "$@" "$test" -test.count=1 ${skip:+-test.skip "$skip"})
 }
