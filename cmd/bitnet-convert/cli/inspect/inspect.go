@@ -137,8 +137,8 @@ type tensorReport struct {
 	// the data (gguf.LayoutName), or says why it could not
 	// (reader.File.Layouts: "type 42: layout ambiguous (…)").
 	Layout string `json:"layout,omitempty"`
-	// Code3 counts the elements of a Q2_0 tensor holding code 3 (+2·d),
-	// which is not ternary.
+	// Code3 counts the elements of a Q2_0, I2_S (any layout) or TQ2_0
+	// tensor holding the 2-bit code 3, which is not ternary.
 	Code3 *int     `json:"code3,omitempty"`
 	scale *float32 // for the text report
 }
