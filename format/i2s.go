@@ -141,12 +141,16 @@ func (f I2S) Encode(dst []byte, codes []int8, scales []float32, k, m int) error 
 	return nil
 }
 
-// Decode unpacks the codes and returns the scale.
+// Decode unpacks the codes and returns the scale. Code 3 is an error
+// naming its byte and row: the tensor is not ternary.
 func (f I2S) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
 		return nil, err
 	}
 	n := k * m
+	if err := f.checkCode3(data[:n/4], k); err != nil {
+		return nil, err
+	}
 	if f.layout() == LayoutX86_1x4 {
 		unpack1x4(codes, data[:n/4], k)
 	} else {

@@ -140,7 +140,7 @@ func DecodeParallel(f Format, codes []int8, data []byte, k, m, threads int) ([]f
 			_, err := f.Decode(codes[r0*k:r1*k], buf, k, r1-r0)
 			return err
 		})
-		return sc, err
+		return sc, decodeError(f, codes, data, k, m, err)
 	}
 	rowB := nb / m
 	sc := make([]float32, NumScales(f, k, m))
@@ -149,5 +149,17 @@ func DecodeParallel(f Format, codes []int8, data []byte, k, m, threads int) ([]f
 		copy(groupScales(f, sc, k, r0, r1), s)
 		return err
 	})
-	return sc, err
+	return sc, decodeError(f, codes, data, k, m, err)
+}
+
+// decodeError is nil for a nil err; otherwise the error of a whole-tensor
+// f.Decode, which names rows of the tensor rather than of a row range.
+func decodeError(f Format, codes []int8, data []byte, k, m int, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, e := f.Decode(codes, data, k, m); e != nil {
+		return e
+	}
+	return err
 }

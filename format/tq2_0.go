@@ -16,7 +16,8 @@ const QKK = 256
 // blocks of 256 weights in 66 bytes, qs[64] then an f16 scale d = max|w| of
 // the block. Code 128h + 32i + m (h = 0, 1; i, m < 32 … per half) is at byte
 // 32h + m, bits 2i: the x86 I2_S interleave with the slots in the other
-// order. An all-zero block has d = 0.
+// order. An all-zero block has d = 0. Code 3 is not ternary: Decode refuses
+// it (Code3 counts it).
 type TQ2_0 struct{}
 
 // Name is "TQ2_0".
@@ -61,7 +62,8 @@ func (f TQ2_0) Encode(dst []byte, codes []int8, scales []float32, k, m int) erro
 	return nil
 }
 
-// Decode unpacks every block and returns the block scales.
+// Decode unpacks every block and returns the block scales. A block holding
+// code 3 is an error naming it and its row: the tensor is not ternary.
 func (f TQ2_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	if err := checkLens(f, len(codes), len(data), k, m, -1); err != nil {
 		return nil, err
@@ -69,6 +71,9 @@ func (f TQ2_0) Decode(codes []int8, data []byte, k, m int) ([]float32, error) {
 	scales := make([]float32, k*m/QKK)
 	for b := range scales {
 		in := data[b*66 : (b+1)*66]
+		if firstCode3(in[:64]) >= 0 {
+			return nil, code3Error(f.Name(), fmt.Sprintf("block %d", b), b*QKK/k)
+		}
 		unpack2(codes[b*QKK:(b+1)*QKK], in[:64], 32, false)
 		scales[b] = quantize.F16ToF32(binary.LittleEndian.Uint16(in[64:]))
 	}

@@ -14,7 +14,8 @@ import (
 // split into two 64 blocks with the same d: lossless, code 3 and the d of
 // an all-zero half kept as stored); I2_S (x86) → TQ2_0, where each 128-weight group of
 // TQ2_0 is the I2_S block with its four slots in the other bit order and
-// each 256-block gets d = f16(scale), or 0 when all its codes are 0.
+// each 256-block gets d = f16(scale), or 0 when all its codes are 0; an
+// I2_S tensor holding code 3 is refused as Decode refuses it.
 func Transcode(from, to Format, dst, src []byte, k, m, threads int) (bool, error) {
 	if _, ok := from.(Q2_0G128); ok {
 		if _, ok := to.(Q2_0); ok {
@@ -40,6 +41,9 @@ func Transcode(from, to Format, dst, src []byte, k, m, threads int) (bool, error
 	if err := checkLens(to, k*m, len(dst), k, m, -1); err != nil {
 		return true, err
 	}
+	if err := fi.checkCode3(src[:k*m/4], k); err != nil {
+		return true, err
+	}
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(src[k*m/4:]))
 	d := quantize.F32ToF16(scale)
 	rowBlocks := k / QKK
@@ -47,7 +51,7 @@ func Transcode(from, to Format, dst, src []byte, k, m, threads int) (bool, error
 		for b := r0 * rowBlocks; b < r1*rowBlocks; b++ {
 			in := src[b*64 : b*64+64]
 			out := dst[b*66 : b*66+66]
-			// Eight bytes at a time: value 3 → 2, then the four 2-bit
+			// Eight bytes at a time: value 3 (refused above) → 2, then the four 2-bit
 			// slots of every byte in the other order (x86 I2_S slot i is at bits
 			// 6 − 2i, TQ2_0 slot i at bits 2i).
 			var diff uint64

@@ -137,8 +137,9 @@ type tensorReport struct {
 	// the data (gguf.LayoutName), or says why it could not
 	// (reader.File.Layouts: "type 42: layout ambiguous (…)").
 	Layout string `json:"layout,omitempty"`
-	// Code3 counts the elements of a Q2_0 tensor holding code 3 (+2·d),
-	// which is not ternary.
+	// Code3 counts the elements of a Q2_0, I2_S (any layout) or TQ2_0
+	// tensor holding the 2-bit code 3, which is not ternary (for I2_S and
+	// TQ2_0 only when there are some).
 	Code3 *int     `json:"code3,omitempty"`
 	scale *float32 // for the text report
 }
@@ -288,7 +289,7 @@ func buildReport(path string, f *reader.File, full bool) (*report, error) {
 		}
 		if c, ok := format.ForType(ti.Type, format.LayoutX86, nil); ok && len(ti.Ne) == 2 {
 			if cc, ok := c.(format.NonTernaryCounter); ok {
-				if n, err := cc.Code3(data, int(ti.Ne[0]), int(ti.Ne[1])); err == nil {
+				if n, err := cc.Code3(data, int(ti.Ne[0]), int(ti.Ne[1])); err == nil && (n > 0 || !onlyNonZeroCode3(c)) {
 					t.Code3 = &n
 				}
 			}
@@ -492,4 +493,14 @@ func ternaryScales(ti gguf.TensorInfo, data []byte) []float32 {
 		return nil
 	}
 	return sc
+}
+
+// onlyNonZeroCode3 reports whether the code 3 count of format c is reported
+// only when non-zero (I2_S and TQ2_0, whose reports predate the count).
+func onlyNonZeroCode3(c format.Format) bool {
+	switch c.(type) {
+	case format.I2S, format.TQ2_0:
+		return true
+	}
+	return false
 }
