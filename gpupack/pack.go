@@ -128,9 +128,20 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 	if fi, err := os.Stat(outDir); err == nil && !fi.IsDir() {
 		return rep, fmt.Errorf("--out %s is not a directory", outDir)
 	}
+	created := missingDirs(outDir)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return rep, fmt.Errorf("--out: %w", err)
 	}
+	// A run that fails or is interrupted leaves no output: the folders it
+	// created are removed again if they are still empty.
+	succeeded := false
+	defer func() {
+		if !succeeded {
+			for _, d := range created {
+				os.Remove(d)
+			}
+		}
+	}()
 	for _, name := range []string{FP16File, Int2File} {
 		if _, err := os.Stat(filepath.Join(outDir, name)); err == nil && !opts.Force {
 			return rep, fmt.Errorf("%s exists; pass --force to overwrite", filepath.Join(outDir, name))
@@ -163,6 +174,7 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 			return rep, err
 		}
 	}
+	succeeded = true
 	return rep, nil
 }
 
@@ -378,4 +390,19 @@ func (p *packer) matrix(f fused, int2 bool) []entry {
 		return err
 	}
 	return []entry{weight, scale}
+}
+
+// missingDirs returns dir and those of its parents that do not exist yet,
+// innermost first: the folders os.MkdirAll(dir) would create.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
