@@ -94,7 +94,8 @@ type packer struct {
 // Pack writes model_state_fp16.pt and model_state_int2.pt for the
 // checkpoint in (a Hugging Face directory or a GGUF file) into outDir
 // atomically: both are renamed into place only when both are complete
-// (outDir is created when missing). Errors: an input that cannot be read, a matrix shape the
+// (outDir is created when missing, and removed again, with the parents
+// Pack created, when the pack fails or ctx is cancelled). Errors: an input that cannot be read, a matrix shape the
 // packing (N % 16, K % 32) or, without AllowUnsupportedShape, main's kernel
 // does not support, an existing output without Force.
 func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error) {
