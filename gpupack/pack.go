@@ -94,7 +94,8 @@ type packer struct {
 // Pack writes model_state_fp16.pt and model_state_int2.pt for the
 // checkpoint in (a Hugging Face directory or a GGUF file) into outDir
 // atomically: both are renamed into place only when both are complete
-// (outDir is created when missing). Errors: an input that cannot be read, a matrix shape the
+// (outDir is created when missing, and removed again, with the parents
+// Pack created, when the pack fails or ctx is cancelled). Errors: an input that cannot be read, a matrix shape the
 // packing (N % 16, K % 32) or, without AllowUnsupportedShape, main's kernel
 // does not support, an existing output without Force.
 func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error) {
@@ -128,9 +129,20 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 	if fi, err := os.Stat(outDir); err == nil && !fi.IsDir() {
 		return rep, fmt.Errorf("--out %s is not a directory", outDir)
 	}
+	created := missingDirs(outDir)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return rep, fmt.Errorf("--out: %w", err)
 	}
+	// A run that fails or is interrupted leaves no output: the folders it
+	// created are removed again if they are still empty.
+	succeeded := false
+	defer func() {
+		if !succeeded {
+			for _, d := range created {
+				os.Remove(d)
+			}
+		}
+	}()
 	for _, name := range []string{FP16File, Int2File} {
 		if _, err := os.Stat(filepath.Join(outDir, name)); err == nil && !opts.Force {
 			return rep, fmt.Errorf("%s exists; pass --force to overwrite", filepath.Join(outDir, name))
@@ -163,6 +175,7 @@ func Pack(ctx context.Context, in, outDir string, opts Options) (*Report, error)
 			return rep, err
 		}
 	}
+	succeeded = true
 	return rep, nil
 }
 
@@ -378,4 +391,19 @@ func (p *packer) matrix(f fused, int2 bool) []entry {
 		return err
 	}
 	return []entry{weight, scale}
+}
+
+// missingDirs returns dir and those of its parents that do not exist yet,
+// innermost first: the folders os.MkdirAll(dir) would create.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
 }

@@ -174,4 +174,13 @@ func TestRefusals(t *testing.T) {
 	if ents, _ := os.ReadDir(out3); len(ents) != 0 {
 		t.Errorf("cancelled pack left %v", ents)
 	}
+	// A cancelled pack into folders it creates removes them again (the
+	// hostile run left an empty --out); an existing parent is kept.
+	parent := t.TempDir()
+	if _, err := Pack(ctx, dir, filepath.Join(parent, "a", "b"), Options{AllowUnsupportedShape: true}); err == nil {
+		t.Error("cancelled pack succeeded")
+	}
+	if ents, err := os.ReadDir(parent); err != nil || len(ents) != 0 {
+		t.Errorf("cancelled pack into new folders left %v (%v)", ents, err)
+	}
 }

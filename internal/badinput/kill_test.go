@@ -76,8 +76,28 @@ func temps(t *testing.T, dir string) []string {
 // again, up to 5 times.
 func startAndSignal(t *testing.T, bin, outDir string, sig syscall.Signal, reset func(), args ...string) (*os.ProcessState, string) {
 	t.Helper()
+	return startAndSignalWhen(t, bin, func() bool { return tempDataIn(t, outDir) }, sig, reset, args...)
+}
+
+// tempDataIn reports whether dir holds a temp file with more than 1 MiB.
+func tempDataIn(t *testing.T, dir string) bool {
+	if _, err := os.Stat(dir); err != nil {
+		return false
+	}
+	if ts := temps(t, dir); len(ts) > 0 {
+		if fi, err := os.Stat(filepath.Join(dir, ts[0])); err == nil && fi.Size() > 1<<20 {
+			return true
+		}
+	}
+	return false
+}
+
+// startAndSignalWhen is startAndSignal with the moment to send sig given
+// by ready, polled while the process runs.
+func startAndSignalWhen(t *testing.T, bin string, ready func() bool, sig syscall.Signal, reset func(), args ...string) (*os.ProcessState, string) {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		st, stderr, ok := trySignal(t, bin, outDir, sig, args...)
+		st, stderr, ok := trySignal(t, bin, ready, sig, args...)
 		if ok {
 			return st, stderr
 		}
@@ -89,7 +109,7 @@ func startAndSignal(t *testing.T, bin, outDir string, sig syscall.Signal, reset 
 	}
 }
 
-func trySignal(t *testing.T, bin, outDir string, sig syscall.Signal, args ...string) (*os.ProcessState, string, bool) {
+func trySignal(t *testing.T, bin string, ready func() bool, sig syscall.Signal, args ...string) (*os.ProcessState, string, bool) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var stderr bytes.Buffer
@@ -110,10 +130,8 @@ func trySignal(t *testing.T, bin, outDir string, sig syscall.Signal, args ...str
 			t.Fatal("no temp file with data appeared within 60 s")
 		default:
 		}
-		if ts := temps(t, outDir); len(ts) > 0 {
-			if fi, err := os.Stat(filepath.Join(outDir, ts[0])); err == nil && fi.Size() > 1<<20 {
-				break
-			}
+		if ready() {
+			break
 		}
 		time.Sleep(200 * time.Microsecond)
 	}

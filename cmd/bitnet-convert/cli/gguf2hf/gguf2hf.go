@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	goruntime "runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -21,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/flagx"
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/modelfile"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/format"
@@ -40,7 +39,8 @@ type Options struct {
 
 	Stdout, Stderr   io.Writer
 	StderrIsTerminal bool
-	// Context is cancelled on Ctrl-C; nil installs signal handling.
+	// Context is cancelled on Ctrl-C; nil installs signal handling
+	// (interrupt.NotifyContext: Ctrl-C, SIGTERM, SIGHUP).
 	Context context.Context
 }
 
@@ -143,7 +143,7 @@ func Run(opts *Options) error {
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop = interrupt.NotifyContext(context.Background())
 		defer stop()
 	}
 	if err := modelfile.CheckFromLayout(opts.In, opts.FromLayout); err != nil {

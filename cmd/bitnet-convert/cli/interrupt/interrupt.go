@@ -1,5 +1,5 @@
-// Package interrupt gives the commands that write files (hf2gguf, requant,
-// dummy, perplexity --kl-divergence-base) one context that is cancelled by
+// Package interrupt gives the commands that write files (hf2gguf, gguf2hf,
+// gpu-pack, requant, dummy, perplexity --kl-divergence-base) one context that is cancelled by
 // the signals that mean "stop": Ctrl-C, SIGTERM, and SIGHUP where it exists
 // (a closed terminal or a dropped ssh session, defect D10), so the command
 // removes its temp file on each of them. The per-OS signal list is
