@@ -159,7 +159,7 @@ func checkFromGGUF(t *testing.T, dir string, opts Options) {
 			n *= int(d)
 		}
 		f := make([]float32, n)
-		if err := decodeFloats(f, ti.Type, data); err != nil {
+		if err := convert.DecodeFloats(f, ti.Type, data); err != nil {
 			t.Fatal(err)
 		}
 		want := bf16Bytes(nil, f)

@@ -345,7 +345,7 @@ func (s *ggufSource) projection(name string) (*Ternary, error) {
 		// a float projection of a ternary model: codes are the signs, the
 		// scale is the one magnitude
 		f := make([]float32, k*m)
-		if err := decodeFloats(f, t.In.Type, data); err != nil {
+		if err := convert.DecodeFloats(f, t.In.Type, data); err != nil {
 			return nil, fmt.Errorf("%s: tensor %s: %w", s.path, name, err)
 		}
 		for e, v := range f {
@@ -435,7 +435,7 @@ func (s *ggufSource) floatTensor(name string) ([]int64, func(io.Writer) error, e
 			if _, err := s.src.ReadAt(b, base+int64(lo/row)*rowBytes); err != nil {
 				return fmt.Errorf("%s: tensor %s: %w", s.path, name, err)
 			}
-			if err := decodeFloats(f[:hi-lo], ti.Type, b); err != nil {
+			if err := convert.DecodeFloats(f[:hi-lo], ti.Type, b); err != nil {
 				return fmt.Errorf("%s: tensor %s: %w", s.path, name, err)
 			}
 			if _, err := w.Write(bf16Bytes(out[:0], f[:hi-lo])); err != nil {
@@ -449,32 +449,4 @@ func (s *ggufSource) floatTensor(name string) ([]int64, func(io.Writer) error, e
 
 func isFloatType(t gguf.Type) bool {
 	return slices.Contains([]gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ6_K, gguf.TypeQ4_K}, t)
-}
-
-// decodeFloats widens data of type typ into dst (len = elements), as
-// requant reads float tensors.
-func decodeFloats(dst []float32, typ gguf.Type, data []byte) error {
-	switch typ {
-	case gguf.TypeF32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
-	case gguf.TypeF16:
-		for i := range dst {
-			dst[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*i:]))
-		}
-	case gguf.TypeBF16:
-		for i := range dst {
-			dst[i] = quantize.BF16ToF32(binary.LittleEndian.Uint16(data[2*i:]))
-		}
-	case gguf.TypeQ8_0:
-		quantize.DequantizeQ8_0(dst, data)
-	case gguf.TypeQ6_K:
-		quantize.DequantizeQ6K(dst, data)
-	case gguf.TypeQ4_K:
-		quantize.DequantizeQ4K(dst, data)
-	default:
-		return fmt.Errorf("cannot decode type %s", typ)
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -613,7 +614,7 @@ func (w *writer) floatRows(ti gguf.TensorInfo, fn func(lo int, x []float32) erro
 	return w.rawRows(ti, func(b []byte) error {
 		ne := len(b) / int(tr.TypeSize) * int(tr.BlockSize)
 		w.f32 = grow(w.f32, ne)
-		if err := decodeFloats(w.f32, ti.Type, b); err != nil {
+		if err := convert.DecodeFloats(w.f32, ti.Type, b); err != nil {
 			return fmt.Errorf("tensor %s: %w", ti.Name, err)
 		}
 		err := fn(lo, w.f32)
@@ -670,33 +671,6 @@ func (w *writer) float1(out io.Writer, t *Tensor) error {
 		_, err := out.Write(encodeFloats(w.grow(len(x)*int(t.DType.Size())), t.DType, x))
 		return err
 	})
-}
-
-// decodeFloats widens data of type typ into dst (len = elements).
-func decodeFloats(dst []float32, typ gguf.Type, data []byte) error {
-	switch typ {
-	case gguf.TypeF32:
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
-		}
-	case gguf.TypeF16:
-		for i := range dst {
-			dst[i] = quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*i:]))
-		}
-	case gguf.TypeBF16:
-		for i := range dst {
-			dst[i] = quantize.BF16ToF32(binary.LittleEndian.Uint16(data[2*i:]))
-		}
-	case gguf.TypeQ8_0:
-		quantize.DequantizeQ8_0(dst, data)
-	case gguf.TypeQ6_K:
-		quantize.DequantizeQ6K(dst, data)
-	case gguf.TypeQ4_K:
-		quantize.DequantizeQ4K(dst, data)
-	default:
-		return fmt.Errorf("cannot decode type %s", typ)
-	}
-	return nil
 }
 
 // encodeFloats stores x as BF16 (round to nearest even, torch's rounding)
