@@ -3,8 +3,10 @@ package quantize_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -163,9 +165,12 @@ func TestPackUnpackI2S(t *testing.T) {
 	for i := range threes {
 		threes[i] = 0xFF
 	}
-	unpackI2S(d, threes)
-	if d[0] != 1 || d[127] != 1 {
-		t.Errorf("code 3 decodes to %d, want +1", d[0])
+	// Code 3 is not ternary: the decoder refuses it (gguf2hf, requant and
+	// gpu-pack name the tensor) rather than reading it as +1.
+	data := append(threes, make([]byte, format.I2STailBytes)...)
+	data[32+3] = 0x3f
+	if _, err := (format.I2S{}).Decode(d, data, len(d), 1); err == nil || !strings.Contains(err.Error(), "code 3") {
+		t.Errorf("code 3: Decode error %v, want a refusal naming code 3", err)
 	}
 }
 
