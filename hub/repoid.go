@@ -97,9 +97,15 @@ func checkRevision(rev string) error {
 			return fmt.Errorf("revision %q holds %q", rev, c)
 		}
 	}
+	// git check-ref-format's rules (git/refs.c, check_refname_component):
+	// no "..", no component that is empty, starts with "." or ends in
+	// ".lock", and no trailing ".".
+	if strings.Contains(rev, "..") || strings.HasSuffix(rev, ".") {
+		return fmt.Errorf("revision %q holds \"..\" or ends in \".\" (git refuses such ref names)", rev)
+	}
 	for _, seg := range strings.Split(rev, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("revision %q has an empty, \".\" or \"..\" segment", rev)
+		if seg == "" || seg[0] == '.' || strings.HasSuffix(seg, ".lock") {
+			return fmt.Errorf("revision %q has an empty segment, one starting with \".\" or ending in \".lock\"", rev)
 		}
 	}
 	return nil

@@ -27,6 +27,11 @@ func TestParseRef(t *testing.T) {
 		{in: "org/name@", err: "empty revision"},
 		{in: "org/name@../x", err: `".."`},
 		{in: "org/name@a//b", err: "empty"},
+		{in: "0/0@0..", err: `".."`},
+		{in: "org/name@v1.", err: `ends in "."`},
+		{in: "org/name@x.lock", err: ".lock"},
+		{in: "org/name@refs/.hidden", err: `starting with "."`},
+		{in: "org/name@v1.0.2", repo: "org/name", rev: "v1.0.2"},
 		{in: "org/" + strings.Repeat("x", 97), err: "longer than 96"},
 		{in: `C:\models\x`, err: "org/name"},
 	} {
@@ -129,7 +134,7 @@ func TestCacheRepoSnapshot(t *testing.T) {
 }
 
 func FuzzParseRef(f *testing.F) {
-	for _, s := range []string{"org/name", "org/name@main", "a/b@refs/pr/1", "./x", "a/b/c", "org/na--me@x"} {
+	for _, s := range []string{"org/name", "org/name@main", "a/b@refs/pr/1", "./x", "a/b/c", "org/na--me@x", "0/0@0..", "a/b@x.lock", "a/b@.hidden"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
