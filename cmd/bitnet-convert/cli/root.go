@@ -17,6 +17,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/codegen"
 	dummycmd "github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/dummy"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/embed"
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/gguf2hf"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/gpupack"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/hf2gguf"
@@ -50,7 +51,14 @@ func NewRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("bitnet-convert {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		// A number flag given a non-number: one line naming the flag and
+		// what it accepts, not pflag's strconv wording.
+		if e := flagx.InvalidValue(err); e != err {
+			return e
+		}
+		return &UsageError{Err: err}
+	})
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return refuseDash(cmd) }
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd())

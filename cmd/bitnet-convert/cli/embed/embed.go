@@ -61,8 +61,8 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 					return usage.Errorf("--pooling: %v", err)
 				}
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

@@ -15,13 +15,15 @@ import (
 const ThreadsUsage = "goroutines per matrix product or tensor, 0 = all cores (the output does not depend on it, only the speed)"
 
 // ThreadsVar registers -t/--threads (llama.cpp's spelling) into p with
-// ThreadsUsage, on every command that computes.
+// ThreadsUsage, on every command that computes; the command checks the
+// value with CheckThreads.
 func ThreadsVar(f *pflag.FlagSet, p *int) {
 	f.IntVarP(p, "threads", "t", 0, ThreadsUsage)
+	_ = f.SetAnnotation("threads", rangeAnnotation, []string{threadsRange})
 }
 
 // Threads resolves a --threads value: 0 means runtime.GOMAXPROCS(0).
-// Negative values are rejected by the commands before this is called.
+// Negative values are rejected by CheckThreads before this is called.
 func Threads(n int) int {
 	if n == 0 {
 		return goruntime.GOMAXPROCS(0)

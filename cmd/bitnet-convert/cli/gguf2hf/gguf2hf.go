@@ -88,8 +88,8 @@ appears complete or not at all.`,
 					return usage.Errorf("--from-layout: %v", err)
 				}
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads %d: want 0 (all cores) or more", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

@@ -64,8 +64,8 @@ microsoft/BitNet PR #316, whose kernel scales the fused q/k/v rows correctly (ma
 			if _, err := gpupack.ParseScaleLayout(opts.ScaleLayout); err != nil {
 				return usage.Errorf("--gpu-scale-layout: %v", err)
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads must not be negative, got %d", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

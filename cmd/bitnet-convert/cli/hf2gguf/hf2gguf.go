@@ -112,8 +112,8 @@ converts the snapshot its refs/main names.`,
 			if opts.VocabOnly && opts.NoVocab {
 				return usage.Errorf("--vocab-only and --no-vocab exclude each other")
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads must be ≥ 0, got %d", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if _, err := format.ParseLayout(opts.I2SLayout); err != nil {
 				return usage.Errorf("--i2s-layout: %v", err)

@@ -101,8 +101,8 @@ another vocabulary or chunk size (-c) is refused.`,
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0 scores every whole chunk)", opts.Chunks)
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if opts.FromLayout != "" {
 				if _, err := format.ParseLayout(opts.FromLayout); err != nil {

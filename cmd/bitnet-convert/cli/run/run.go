@@ -40,6 +40,10 @@ type RunOptions struct {
 	N         int     // -n: tokens to generate
 	Temp      float64 // --temp: 0 = greedy (ties to the lowest id)
 	Seed      uint64  // -s/--seed for sampling
+	// RandomSeed (no -s, or -s -1 as llama-cli spells it): with --temp > 0
+	// the seed is drawn at run time and printed on stderr, so a run can be
+	// repeated with -s.
+	RandomSeed bool
 	// Ctx is -c/--ctx-size: the context the prompt plus -n must fit in;
 	// 0 is the model's context_length (a larger value is a usage error).
 	Ctx int
@@ -98,8 +102,8 @@ existing non-regular file, and an existing file needs --force. The prompt length
 			if opts.Temp < 0 || math.IsNaN(opts.Temp) || math.IsInf(opts.Temp, 0) {
 				return usage.Errorf("--temp %v: must be a finite number ≥ 0", opts.Temp)
 			}
-			if opts.Threads < 0 {
-				return usage.Errorf("--threads %d: must be ≥ 0", opts.Threads)
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
 			}
 			if opts.Ctx < 0 {
 				return usage.Errorf("-c/--ctx-size %d: must be ≥ 0 (0 = the model's context length)", opts.Ctx)
@@ -133,7 +137,7 @@ existing non-regular file, and an existing file needs --force. The prompt length
 	f.StringVar(&ids, "ids", "", "prompt token ids, comma-separated (e.g. 1,100,200)")
 	f.IntVarP(&opts.N, "n-predict", "n", 16, "number of tokens to generate")
 	f.Float64Var(&opts.Temp, "temp", 0, "sampling temperature; 0 = greedy, ties to the lowest id")
-	f.Uint64VarP(&opts.Seed, "seed", "s", 0, "random seed for --temp > 0")
+	flagx.SeedVar(f, &opts.Seed, &opts.RandomSeed, "sampling seed for --temp > 0; -1 = a random seed, printed on stderr (as llama-cli)")
 	f.IntVar(&opts.TopK, "top-k", 0, "sample from the K most likely tokens only; 0 = off (llama-cli's default is 40)")
 	f.Float64Var(&opts.TopP, "top-p", 1, "sample from the most likely tokens whose probabilities sum to P; 1 = off (llama-cli's default is 0.95)")
 	f.Float64Var(&opts.RepeatPenalty, "repeat-penalty", 1, "penalise the tokens of the last --repeat-last-n: divide a positive logit by it, multiply a negative one; 1 = off (also applies to greedy decoding)")
@@ -249,7 +253,12 @@ func runRun(opts *RunOptions) error {
 			return nil
 		}
 	}
-	gen, _, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: opts.Seed, Stop: eog, OnToken: stream.token, OnRow: dump,
+	seed := opts.Seed
+	if opts.RandomSeed && opts.Temp > 0 {
+		seed = rand.Uint64()
+		fmt.Fprintf(opts.Err, "run: sampler seed = %d (repeat the run with -s %d)\n", seed, seed)
+	}
+	gen, _, st, err := GenerateStream(m, prompt, GenOptions{N: opts.N, Temp: opts.Temp, Seed: seed, Stop: eog, OnToken: stream.token, OnRow: dump,
 		TopK: opts.TopK, TopP: opts.TopP, RepeatPenalty: opts.RepeatPenalty, RepeatLastN: opts.RepeatLastN})
 	stream.end()
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +56,9 @@ func TestNewCmdRun(t *testing.T) {
 		// llama-cli's spellings (Deliver 2 of issue 24).
 		{"-t", []string{"-m", "x.gguf", "--ids", "1", "-t", "3"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Threads: 3}, ""},
 		{"-s", []string{"-m", "x.gguf", "--ids", "1", "--temp", "0.8", "-s", "42"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Temp: 0.8, Seed: 42}, ""},
+		{"-s 0", []string{"-m", "x.gguf", "--ids", "1", "--temp", "0.8", "-s", "0"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Temp: 0.8}, ""},
+		// llama-cli's -s -1: a random seed, the same as no -s.
+		{"-s -1", []string{"-m", "x.gguf", "--ids", "1", "--temp", "0.8", "-s", "-1"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Temp: 0.8, RandomSeed: true}, ""},
 		{"-c", []string{"-m", "x.gguf", "--ids", "1", "-c", "256"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Ctx: 256}, ""},
 		{"--ctx-size", []string{"-m", "x.gguf", "--ids", "1", "--ctx-size", "64"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, Ctx: 64}, ""},
 		{"--top-k", []string{"-m", "x.gguf", "--ids", "1", "--top-k", "40"}, &RunOptions{Model: "x.gguf", IDs: []int32{1}, N: 16, TopK: 40}, ""},
@@ -87,6 +92,9 @@ func TestNewCmdRun(t *testing.T) {
 			}
 			if c.want.RepeatLastN == 0 {
 				c.want.RepeatLastN = 64
+			}
+			if !slices.Contains(c.args, "-s") && !slices.Contains(c.args, "--seed") {
+				c.want.RandomSeed = true // no -s: a seed drawn at run time
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("options\n got %+v\nwant %+v", got, c.want)
@@ -218,6 +226,45 @@ func Test_runRun_sampling(t *testing.T) {
 	}
 	if a == c {
 		t.Fatalf("seeds 7 and 8 gave the same 12 sampled tokens:\n%s", a)
+	}
+}
+
+// Test_runRun_randomSeed: without -s (RandomSeed) --temp > 0 draws a seed,
+// prints it on stderr, and -s with the printed seed repeats the run; two
+// runs without -s draw different seeds (a fixed default seed once gave
+// every run the same "random" text). Greedy runs print no seed.
+func Test_runRun_randomSeed(t *testing.T) {
+	model := filepath.Join(golden, "gguf/ggml-model-i2_s.gguf")
+	run := func(o RunOptions) (string, uint64, bool) {
+		var out, errb bytes.Buffer
+		o.Model, o.IDs, o.N, o.Out, o.Err = model, []int32{1, 100}, 12, &out, &errb
+		if err := runRun(&o); err != nil {
+			t.Fatal(err)
+		}
+		var seed uint64
+		i := strings.Index(errb.String(), "run: sampler seed = ")
+		if i < 0 {
+			return out.String(), 0, false
+		}
+		if _, err := fmt.Sscanf(errb.String()[i:], "run: sampler seed = %d ", &seed); err != nil {
+			t.Fatalf("seed line: %v in %q", err, errb.String())
+		}
+		return out.String(), seed, true
+	}
+	a, seedA, ok := run(RunOptions{Temp: 1.5, RandomSeed: true})
+	if !ok {
+		t.Fatal("--temp 1.5 without -s printed no seed")
+	}
+	_, seedB, _ := run(RunOptions{Temp: 1.5, RandomSeed: true})
+	if seedA == seedB {
+		t.Fatalf("two runs without -s drew the same seed %d", seedA)
+	}
+	again, _, printed := run(RunOptions{Temp: 1.5, Seed: seedA})
+	if again != a || printed {
+		t.Fatalf("-s %d (printed: %v) did not repeat the run:\n%s\n%s", seedA, printed, a, again)
+	}
+	if _, _, printed := run(RunOptions{RandomSeed: true}); printed {
+		t.Fatal("a greedy run printed a sampler seed")
 	}
 }
 

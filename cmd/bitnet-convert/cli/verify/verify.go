@@ -122,6 +122,9 @@ context_length; that is checked after loading the model and is also a usage erro
 			if opts.Tokens < 0 {
 				return usage.Errorf("--tokens must be ≥ 0")
 			}
+			if err := flagx.CheckThreads(opts.Threads); err != nil {
+				return err
+			}
 			if err := setThresholds(cmd.Flags(), opts, thresholds); err != nil {
 				return err
 			}
