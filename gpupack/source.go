@@ -176,9 +176,23 @@ func (s *hfSource) floatTensor(name string) ([]int64, func(io.Writer) error, err
 		es := int(t.Source.DType.Size())
 		n := int(t.Source.NElements())
 		if t.Source.DType == hf.BF16 {
-			// already bf16: copied as stored
-			_, err := io.Copy(w, io.NewSectionReader(d, 0, int64(2*n)))
-			return err
+			// already bf16: copied as stored, once checked finite
+			buf := make([]byte, 2*min(n, chunkBytes/2))
+			for lo := 0; lo < n; lo += len(buf) / 2 {
+				b := buf[:2*min(n-lo, len(buf)/2)]
+				if _, err := d.ReadAt(b, int64(2*lo)); err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				for i := 0; i < len(b); i += 2 {
+					if h := binary.LittleEndian.Uint16(b[i:]); h&0x7f80 == 0x7f80 {
+						return notFinite(t.HFName, lo+i/2, quantize.BF16ToF32(h))
+					}
+				}
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		step := chunkBytes / es
 		in := make([]byte, min(n, step)*es)
@@ -190,6 +204,9 @@ func (s *hfSource) floatTensor(name string) ([]int64, func(io.Writer) error, err
 				return err
 			}
 			hf.DecodeFloats(f[:hi-lo], in[:(hi-lo)*es], t.Source.DType)
+			if i, ok := firstNonFinite(f[:hi-lo]); ok {
+				return notFinite(t.HFName, lo+i, f[i])
+			}
 			if _, err := w.Write(bf16Bytes(out[:0], f[:hi-lo])); err != nil {
 				return err
 			}
@@ -197,6 +214,23 @@ func (s *hfSource) floatTensor(name string) ([]int64, func(io.Writer) error, err
 		return nil
 	}
 	return shape, write, nil
+}
+
+// firstNonFinite returns the index of f's first NaN or ±Inf.
+func firstNonFinite(f []float32) (int, bool) {
+	for i, v := range f {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// notFinite is the refusal of a float tensor (norm, embedding, head)
+// holding NaN or ±Inf at element i (flat index in the source's order):
+// packed as it is, the GPU checkpoint would load and compute garbage.
+func notFinite(name string, i int, v float32) error {
+	return fmt.Errorf("tensor %s: element %d is %v, not a finite number; the input is damaged or the model diverged: re-convert it from its checkpoint", name, i, v)
 }
 
 // bf16Bytes appends f rounded to bf16 (nearest even; exact for values that
@@ -437,6 +471,9 @@ func (s *ggufSource) floatTensor(name string) ([]int64, func(io.Writer) error, e
 			}
 			if err := convert.DecodeFloats(f[:hi-lo], ti.Type, b); err != nil {
 				return fmt.Errorf("%s: tensor %s: %w", s.path, name, err)
+			}
+			if i, ok := firstNonFinite(f[:hi-lo]); ok {
+				return fmt.Errorf("%s: %w", s.path, notFinite(name, lo+i, f[i]))
 			}
 			if _, err := w.Write(bf16Bytes(out[:0], f[:hi-lo])); err != nil {
 				return err

@@ -650,8 +650,15 @@ func (w *writer) float1(out io.Writer, t *Tensor) error {
 	if t.Source.Type == gguf.TypeF16 {
 		// F16 → BF16/F32 through the table, straight from the bytes
 		tab := f16Table()
+		lo := 0
 		return w.rawRows(t.Source, func(b []byte) error {
 			n := len(b) / 2
+			for i := 0; i < n; i++ {
+				if h := binary.LittleEndian.Uint16(b[2*i:]); h&0x7c00 == 0x7c00 {
+					return notFinite(t.Source.Name, lo+i, tab[h])
+				}
+			}
+			lo += n
 			dst := w.grow(n * int(t.DType.Size()))
 			if t.DType == hf.F32 {
 				for i := 0; i < n; i++ {
@@ -667,10 +674,22 @@ func (w *writer) float1(out io.Writer, t *Tensor) error {
 			return err
 		})
 	}
-	return w.floatRows(t.Source, func(_ int, x []float32) error {
+	return w.floatRows(t.Source, func(lo int, x []float32) error {
+		for i, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return notFinite(t.Source.Name, lo+i, v)
+			}
+		}
 		_, err := out.Write(encodeFloats(w.grow(len(x)*int(t.DType.Size())), t.DType, x))
 		return err
 	})
+}
+
+// notFinite is the refusal of a float tensor holding NaN or ±Inf at
+// element i (the GGUF's flat index): exported as it is, the checkpoint
+// would load and compute garbage without a word.
+func notFinite(name string, i int, v float32) error {
+	return fmt.Errorf("tensor %s: element %d is %v, not a finite number; the GGUF is damaged or the model diverged: re-convert it from its checkpoint", name, i, v)
 }
 
 // encodeFloats stores x as BF16 (round to nearest even, torch's rounding)
