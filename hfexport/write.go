@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/atomicfile"
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
@@ -31,6 +34,7 @@ import (
 // and out is untouched. An existing out is an error unless opts.Force
 // (then it is replaced only once the new one is complete).
 func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
+	out = filepath.Clean(out) // "newdir/" names newdir, not a child of it
 	f, err := reader.Open(in)
 	if err != nil {
 		return nil, err
@@ -49,8 +53,22 @@ func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
 	}
 	defer src.Close()
 	parent, base := filepath.Dir(out), filepath.Base(out)
+	// A missing parent is created, as save_pretrained's os.makedirs does,
+	// and removed again when the export fails.
+	made, err := mkdirParents(parent)
+	committed := false
+	defer func() {
+		if !committed {
+			for i := len(made) - 1; i >= 0; i-- {
+				_ = os.Remove(made[i])
+			}
+		}
+	}()
+	if err != nil {
+		return p, fmt.Errorf("output %s: %w", out, err)
+	}
 	removeStale(parent, base)
-	tmp, err := os.MkdirTemp(parent, "."+base+".partial-"+strconv.Itoa(os.Getpid())+"-")
+	tmp, err := os.MkdirTemp(parent, "."+atomicfile.TempBase(base)+".partial-"+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return p, fmt.Errorf("output %s: %w", out, err)
 	}
@@ -77,8 +95,31 @@ func Export(ctx context.Context, in, out string, opts Options) (*Plan, error) {
 	if err := commitDir(tmp, out, opts.Force); err != nil {
 		return p, err
 	}
-	done = true
+	done, committed = true, true
 	return p, nil
+}
+
+// mkdirParents creates dir and its missing parents (os.MkdirAll) and
+// returns the directories it created, outermost first.
+func mkdirParents(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	slices.Reverse(missing)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return missing, err
+	}
+	return missing, nil
 }
 
 // removeStale removes the temporary directories (".BASE.partial-PID-…")
@@ -89,7 +130,7 @@ func removeStale(parent, base string) {
 	if err != nil {
 		return
 	}
-	prefix := "." + base + ".partial-"
+	prefix := "." + atomicfile.TempBase(base) + ".partial-"
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok || !e.IsDir() {

@@ -3,13 +3,16 @@
 // data goes to a temp file in the target's directory, which is fsynced and then
 // renamed over the target.
 //
-// Temp files are named ".<base>.partial-<pid>-<random>" and are
+// Temp files are named ".<base>.partial-<pid>-<random>" (base shortened by
+// TempBase when that would pass the OS's 255-byte name limit) and are
 // recognisable by IsTemp; Clean removes leftovers of an earlier interrupted
 // run, but never the temp file of a process that is still running (two
 // conversions to the same target must not delete each other's work).
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 )
@@ -27,6 +31,34 @@ import (
 var ErrExists = errors.New("output file exists (use --force to overwrite)")
 
 const tempInfix = ".partial-"
+
+// maxName is the longest file name (bytes) the temp names must fit: NAME_MAX
+// of Linux and macOS; Windows counts UTF-16 units, never more than bytes.
+const maxName = 255
+
+// tempSuffixMax is the longest tail a temp name adds to its base:
+// ".partial-", a pid (at most 10 digits), "-" and a uint32 in decimal, and
+// 4 bytes to spare for a sibling name such as hfexport's "<temp>.old".
+const tempSuffixMax = len(tempInfix) + 10 + 1 + 10 + 4
+
+// TempBase returns what the temp names of the target base name carry
+// between the leading "." and ".partial-": base itself when the whole temp
+// name fits maxName, else base cut (at a UTF-8 boundary) and ended with "~"
+// and 16 hex digits of base's SHA-256, so that an output name the OS
+// accepts never fails for the temp suffix's sake. Two long names that share
+// the kept prefix still get distinct temp names.
+func TempBase(base string) string {
+	if 1+len(base)+tempSuffixMax <= maxName {
+		return base
+	}
+	sum := sha256.Sum256([]byte(base))
+	tail := "~" + hex.EncodeToString(sum[:8])
+	keep := maxName - 1 - tempSuffixMax - len(tail)
+	for keep > 0 && !utf8.RuneStart(base[keep]) {
+		keep--
+	}
+	return base[:keep] + tail
+}
 
 // File is an open temp file that becomes path on Commit. Writes start the
 // kernel's writeback of every completed writebackChunk in the background, so
@@ -90,7 +122,7 @@ func Create(path string, overwrite bool) (*File, error) {
 	if base == "" {
 		return nil, fmt.Errorf("output %s ends in a path separator, so it names a directory; give a file path", path)
 	}
-	f, err := createTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-")
+	f, err := createTemp(dir, "."+TempBase(base)+tempInfix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		// Name the target and the cause, never the temp file (defect D16).
 		if fi, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
@@ -203,7 +235,7 @@ func Clean(path string) int {
 	if dir == "" {
 		dir = "."
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+tempInfix+"*"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(TempBase(base))+tempInfix+"*"))
 	n := 0
 	for _, m := range matches {
 		if ownerAlive(m) {
