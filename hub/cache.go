@@ -96,7 +96,7 @@ func (c Config) CachedSnapshot(ref Ref) (string, error) {
 	}
 	snap := filepath.Join(repoDir, "snapshots", commit)
 	if fi, err := os.Stat(snap); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%s: snapshot %s is not in the Hugging Face cache (%s); run once without HF_HUB_OFFLINE: %w", ref, commit, snap, ErrNotCached)
+		return "", tagf(ErrNotCached, "%s: snapshot %s is not in the Hugging Face cache (%s); run once without HF_HUB_OFFLINE", ref, commit, snap)
 	}
 	if err := verifySnapshot(snap); err != nil {
 		return "", err
@@ -222,7 +222,7 @@ func verifyFile(path, etag, name string) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != etag {
-		return fmt.Errorf("%s: the cached blob %s has %s %s, not the %s its name says; delete it and run again online: %w", name, path, hashKind(etag), got, etag, ErrHashMismatch)
+		return tagf(ErrHashMismatch, "%s: the cached blob %s has %s %s, not the %s its name says; delete it and run again online", name, path, hashKind(etag), got, etag)
 	}
 	return nil
 }

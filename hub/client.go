@@ -300,7 +300,7 @@ func netError(ctx context.Context, what string, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("%s: cannot reach the Hub (%v): check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use the cache: %w", what, err, ErrNetwork)
+	return tagf(ErrNetwork, "%s: download failed, the Hub cannot be reached (%v): check the connection (and HF_ENDPOINT if set), or set HF_HUB_OFFLINE=1 to use the cached copy", what, err)
 }
 
 func (c *Client) modelInfo(ctx context.Context, ref Ref) (*modelInfo, error) {

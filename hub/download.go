@@ -204,8 +204,8 @@ func (d *download) fetch(ctx context.Context, m fileMeta) (string, error) {
 			break
 		}
 		if attempt >= retries {
-			return "", fmt.Errorf("%s: the transfer broke %d times (%v); %d of %s bytes are kept in %s, run again to resume: %w",
-				name, attempt+1, re.err, have, sizeText(m.size), inc, ErrNetwork)
+			return "", tagf(ErrNetwork, "%s: the transfer broke %d times (%v); %d of %s bytes are kept in %s, run again to resume",
+				name, attempt+1, re.err, have, sizeText(m.size), inc)
 		}
 		select {
 		case <-ctx.Done():
@@ -229,7 +229,7 @@ func sizeText(n int64) string {
 // commitBlob checks the complete .incomplete file and renames it to blob.
 func (d *download) commitBlob(f *os.File, inc, blob string, m fileMeta, have int64) (string, error) {
 	if m.size >= 0 && have != m.size {
-		return "", fmt.Errorf("%s: %s: got %d bytes, the Hub reports %d; run again: %w", d.ref, m.file, have, m.size, ErrNetwork)
+		return "", tagf(ErrNetwork, "%s: %s: got %d bytes, the Hub reports %d; run again", d.ref, m.file, have, m.size)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return "", err
@@ -239,8 +239,8 @@ func (d *download) commitBlob(f *os.File, inc, blob string, m fileMeta, have int
 		return "", fmt.Errorf("read %s: %w", inc, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != m.etag {
-		return "", fmt.Errorf("%s: %s: the downloaded bytes have %s %s, not the %s the Hub reports; not used, kept as %s (the next run downloads it afresh): %w",
-			d.ref, m.file, hashKind(m.etag), got, m.etag, inc, ErrHashMismatch)
+		return "", tagf(ErrHashMismatch, "%s: %s: the downloaded bytes have %s %s, not the %s the Hub reports; not used, kept as %s (the next run downloads it afresh)",
+			d.ref, m.file, hashKind(m.etag), got, m.etag, inc)
 	}
 	if err := f.Close(); err != nil {
 		return "", cacheWriteError(inc, err)

@@ -286,6 +286,14 @@ func TestDownloadErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v saying %q", err, tc.want, tc.says)
 			}
 			checkOneLine(t, err)
+			// the line ends in what to do, not in the sentinel's words
+			// (": network error" once ended every failed download)
+			if strings.HasSuffix(err.Error(), ": "+tc.want.Error()) {
+				t.Errorf("err = %q ends in %q", err, ": "+tc.want.Error())
+			}
+			if tc.want == ErrNetwork && !strings.Contains(err.Error(), "download failed") {
+				t.Errorf("err = %q does not say the download failed", err)
+			}
 			if tc.want == ErrHashMismatch {
 				b := bad.Files["model-00002-of-00002.safetensors"]
 				blob := filepath.Join(c.CacheDir, "models--org--bad", "blobs", hubtest.SHA256(b))

@@ -58,8 +58,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		home = filepath.Join(xdg, "huggingface")
 	}
 	c.CacheDir = getenv("HF_HUB_CACHE")
+	source := "HF_HUB_CACHE"
 	if c.CacheDir == "" {
 		c.CacheDir = filepath.Join(home, "hub")
+		source = "HF_HOME"
+		if getenv("HF_HOME") == "" {
+			source = "XDG_CACHE_HOME"
+			if getenv("XDG_CACHE_HOME") == "" {
+				source = "the home directory (~/.cache/huggingface/hub)"
+			}
+		}
+	}
+	if err := checkCacheDir(c.CacheDir, source); err != nil {
+		return c, err
 	}
 	switch strings.ToUpper(strings.TrimSpace(getenv("HF_HUB_OFFLINE"))) {
 	case "1", "ON", "YES", "TRUE":
@@ -115,4 +126,25 @@ func expandHome(p string) string {
 // CacheDir/models--org--name (huggingface_hub's repo_folder_name).
 func (c Config) RepoDir(repo string) string {
 	return filepath.Join(c.CacheDir, "models--"+strings.ReplaceAll(repo, "/", "--"))
+}
+
+// checkCacheDir refuses a cache directory that is, or lies under, an
+// existing file: every cache path below it would fail with a bare "not a
+// directory" naming a file deep in the cache. source names the variable
+// the directory came from.
+func checkCacheDir(dir, source string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			if fi.IsDir() {
+				return nil
+			}
+			if d == dir {
+				return fmt.Errorf("%s: the Hugging Face cache %s is a file, not a directory; point %s at a directory (or unset it)", source, dir, source)
+			}
+			return fmt.Errorf("%s: the Hugging Face cache %s lies under %s, which is a file, not a directory; point %s at a directory (or unset it)", source, dir, d, source)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }

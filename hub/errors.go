@@ -32,7 +32,7 @@ var (
 // disk as such.
 func cacheWriteError(path string, err error) error {
 	if isDiskFull(err) {
-		return fmt.Errorf("disk full writing %s: free space or point HF_HUB_CACHE at another disk (a partial download is kept and resumed): %w", path, ErrDiskFull)
+		return tagf(ErrDiskFull, "disk full writing %s: free space or point HF_HUB_CACHE at another disk (a partial download is kept and resumed)", path)
 	}
 	return fmt.Errorf("write %s: %w", path, err)
 }
@@ -55,14 +55,14 @@ func (c *Client) hubError(resp *http.Response, ref Ref, file string, api bool) e
 	}
 	switch {
 	case code == "GatedRepo":
-		return fmt.Errorf("%s is a gated repository: accept its terms at %s/%s, then use a token of that account; %s (HTTP %d): %w",
-			ref.Repo, c.Endpoint, ref.Repo, auth, resp.StatusCode, ErrGated)
+		return tagf(ErrGated, "%s is a gated repository: accept its terms at %s/%s, then use a token of that account; %s (HTTP %d)",
+			ref.Repo, c.Endpoint, ref.Repo, auth, resp.StatusCode)
 	case code == "RevisionNotFound":
-		return fmt.Errorf("revision %q not found in %s (HTTP %d): give a branch, tag or commit of the repository: %w", ref.Revision, ref.Repo, resp.StatusCode, ErrRevisionNotFound)
+		return tagf(ErrRevisionNotFound, "revision %q not found in %s (HTTP %d): give a branch, tag or commit of the repository", ref.Revision, ref.Repo, resp.StatusCode)
 	case code == "EntryNotFound":
 		return fmt.Errorf("%s: the Hub lists the file but does not serve it (HTTP %d)", subject, resp.StatusCode)
 	case code == "RepoNotFound" || (api && resp.StatusCode == http.StatusUnauthorized) || (api && resp.StatusCode == http.StatusNotFound):
-		return fmt.Errorf("repository %s not found at %s, or it is private and %s (HTTP %d): %w", ref.Repo, c.Endpoint, auth, resp.StatusCode, ErrRepoNotFound)
+		return tagf(ErrRepoNotFound, "repository %s not found at %s, or it is private and %s (HTTP %d)", ref.Repo, c.Endpoint, auth, resp.StatusCode)
 	case resp.StatusCode == http.StatusUnauthorized:
 		return fmt.Errorf("%s: unauthorized; %s (HTTP 401)", subject, auth)
 	case resp.StatusCode == http.StatusForbidden:
@@ -70,7 +70,7 @@ func (c *Client) hubError(resp *http.Response, ref Ref, file string, api bool) e
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%s: not found (HTTP 404)%s", subject, suffix(msg))
 	}
-	return fmt.Errorf("%s: the Hub answered HTTP %d%s: %w", subject, resp.StatusCode, suffix(msg), ErrNetwork)
+	return tagf(ErrNetwork, "%s: download failed, the Hub answered HTTP %d%s: try again later, or set HF_HUB_OFFLINE=1 to use the cached copy", subject, resp.StatusCode, suffix(msg))
 }
 
 func suffix(msg string) string {
@@ -92,4 +92,21 @@ func oneLine(s string) string {
 		s = s[:200] + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// tagged is an error whose message says what failed and what to do, and
+// which errors.Is matches to its sentinel without the message ending in the
+// sentinel's words (": network error" after "check the connection" told
+// the user nothing more).
+type tagged struct {
+	msg string
+	tag error
+}
+
+func (e *tagged) Error() string        { return e.msg }
+func (e *tagged) Is(target error) bool { return target == e.tag }
+
+// tagf formats a message (fmt.Sprintf) tagged with the sentinel tag.
+func tagf(tag error, format string, args ...any) error {
+	return &tagged{msg: fmt.Sprintf(format, args...), tag: tag}
 }

@@ -97,6 +97,35 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// TestCacheDirIsAFile: HF_HUB_CACHE (or HF_HOME) naming a file, or a path
+// under one, is refused by ConfigFromEnv with one line naming the variable
+// (it once failed deep in the download with "open …/refs/main: not a
+// directory").
+func TestCacheDirIsAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cachefile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HF_HUB_CACHE": file}, "HF_HUB_CACHE: the Hugging Face cache " + file + " is a file, not a directory; point HF_HUB_CACHE at a directory"},
+		{map[string]string{"HF_HUB_CACHE": filepath.Join(file, "hub")}, "HF_HUB_CACHE: the Hugging Face cache " + filepath.Join(file, "hub") + " lies under " + file + ", which is a file"},
+		{map[string]string{"HF_HOME": file}, "HF_HOME: the Hugging Face cache " + filepath.Join(file, "hub") + " lies under " + file},
+		{map[string]string{"XDG_CACHE_HOME": file}, "XDG_CACHE_HOME: the Hugging Face cache"},
+	} {
+		_, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want %q", tc.env, err, tc.want)
+		}
+	}
+	if _, err := ConfigFromEnv(func(k string) string { return map[string]string{"HF_HUB_CACHE": filepath.Join(dir, "new", "cache")}[k] }); err != nil {
+		t.Errorf("a cache directory still to be created: %v", err)
+	}
+}
+
 func TestCacheRepoSnapshot(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "models--org--name")
 	if _, ok, _ := CacheRepoSnapshot(dir); ok {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/hub"
 )
 
@@ -44,7 +46,13 @@ func resolveInput(ctx context.Context, opts *Options) (dir, note string, err err
 	}
 	ref, perr := hub.ParseRef(arg)
 	if perr != nil {
-		return "", "", fmt.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
+		// Neither a path that exists nor a repo id: a malformed argument.
+		return "", "", usage.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
+	}
+	if first, ok := localPrefix(arg); ok {
+		// "models/bitnet" where ./models exists is a mistyped path, not
+		// a repository to download.
+		return "", "", fmt.Errorf("%s: no such directory (%s exists here, so this is read as a path, not a Hugging Face repo id); check the path, or run from another directory to download the repo id", arg, first)
 	}
 	cfg, err := hub.ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -77,4 +85,13 @@ func resolveInput(ctx context.Context, opts *Options) (dir, note string, err err
 		return snap.Dir, fmt.Sprintf("%s: HF_HUB_OFFLINE is set: converted the cached snapshot %s", ref, snap.Dir), nil
 	}
 	return snap.Dir, fmt.Sprintf("%s: commit %s, %d files in %s (%s downloaded)", ref, snap.Commit, len(snap.Files), snap.Dir, human(uint64(snap.Received))), nil
+}
+
+// localPrefix reports whether the repo-id-shaped arg (org/name[@rev]) names
+// a local path instead: its first segment ("org") is an existing directory
+// here. It returns that directory.
+func localPrefix(arg string) (string, bool) {
+	first, _, _ := strings.Cut(arg, "/")
+	fi, err := os.Stat(first)
+	return first, err == nil && fi.IsDir()
 }

@@ -187,7 +187,11 @@ func TestRepoID(t *testing.T) {
 }
 
 // TestRepoIDFailures: each failure of a repo id download is one line and
-// exit 1 (acceptance a; H28's path that is neither a directory nor a repo id).
+// exit 1 that says what failed and what to do, never ending in ": network
+// error" (acceptance a); a path that is neither a directory nor a repo id
+// (H28) is a usage error, exit 2; a repo-id-shaped path whose first segment
+// is a local directory is a mistyped path, not a download; HF_HUB_CACHE
+// naming a file is named as such.
 func TestRepoIDFailures(t *testing.T) {
 	s := hubtest.New()
 	defer s.Close()
@@ -203,18 +207,27 @@ func TestRepoIDFailures(t *testing.T) {
 	deadURL := dead.Hub.URL
 	dead.Close()
 
+	cachefile := filepath.Join(tmp, "cachefile")
+	os.WriteFile(cachefile, nil, 0o644)
 	cases := []struct {
 		name, arg, endpoint, token, offline, want string
+		code                                      int
+		cache                                     string
 	}{
-		{"unknown repo", "org/nope", "", "", "", "repository org/nope not found at http://127.0.0.1:"},
-		{"unknown repo, meant as a directory", "models/tiny", "", "", "", "there is no directory models/tiny either"},
-		{"gated without token", "org/gated", "", "", "", "org/gated is a gated repository"},
-		{"revision not found", "org/name@v9", "", "", "", `revision "v9" not found in org/name`},
-		{"network down", "org/name", deadURL, "", "", "cannot reach the Hub"},
-		{"hash mismatch", "org/bad", "", "", "", "the downloaded bytes have sha256"},
-		{"offline, not cached", "org/name", "", "", "1", "not in the Hugging Face cache"},
-		{"neither a directory nor a repo id", "./no/such/dir", "", "", "", "no such directory, and not a Hugging Face repo id"},
+		{"unknown repo", "org/nope", "", "", "", "repository org/nope not found at http://127.0.0.1:", 1, ""},
+		{"unknown repo, meant as a directory", "models/tiny", "", "", "", "there is no directory models/tiny either", 1, ""},
+		{"gated without token", "org/gated", "", "", "", "org/gated is a gated repository", 1, ""},
+		{"revision not found", "org/name@v9", "", "", "", `revision "v9" not found in org/name`, 1, ""},
+		{"network down", "org/name", deadURL, "", "", "org/name@main: download failed, the Hub cannot be reached", 1, ""},
+		{"hash mismatch", "org/bad", "", "", "", "the downloaded bytes have sha256", 1, ""},
+		{"offline, not cached", "org/name", "", "", "1", "not in the Hugging Face cache", 1, ""},
+		{"neither a directory nor a repo id", "./no/such/dir", "", "", "", "no such directory, and not a Hugging Face repo id", 2, ""},
+		{"malformed repo id", "org//name", "", "", "", "not a Hugging Face repo id", 2, ""},
+		{"mistyped local path", "sub/nope", "", "", "", "sub/nope: no such directory (sub exists here, so this is read as a path", 1, ""},
+		{"HF_HUB_CACHE is a file", "org/name", "", "", "", "HF_HUB_CACHE: the Hugging Face cache " + cachefile + " is a file, not a directory", 1, cachefile},
 	}
+	t.Chdir(tmp)
+	os.Mkdir("sub", 0o755)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ep := s.Hub.URL
@@ -224,10 +237,16 @@ func TestRepoIDFailures(t *testing.T) {
 			hubEnv(t, ep)
 			t.Setenv("HF_TOKEN", tc.token)
 			t.Setenv("HF_HUB_OFFLINE", tc.offline)
+			if tc.cache != "" {
+				t.Setenv("HF_HUB_CACHE", tc.cache)
+			}
+			if tc.code == 0 {
+				tc.code = 1
+			}
 			out := filepath.Join(t.TempDir(), "x.gguf")
 			code, stdout, stderr := runMain("hf2gguf", tc.arg, "--outfile", out)
-			if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
-				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and one line saying %q", code, stdout, stderr, tc.want)
+			if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || stdout != "" || strings.HasSuffix(stderr, "network error\n") {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and one line saying %q", code, stdout, stderr, tc.code, tc.want)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Error("an output was written")
