@@ -289,6 +289,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 		rep.Pass = len(rep.Failures) == 0
 		return rep, nil
 	}
+	rep.Arith = mb.Arith()
 	ids, err := promptIDs(f, opts)
 	if err != nil {
 		return nil, err
@@ -311,6 +312,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 		rep.Pass = len(rep.Failures) == 0
 		return rep, nil
 	}
+	rep.RefArith = ma.Arith()
 	if len(seq) > ma.Params.NCtx {
 		return nil, fmt.Errorf("the %d positions exceed the context length %d of %s (%w)", len(seq), ma.Params.NCtx, opts.RefGGUF, ErrContextLength)
 	}

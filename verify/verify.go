@@ -135,6 +135,12 @@ type Report struct {
 	// Sanity is the runtime-only check (always run for causal LMs); without
 	// HF it is the only numeric check.
 	Sanity *Sanity `json:"runtime_sanity,omitempty"`
+	// Arith is the arithmetic the runtime ran the GGUF with (Options.Arith
+	// resolved by the runtime: its numbers, and so the thresholds they
+	// meet, depend on it); RefArith is the --ref-gguf file's. Empty when
+	// the runtime did not run the file.
+	Arith    runtime.Arith `json:"arith,omitempty"`
+	RefArith runtime.Arith `json:"ref_arith,omitempty"`
 	// Notes say what was assumed or skipped (not failures).
 	Notes      []string     `json:"notes,omitempty"`
 	Embeddings []EmbedCheck `json:"embeddings,omitempty"`
@@ -215,6 +221,7 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", opts.GGUF, err)
 	}
+	rep.Arith = model.Arith()
 	ids, err := promptIDs(f, opts)
 	if err != nil {
 		return nil, err

@@ -106,8 +106,8 @@ but the samples, a quoted header line then one quoted line per test, as llama-be
 			if opts.Reps < 1 {
 				return usage.Errorf("-r/--repetitions %d: must be ≥ 1", opts.Reps)
 			}
-			if _, err := runtime.ParseArith(opts.Arith); err != nil {
-				return usage.Errorf("--arith: %v", err)
+			if err := flagx.CheckArith(opts.Arith); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

@@ -112,8 +112,8 @@ another vocabulary or chunk size (-c) is refused.`,
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0: all whole chunks)", opts.Chunks)
 			}
-			if _, err := runtime.ParseArith(opts.Arith); err != nil {
-				return usage.Errorf("--arith: %v", err)
+			if err := flagx.CheckArith(opts.Arith); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

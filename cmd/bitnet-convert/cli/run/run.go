@@ -122,8 +122,8 @@ existing non-regular file, and an existing file needs --force. The prompt length
 					return usage.Errorf("--from-layout: %v", err)
 				}
 			}
-			if _, err := runtime.ParseArith(opts.Arith); err != nil {
-				return usage.Errorf("--arith: %v", err)
+			if err := flagx.CheckArith(opts.Arith); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)

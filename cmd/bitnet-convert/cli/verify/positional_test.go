@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/clitest"
@@ -23,6 +24,8 @@ func TestVerifyPositional(t *testing.T) {
 		{"argument with --ref-gguf", []string{"--ref-gguf", "a.gguf", "b.gguf"}, "b.gguf", "a.gguf", ""},
 		{"both", []string{"--gguf", "a.gguf", "b.gguf"}, "", "", "give the file to check once"},
 		{"neither", []string{"--hf", "dir"}, "", "", "verify FILE (or --gguf FILE)"},
+		// two files: the proof of a requant needs --ref-gguf
+		{"two files", []string{"a.gguf", "b.gguf"}, "", "", "verify checks one GGUF, got a.gguf and b.gguf: to compare two files give the reference (the requant's input) with --ref-gguf: verify --ref-gguf a.gguf b.gguf"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := clitest.Parse(NewCmd, c.args)
@@ -37,5 +40,27 @@ func TestVerifyPositional(t *testing.T) {
 				t.Fatalf("GGUF %q RefGGUF %q, want %q %q", got.GGUF, got.RefGGUF, c.gguf, c.ref)
 			}
 		})
+	}
+}
+
+// TestMissingFileNamedAsGiven: a missing file given as the argument is
+// named as such (it was blamed on --gguf, which the user never typed); the
+// --gguf spelling keeps naming the flag.
+func TestMissingFileNamedAsGiven(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.gguf")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{missing}, missing + ": no such file or directory; give the GGUF file to check"},
+		{[]string{"--gguf", missing}, "--gguf: stat " + missing + ": no such file or directory"},
+	} {
+		o, err := clitest.Parse(NewCmd, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Run(o); err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
 	}
 }

@@ -67,3 +67,37 @@ func TestAllowTieFallbackFlag(t *testing.T) {
 		t.Error("--allow-tie-fallback not set")
 	}
 }
+
+// TestReportNamesArith: the report says which arithmetic the runtime ran
+// the file with (the default resolved to the file's home runtime, or
+// --arith), for each file of --ref-gguf, and in the JSON report: the
+// runtime's logits and the scored tokens depend on it.
+func TestReportNamesArith(t *testing.T) {
+	i2s := golden + "/gguf/ggml-model-i2_s.gguf"
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{GGUF: i2s, HF: golden + "/hf"}, "  runtime:   arithmetic bitnet.cpp (--arith: "},
+		{Options{GGUF: i2s, HF: golden + "/hf", Arith: "mainline"}, "  runtime:   arithmetic mainline (--arith: "},
+		{Options{GGUF: i2s, RefGGUF: golden + "/gguf/ggml-model-f32.gguf", Arith: "ik"}, "  runtime:   arithmetic ik for " + i2s + ", ik for " + golden + "/gguf/ggml-model-f32.gguf (--arith)\n"},
+		{Options{GGUF: i2s, RefGGUF: golden + "/gguf/ggml-model-f32.gguf"}, "  runtime:   arithmetic bitnet.cpp for " + i2s + ", bitnet.cpp for "},
+	} {
+		var out bytes.Buffer
+		c.opts.Tokens, c.opts.Out = 2, &out
+		err := Run(unset(c.opts))
+		if err != nil && !errors.Is(err, ErrFailed) {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("--arith %q: output lacks %q:\n%s", c.opts.Arith, c.want, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if err := Run(unset(Options{GGUF: i2s, Tokens: 1, Arith: "mainline", JSON: true, Out: &out})); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"arith": "mainline"`) {
+		t.Errorf("JSON report lacks the arithmetic:\n%s", out.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
@@ -33,7 +34,10 @@ type Options struct {
 	GGUF, HF, Prompt, IDs, KernelConfig, WeightScale string
 	// RefGGUF is --ref-gguf: compare GGUF with this file instead of a
 	// checkpoint (the proof of a requant).
-	RefGGUF         string
+	RefGGUF string
+	// GGUFArg: GGUF was given as the argument, not as --gguf (errors name
+	// what the user typed).
+	GGUFArg         bool
 	Pooling         string // embedding models: mean, cls or last (default: the file's)
 	Arith           string // --arith: bitnet.cpp, mainline, ik ("" = each file's home runtime)
 	Tokens, Threads int
@@ -96,10 +100,20 @@ A's values stored in B's type) and runs both in the runtime: the logits must be 
 both files run the same kernels on the same stored values (I2_S of any layout, TL1 and TL2 share
 one), else stay within the derived limits above (the looser of A's and B's). The first differing tensor is named; exit 1.
 
+The report names the runtime's arithmetic (--arith, default the file's home runtime): the runtime's
+logits depend on it, and so do the --tokens generated tokens that both the runtime and the reference
+then score (greedy choices of the runtime), so the reference perplexity can change with --arith too.
+
 A threshold flag left out keeps the default; NaN and negative values are usage errors (exit 2).
 On a terminal, stderr shows each stage as it starts and how long it took. The prompt plus --tokens must fit in the model's
 context_length; that is checked after loading the model and is also a usage error (exit 2).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				// "verify A.gguf B.gguf": a requant's proof
+				return usage.Errorf("verify checks one GGUF, got %s and %s: to compare two files give the reference (the requant's input) with --ref-gguf: verify --ref-gguf %s %s", args[0], args[1], args[0], args[1])
+			}
+			return cobra.MaximumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Out = cmd.OutOrStdout()
 			opts.Err = cmd.ErrOrStderr()
@@ -108,7 +122,7 @@ context_length; that is checked after loading the model and is also a usage erro
 				if opts.GGUF != "" {
 					return usage.Errorf("--gguf %s and the argument %s: give the file to check once", opts.GGUF, args[0])
 				}
-				opts.GGUF = args[0]
+				opts.GGUF, opts.GGUFArg = args[0], true
 			}
 			if opts.GGUF == "" {
 				return usage.Errorf("verify needs the GGUF file to check: verify FILE (or --gguf FILE)")
@@ -143,8 +157,8 @@ context_length; that is checked after loading the model and is also a usage erro
 			default:
 				return usage.Errorf("--weight-scale must be multiply or divide, got %q", opts.WeightScale)
 			}
-			if _, err := runtime.ParseArith(opts.Arith); err != nil {
-				return usage.Errorf("--arith: %v", err)
+			if err := flagx.CheckArith(opts.Arith); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -227,6 +241,14 @@ func Run(opts *Options) error {
 	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, RefGGUF: opts.RefGGUF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
 	vo.Arith, _ = runtime.ParseArith(opts.Arith) // checked by NewCmd
 	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
+		if opts.GGUFArg {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				// "stat x.gguf: …" names the system call, not the file's role
+				return fmt.Errorf("%s: %w; give the GGUF file to check", opts.GGUF, pe.Err)
+			}
+			return err // names the file already
+		}
 		return fmt.Errorf("--gguf: %w", err)
 	}
 	if opts.RefGGUF != "" {
@@ -372,6 +394,12 @@ func printReport(w io.Writer, r *verify.Report, verbose bool) {
 		fmt.Fprintf(w, "  tensors:   %d checked against %s, %d differ\n", len(r.Tensors), r.Ref, bad)
 	}
 	fmt.Fprintf(w, "  prompt:    %d positions\n", len(r.IDs))
+	switch {
+	case r.Arith != "" && r.RefArith != "":
+		fmt.Fprintf(w, "  runtime:   arithmetic %s for %s, %s for %s (--arith)\n", r.Arith, r.GGUF, r.RefArith, r.Ref)
+	case r.Arith != "":
+		fmt.Fprintf(w, "  runtime:   arithmetic %s (--arith: the runtime's logits, and the greedy --tokens both models score, depend on it)\n", r.Arith)
+	}
 	if s := r.Sanity; s != nil {
 		if r.HF == "" && r.Ref == "" {
 			fmt.Fprintln(w, "  runtime sanity only (no --hf): the file is not compared with its checkpoint or a reference")
