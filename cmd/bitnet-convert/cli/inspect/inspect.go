@@ -466,7 +466,11 @@ func writeText(out io.Writer, r *report, full bool) error {
 		if t.Layout != "" {
 			scale = strings.TrimPrefix(scale+"; "+t.Layout, "; ")
 		}
-		fmt.Fprintf(tw, "  %s\t%s(%d)\t%s\t%d\t%d\t%s\n", safeName(t.Name), t.Type, t.TypeID, neString(t.Ne), t.Offset, t.Bytes, scale)
+		typ := fmt.Sprintf("%s(%d)", t.Type, t.TypeID)
+		if strings.HasPrefix(t.Type, "type") {
+			typ = t.Type // "type 41 (layout unknown)" names its id already
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\n", safeName(t.Name), typ, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
 	tw.Flush()
 	// Drop the padding tabwriter leaves after the last non-empty cell.
