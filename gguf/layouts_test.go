@@ -22,7 +22,7 @@ func TestResolveLayout(t *testing.T) {
 		{TypeQ2_0, ne, 1152, TypeQ2_0, "", "Q2_0"},
 		{TypeQ2_0, ne, 1088, TypeQ2_0G128, "", "Q2_0_g128"},
 		{TypeQ2_0, ne, 1100, TypeQ2_0G128, "", "Q2_0_g128"}, // padded to 32
-		{TypeQ2_0, ne, 2000, LayoutUnknown(42), "type 42: layout unknown (2000 bytes for ne [2048 2]; Q2_0 18 B per 64 = 1152 bytes or Q2_0_g128 34 B per 128 = 1088 bytes)", "type 42 (layout unknown)"},
+		{TypeQ2_0, ne, 2000, LayoutUnknown(42), "type 42: layout unknown (2000 bytes for ne [2048 2]; Q2_0 18 B per 64 = 1152 bytes or Q2_0_g128 34 B per 128 = 1088 bytes)", "id 42 (layout unknown)"},
 		{TypeQ2_0, []uint64{128, 1}, 64, TypeQ2_0, "type 42: layout ambiguous", "Q2_0"},
 		{TypePQ2_0, ne, 1088, TypePQ2_0, "", "PQ2_0"},
 		{TypePTQ1_0, ne, 896, TypePTQ1_0, "", "PTQ1_0"},

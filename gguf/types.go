@@ -231,13 +231,15 @@ func (t Type) IsMainlineOnly() bool {
 	return t == TypeMXFP4 || t == TypeNVFP4 || t == TypeQ1_0
 }
 
-// String returns the ggml name of t ("I2_S"), or "type(N)" when unknown.
+// String returns the ggml name of t ("I2_S"), "id N (layout unknown)"
+// for an id whose data fits none of its layouts (worded so that messages'
+// "type %s" do not read "type type N"), or "type(N)" when unknown.
 func (t Type) String() string {
 	if tr, ok := typeTraits[t]; ok {
 		return tr.Name
 	}
 	if t&unknownID != 0 {
-		return fmt.Sprintf("type %d (layout unknown)", t.ID())
+		return fmt.Sprintf("id %d (layout unknown)", t.ID())
 	}
 	return fmt.Sprintf("type(%d)", t.ID())
 }

@@ -112,7 +112,7 @@ func TestTypeIDMap(t *testing.T) {
 		{"q2_0-g128", rawTensor{"blk.0.attn_q.weight", []uint64{2048, 2}, 42, blocks(32, 34)}, []string{"Q2_0_g128(42)", "Prism legacy Q2_0 g128 under id 42, 34 B per 128"}},
 		{"pq2_0", rawTensor{"blk.0.attn_q.weight", []uint64{2048, 2}, 142, blocks(32, 34)}, []string{"PQ2_0(142)", "Prism PQ2_0, 34 B per 128"}},
 		{"ptq1_0", rawTensor{"blk.0.attn_q.weight", []uint64{2048, 2}, 143, blocks(32, 28)}, []string{"PTQ1_0(143)", "Prism PTQ1_0, 28 B per 128 (scale last)"}},
-		{"angelslim", rawTensor{"blk.0.attn_q.weight", []uint64{2048, 2}, 41, blocks(32, 40)}, []string{"type 41 (layout unknown)  ", "type 41: layout unknown (1280 bytes for ne [2048 2]; Q1_0 18 B per 128 = 576 bytes)"}},
+		{"angelslim", rawTensor{"blk.0.attn_q.weight", []uint64{2048, 2}, 41, blocks(32, 40)}, []string{"id 41 (layout unknown)  ", "type 41: layout unknown (1280 bytes for ne [2048 2]; Q1_0 18 B per 128 = 576 bytes)"}},
 		{"ambiguous", rawTensor{"blk.0.attn_q.weight", []uint64{128, 1}, 42, blocks(2, 18)}, []string{"Q2_0(42)", "type 42: layout ambiguous (64 bytes for ne [128 1] fit Q2_0 18 B per 64 = 36 bytes or Q2_0_g128 34 B per 128 = 34 bytes)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -22,7 +24,10 @@ import (
 //   - a path that does not exist but is a repo id (org/name[@revision]) is
 //     downloaded into the Hugging Face cache (package hub) and its snapshot
 //     is converted; weights are skipped for --vocab-only (defect H28);
-//   - anything else fails saying it is neither.
+//   - a repo id whose "org" is a directory here is a mistyped path: it
+//     fails as "no such directory" instead of being downloaded;
+//   - anything else fails saying it is neither: exit 1 for what reads as a
+//     path (looksLikePath), a usage error (exit 2) for a malformed repo id.
 //
 // note says what was resolved (printed only when the conversion succeeds).
 func resolveInput(ctx context.Context, opts *Options) (dir, note string, err error) {
@@ -46,8 +51,13 @@ func resolveInput(ctx context.Context, opts *Options) (dir, note string, err err
 	}
 	ref, perr := hub.ParseRef(arg)
 	if perr != nil {
-		// Neither a path that exists nor a repo id: a malformed argument.
-		return "", "", usage.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
+		err := fmt.Errorf("%s: no such directory, and not a Hugging Face repo id (%v); give a checkpoint directory or org/name[@revision]", arg, perr)
+		if looksLikePath(arg) {
+			return "", "", err // a missing directory: a failure, exit 1
+		}
+		// org/name-shaped but malformed ("org//name", "org/na me"): a
+		// usage error, exit 2
+		return "", "", &usage.Error{Err: err}
 	}
 	if first, ok := localPrefix(arg); ok {
 		// "models/bitnet" where ./models exists is a mistyped path, not
@@ -94,4 +104,16 @@ func localPrefix(arg string) (string, bool) {
 	first, _, _ := strings.Cut(arg, "/")
 	fi, err := os.Stat(first)
 	return first, err == nil && fi.IsDir()
+}
+
+// looksLikePath reports whether arg, which names nothing here, reads as a
+// file-system path rather than a repo id: absolute, starting with "." or
+// "~", holding a Windows separator, without any "/", or with more than one
+// non-empty "/"-segment after org/name ("models/org/name").
+func looksLikePath(arg string) bool {
+	if filepath.IsAbs(arg) || strings.HasPrefix(arg, ".") || strings.HasPrefix(arg, "~") || strings.ContainsRune(arg, '\\') || !strings.Contains(arg, "/") {
+		return true
+	}
+	segs := strings.Split(arg, "/")
+	return len(segs) > 2 && !slices.Contains(segs, "")
 }

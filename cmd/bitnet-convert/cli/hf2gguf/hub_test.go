@@ -189,7 +189,7 @@ func TestRepoID(t *testing.T) {
 // TestRepoIDFailures: each failure of a repo id download is one line and
 // exit 1 that says what failed and what to do, never ending in ": network
 // error" (acceptance a); a path that is neither a directory nor a repo id
-// (H28) is a usage error, exit 2; a repo-id-shaped path whose first segment
+// (H28) is exit 1, a malformed repo id a usage error, exit 2; a repo-id-shaped path whose first segment
 // is a local directory is a mistyped path, not a download; HF_HUB_CACHE
 // naming a file is named as such.
 func TestRepoIDFailures(t *testing.T) {
@@ -221,8 +221,9 @@ func TestRepoIDFailures(t *testing.T) {
 		{"network down", "org/name", deadURL, "", "", "org/name@main: download failed, the Hub cannot be reached", 1, ""},
 		{"hash mismatch", "org/bad", "", "", "", "the downloaded bytes have sha256", 1, ""},
 		{"offline, not cached", "org/name", "", "", "1", "not in the Hugging Face cache", 1, ""},
-		{"neither a directory nor a repo id", "./no/such/dir", "", "", "", "no such directory, and not a Hugging Face repo id", 2, ""},
+		{"neither a directory nor a repo id", "./no/such/dir", "", "", "", "no such directory, and not a Hugging Face repo id", 1, ""},
 		{"malformed repo id", "org//name", "", "", "", "not a Hugging Face repo id", 2, ""},
+		{"malformed repo name", "org/na me", "", "", "", `repo name "na me"`, 2, ""},
 		{"mistyped local path", "sub/nope", "", "", "", "sub/nope: no such directory (sub exists here, so this is read as a path", 1, ""},
 		{"HF_HUB_CACHE is a file", "org/name", "", "", "", "HF_HUB_CACHE: the Hugging Face cache " + cachefile + " is a file, not a directory", 1, cachefile},
 	}

@@ -467,8 +467,8 @@ func writeText(out io.Writer, r *report, full bool) error {
 			scale = strings.TrimPrefix(scale+"; "+t.Layout, "; ")
 		}
 		typ := fmt.Sprintf("%s(%d)", t.Type, t.TypeID)
-		if strings.HasPrefix(t.Type, "type") {
-			typ = t.Type // "type 41 (layout unknown)" names its id already
+		if strings.HasPrefix(t.Type, "id ") {
+			typ = t.Type // "id 41 (layout unknown)" names its id already
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\n", safeName(t.Name), typ, neString(t.Ne), t.Offset, t.Bytes, scale)
 	}
