@@ -167,3 +167,43 @@ func ternarizePackI2S(dst, raw []byte, inv float32) {
 	}
 	ternarizePackI2SRef(dst, raw, inv)
 }
+
+func sumsQ2_0(sums []int32, row []byte, q []int8) {
+	if useAVX2 {
+		sumsQ2_0AVX2(sums, row, q)
+		return
+	}
+	sumsQ2_0Ref(sums, row, q)
+}
+
+func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) {
+	if useAVX2 {
+		sumsIQ2BNAVX2(s, blocks, q)
+		return
+	}
+	sumsIQ2BNRef(s, blocks, q)
+}
+
+func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) {
+	if useAVX2 {
+		sumsIQ1BNAVX2(s, blocks, q)
+		return
+	}
+	sumsIQ1BNRef(s, blocks, q)
+}
+
+func lanesTQ2_0(lanes []int32, row []byte, q []int8) {
+	if useAVX2 {
+		lanesTQ2_0AVX2(lanes, row, q)
+		return
+	}
+	lanesTQ2_0Ref(lanes, row, q)
+}
+
+func lanesTQ1_0(lanes []int32, row []byte, q []int8) {
+	if useAVX2 {
+		lanesTQ1_0AVX2(lanes, row, q)
+		return
+	}
+	lanesTQ1_0Ref(lanes, row, q)
+}

@@ -43,6 +43,11 @@ func main() {
 	unpackU8()
 	absSumBF16Blocks()
 	ternarizePackI2S()
+	sumsQ2_0()
+	sumsIQ2BN()
+	sumsIQ1BN()
+	lanesTQ2_0()
+	lanesTQ1_0()
 	Generate()
 }
 

@@ -1,0 +1,377 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Integer cores of TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN (references:
+// ../ternary_ref.go). Codes are isolated as unsigned bytes 0…3 and
+// multiplied with the signed activation bytes by VPMADDUBSW, whose int16
+// pair sums stay within ±1024 here (never saturating, so exact); up to
+// eight of them are added in int16 (at most ±8192, exact) before VPMADDWD
+// widens lane pairs to int32.
+
+// table16 defines a read-only table of 16-bit words and returns it.
+func table16(name string, words []uint16) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, w := range words {
+		DATA(2*i, U16(w))
+	}
+	return m
+}
+
+// table8 defines a read-only table of bytes and returns it.
+func table8(name string, b []byte) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, v := range b {
+		DATA(i, U8(v))
+	}
+	return m
+}
+
+// table32 defines a read-only table of 32-bit words and returns it.
+func table32(name string, words []uint32) Mem {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, w := range words {
+		DATA(4*i, U32(w))
+	}
+	return m
+}
+
+// trits leaves in each byte of the returned register the base-3 digit
+// ((v·m) mod 256)·3 >> 8 of the byte v of src, m the byte's multiplier:
+// the 16-bit words of mulE hold the multipliers of the even bytes, those
+// of mulO the odd bytes' (a nil operand stands for 1). Each byte is moved
+// to the high half of a word with a zero low half, so VPMULLW leaves
+// (v·m) mod 256 in the high half, and VPMULHUW by 3 gives the digit.
+func trits(src VecVirtual, mulE, mulO Op, hiMask, three VecVirtual) VecVirtual {
+	e, o := YMM(), YMM()
+	VPSLLW(U8(8), src, e)
+	VPAND(hiMask, src, o)
+	if mulE != nil {
+		VPMULLW(mulE, e, e)
+	}
+	if mulO != nil {
+		VPMULLW(mulO, o, o)
+	}
+	VPMULHUW(three, e, e)
+	VPMULHUW(three, o, o)
+	VPSLLW(U8(8), o, o)
+	VPOR(o, e, e)
+	return e
+}
+
+// sumsQ2_0: per 18-byte block the 16 code bytes are loaded into both
+// halves of a YMM; for half k (bytes 8k…8k+7, weights 32k…32k+31) VPERMD
+// repeats code dword 2k in the low lane and 2k+1 in the high lane and
+// VPSRLVD shifts the four copies by 0, 2, 4, 6, so byte 4d + b of a lane
+// holds the code of weight 4b + d of that lane's 16. The activation bytes
+// are put in the same order with VPSHUFB (a 4×4 transpose in each lane);
+// Σ(c − 1)·q is VPMADDUBSW(c, q) − VPMADDUBSW(1, q), and two horizontal
+// adds give both halves' sums.
+func sumsQ2_0() {
+	TEXT("sumsQ2_0AVX2", NOSPLIT, "func(sums []int32, row []byte, q []int8)")
+	Pragma("noescape")
+	Doc("sumsQ2_0AVX2 writes the two Σ(c − 1)·q of each 18-byte Q2_0 block of row (len(row) a positive multiple of 18) into sums (len ≥ 2·blocks); len(q) ≥ 64·blocks.")
+	sums := Load(Param("sums").Base(), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	idx := table32("q2Perm", []uint32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3})
+	cnt := table32("q2Shift", []uint32{0, 2, 4, 6, 0, 2, 4, 6})
+	var tr [32]byte
+	for p := range tr {
+		d, b := p%16/4, p%4
+		tr[p] = byte(4*b + d)
+	}
+	shuf := table8("q2Transpose", tr[:])
+	mask := broadcast32(0x03030303)
+	ones8 := broadcast32(0x01010101)
+	ones16 := broadcast32(0x00010001)
+	tp, sh, ix0, ix1 := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(shuf, tp)
+	VMOVDQU(cnt, sh)
+	VMOVDQU(idx, ix0)
+	VMOVDQU(idx.Offset(32), ix1)
+	ix := [2]VecVirtual{ix0, ix1}
+	Label("q2loop")
+	x := YMM()
+	VBROADCASTI128(Mem{Base: row, Disp: 2}, x)
+	var v [2]VecVirtual
+	for k := 0; k < 2; k++ {
+		c := YMM()
+		VPERMD(x, ix[k], c)
+		VPSRLVD(sh, c, c)
+		VPAND(mask, c, c)
+		y := YMM()
+		VMOVDQU(Mem{Base: q, Disp: 32 * k}, y)
+		VPSHUFB(tp, y, y)
+		m, o := YMM(), YMM()
+		VPMADDUBSW(y, c, m)
+		VPMADDUBSW(y, ones8, o)
+		VPSUBW(o, m, m)
+		VPMADDWD(ones16, m, m)
+		v[k] = m
+	}
+	VPHADDD(v[1], v[0], v[0])
+	VPHADDD(v[0], v[0], v[0])
+	hi := XMM()
+	VEXTRACTI128(U8(1), v[0], hi)
+	VPADDD(hi, v[0].AsX(), hi)
+	VMOVQ(hi, Mem{Base: sums})
+	ADDQ(U8(8), sums)
+	ADDQ(U8(18), row)
+	ADDQ(U8(64), q)
+	SUBQ(U8(18), n)
+	JNE(LabelRef("q2loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// groupSums stores the four Q8_K64 group sums of acc (int32 lane d of
+// either 128-bit half belongs to group d) at s.
+func groupSums(acc VecVirtual, s Register) {
+	hi := XMM()
+	VEXTRACTI128(U8(1), acc, hi)
+	VPADDD(hi, acc.AsX(), hi)
+	VMOVDQU(hi, Mem{Base: s})
+}
+
+// sumsIQ2BN: per 16-byte block, the bytes in both halves of a YMM shifted
+// by 0 (low lane) and 2 (high lane) give the codes of weights 0…31 in
+// order, by 4 and 6 those of weights 32…63; VPMADDUBSW with the activation
+// and VPMADDWD leave in int32 lane d of each half the sum of group d.
+func sumsIQ2BN() {
+	TEXT("sumsIQ2BNAVX2", NOSPLIT, "func(s *[4]int32, blocks []byte, q []int8)")
+	Pragma("noescape")
+	Doc("sumsIQ2BNAVX2 stores the four group sums Σ c·q of the IQ2_BN blocks (len(blocks) a positive multiple of 16) in s; len(q) ≥ 4·len(blocks).")
+	s := Load(Param("s"), GP64())
+	blk := Load(Param("blocks").Base(), GP64())
+	n := Load(Param("blocks").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	cnt := table32("iq2Shift", []uint32{0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6})
+	mask := broadcast32(0x03030303)
+	ones16 := broadcast32(0x00010001)
+	shA, shB := YMM(), YMM()
+	VMOVDQU(cnt, shA)
+	VMOVDQU(cnt.Offset(32), shB)
+	acc := YMM()
+	VPXOR(acc, acc, acc)
+	Label("iq2loop")
+	x, a, b := YMM(), YMM(), YMM()
+	VBROADCASTI128(Mem{Base: blk}, x)
+	VPSRLVD(shA, x, a)
+	VPSRLVD(shB, x, b)
+	VPAND(mask, a, a)
+	VPAND(mask, b, b)
+	VPMADDUBSW(Mem{Base: q}, a, a)
+	VPMADDUBSW(Mem{Base: q, Disp: 32}, b, b)
+	VPADDW(b, a, a)
+	VPMADDWD(ones16, a, a)
+	VPADDD(a, acc, acc)
+	ADDQ(U8(16), blk)
+	ADDQ(U8(64), q)
+	SUBQ(U8(16), n)
+	JNE(LabelRef("iq2loop"))
+	groupSums(acc, s)
+	VZEROUPPER()
+	RET()
+}
+
+// sumsIQ1BN: per 13-byte block, bytes 0…7 and 5…12 are loaded into one XMM
+// (never reading past the block) and copied to both lanes; for each half h
+// (weights 32h…32h+31, lane l holding 16-weight group 2h + l) VPSHUFB puts
+// under each weight the byte of its digit and trits extracts the digit with
+// the weight's multiplier; VPMADDUBSW/VPMADDWD leave group d's sum in int32
+// lane d of each half, as in sumsIQ2BN.
+func sumsIQ1BN() {
+	TEXT("sumsIQ1BNAVX2", NOSPLIT, "func(s *[4]int32, blocks []byte, q []int8)")
+	Pragma("noescape")
+	Doc("sumsIQ1BNAVX2 stores the four group sums Σ digit·q of the IQ1_BN blocks (len(blocks) a positive multiple of 13) in s; len(q) ≥ 64·len(blocks)/13.")
+	s := Load(Param("s"), GP64())
+	blk := Load(Param("blocks").Base(), GP64())
+	n := Load(Param("blocks").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	mult := [5]uint16{81, 27, 9, 3, 1}
+	var ctrl [64]byte
+	var mulE, mulO [32]uint16
+	for h := 0; h < 2; h++ {
+		for p := 0; p < 32; p++ {
+			i16, r := 2*h+p/16, p%16
+			src, m := 3*i16+r/5, mult[r%5]
+			if r == 15 {
+				src, m = 12, mult[i16]
+			}
+			if src >= 8 { // bytes 5…12 sit at XMM bytes 8…15
+				src += 3
+			}
+			ctrl[32*h+p] = byte(src)
+			if p%2 == 0 {
+				mulE[16*h+p/2] = m
+			} else {
+				mulO[16*h+p/2] = m
+			}
+		}
+	}
+	shuf := table8("iq1Shuffle", ctrl[:])
+	me := table16("iq1MulEven", mulE[:])
+	mo := table16("iq1MulOdd", mulO[:])
+	hiMask := broadcast32(0xff00ff00)
+	three := broadcast32(0x00030003)
+	ones16 := broadcast32(0x00010001)
+	acc := YMM()
+	VPXOR(acc, acc, acc)
+	Label("iq1loop")
+	x := XMM()
+	VMOVQ(Mem{Base: blk}, x)
+	VPINSRQ(U8(1), Mem{Base: blk, Disp: 5}, x, x)
+	y := YMM()
+	VINSERTI128(U8(1), x, x.AsY(), y)
+	var p [2]VecVirtual
+	for h := 0; h < 2; h++ {
+		b := YMM()
+		VPSHUFB(shuf.Offset(32*h), y, b)
+		d := trits(b, me.Offset(32*h), mo.Offset(32*h), hiMask, three)
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * h}, d, d)
+		p[h] = d
+	}
+	VPADDW(p[1], p[0], p[0])
+	VPMADDWD(ones16, p[0], p[0])
+	VPADDD(p[0], acc, acc)
+	ADDQ(U8(13), blk)
+	ADDQ(U8(64), q)
+	SUBQ(U8(13), n)
+	JNE(LabelRef("iq1loop"))
+	groupSums(acc, s)
+	VZEROUPPER()
+	RET()
+}
+
+// lanesTQ2_0: per 66-byte block, each 32-byte half of qs shifted by 0, 2,
+// 4, 6 and masked gives the codes of 32 consecutive weights in order; the
+// eight VPMADDUBSW products are added in int16 and VPMADDWD leaves lane L
+// = Σ over the weights with (i mod 32)/4 = L.
+func lanesTQ2_0() {
+	TEXT("lanesTQ2_0AVX2", NOSPLIT, "func(lanes []int32, row []byte, q []int8)")
+	Pragma("noescape")
+	Doc("lanesTQ2_0AVX2 writes the eight int32 lanes Σ c·q of each 66-byte TQ2_0 block of row (len(row) a positive multiple of 66) into lanes (len ≥ 8·blocks); len(q) ≥ 256·blocks.")
+	lanes := Load(Param("lanes").Base(), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	mask := broadcast32(0x03030303)
+	ones16 := broadcast32(0x00010001)
+	Label("tq2loop")
+	acc := YMM()
+	for h := 0; h < 2; h++ {
+		x := YMM()
+		VMOVDQU(Mem{Base: row, Disp: 32 * h}, x)
+		for l := 0; l < 4; l++ {
+			c := YMM()
+			if l == 0 {
+				VPAND(mask, x, c)
+			} else {
+				VPSRLW(U8(2*l), x, c)
+				VPAND(mask, c, c)
+			}
+			VPMADDUBSW(Mem{Base: q, Disp: 128*h + 32*l}, c, c)
+			if h == 0 && l == 0 {
+				acc = c
+			} else {
+				VPADDW(c, acc, acc)
+			}
+		}
+	}
+	VPMADDWD(ones16, acc, acc)
+	VMOVDQU(acc, Mem{Base: lanes})
+	ADDQ(U8(32), lanes)
+	ADDQ(U8(66), row)
+	ADDQ(U32(256), q)
+	SUBQ(U8(66), n)
+	JNE(LabelRef("tq2loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// lanesTQ1_0: per 54-byte block, digit n of qs[0…31] (trits with 3^n) pairs
+// with weights 32n…32n+31; qs[32…47] copied to both lanes gives digits n
+// (low lane) and n+1 (high lane) for weights 160+16n…191+16n, n = 0, 2;
+// for n = 4 the high lane instead holds qh[0…3] repeated four times with
+// multipliers 3^(p/4) at byte p, the weights 240…255 in order. Lane L of
+// the VPMADDWD result sums the weights with (i mod 32)/4 = L.
+func lanesTQ1_0() {
+	TEXT("lanesTQ1_0AVX2", NOSPLIT, "func(lanes []int32, row []byte, q []int8)")
+	Pragma("noescape")
+	Doc("lanesTQ1_0AVX2 writes the eight int32 lanes Σ digit·q of each 54-byte TQ1_0 block of row (len(row) a positive multiple of 54) into lanes (len ≥ 8·blocks); len(q) ≥ 256·blocks.")
+	lanes := Load(Param("lanes").Base(), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	// Rows of 16 words: 3, 9, 27, 81 everywhere; (1 | 3); (9 | 27);
+	// (81 | 1, 1, 3, 3, 9, 9, 27, 27 per word pair of bytes p, p+1).
+	var w []uint16
+	for _, m := range []uint16{3, 9, 27, 81} {
+		for range 16 {
+			w = append(w, m)
+		}
+	}
+	for _, lr := range [][2]uint16{{1, 3}, {9, 27}} {
+		for i := range 16 {
+			w = append(w, lr[i/8])
+		}
+	}
+	for i := range 16 {
+		m := uint16(81)
+		if i >= 8 {
+			m = [4]uint16{1, 3, 9, 27}[(i-8)/2]
+		}
+		w = append(w, m)
+	}
+	mul := table16("tq1Mul", w)
+	hiMask := broadcast32(0xff00ff00)
+	three := broadcast32(0x00030003)
+	ones16 := broadcast32(0x00010001)
+	Label("tq1loop")
+	x := YMM()
+	VMOVDQU(Mem{Base: row}, x)
+	acc := YMM()
+	for k := 0; k < 5; k++ {
+		var m Op
+		if k > 0 {
+			m = mul.Offset(32 * (k - 1))
+		}
+		d := trits(x, m, m, hiMask, three)
+		VPMADDUBSW(Mem{Base: q, Disp: 32 * k}, d, d)
+		if k == 0 {
+			acc = d
+		} else {
+			VPADDW(d, acc, acc)
+		}
+	}
+	y := YMM()
+	VBROADCASTI128(Mem{Base: row, Disp: 32}, y)
+	for k := 0; k < 2; k++ {
+		m := mul.Offset(32 * (4 + k))
+		d := trits(y, m, m, hiMask, three)
+		VPMADDUBSW(Mem{Base: q, Disp: 160 + 32*k}, d, d)
+		VPADDW(d, acc, acc)
+	}
+	t := XMM()
+	VPBROADCASTD(Mem{Base: row, Disp: 48}, t)
+	VINSERTI128(U8(1), t, y, y)
+	m := mul.Offset(32 * 6)
+	d := trits(y, m, m, hiMask, three)
+	VPMADDUBSW(Mem{Base: q, Disp: 224}, d, d)
+	VPADDW(d, acc, acc)
+	VPMADDWD(ones16, acc, acc)
+	VMOVDQU(acc, Mem{Base: lanes})
+	ADDQ(U8(32), lanes)
+	ADDQ(U8(54), row)
+	ADDQ(U32(256), q)
+	SUBQ(U8(54), n)
+	JNE(LabelRef("tq1loop"))
+	VZEROUPPER()
+	RET()
+}

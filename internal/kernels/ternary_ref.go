@@ -1,0 +1,101 @@
+package kernels
+
+// sumsQ2_0Ref is SumsQ2_0 in Go.
+func sumsQ2_0Ref(sums []int32, row []byte, q []int8) {
+	for i := 0; i < len(row)/q2_0Bytes; i++ {
+		for k := 0; k < 2; k++ {
+			qs := row[q2_0Bytes*i+2+8*k : q2_0Bytes*i+10+8*k]
+			qy := q[32*(2*i+k) : 32*(2*i+k)+32 : 32*(2*i+k)+32]
+			var s int32
+			for b, v := range qs {
+				s += (int32(v&3) - 1) * int32(qy[4*b])
+				s += (int32(v>>2&3) - 1) * int32(qy[4*b+1])
+				s += (int32(v>>4&3) - 1) * int32(qy[4*b+2])
+				s += (int32(v>>6) - 1) * int32(qy[4*b+3])
+			}
+			sums[2*i+k] = s
+		}
+	}
+}
+
+// sumsIQ2BNRef is SumsIQ2BN in Go.
+func sumsIQ2BNRef(s *[4]int32, blocks []byte, q []int8) {
+	for b := 0; b < len(blocks)/iq2bnBytes; b++ {
+		blk := blocks[16*b : 16*b+16 : 16*b+16]
+		qb := q[64*b : 64*b+64 : 64*b+64]
+		for j, c := range blk {
+			s[j/4] += int32(c&3)*int32(qb[j]) + int32(c>>2&3)*int32(qb[j+16]) +
+				int32(c>>4&3)*int32(qb[j+32]) + int32(c>>6)*int32(qb[j+48])
+		}
+	}
+}
+
+// trit returns digit ((v·m) mod 256)·3 >> 8 of a base-3 packed byte v for
+// the multiplier m = 3^n (ggml's TQ1_0 and ik_llama.cpp's IQ1_BN packing).
+func trit(v byte, m int) int32 { return int32((int(v) * m % 256 * 3) >> 8) }
+
+// iq1Mult are the multipliers of digits j = 0…4 of an IQ1_BN byte.
+var iq1Mult = [5]int{81, 27, 9, 3, 1}
+
+// sumsIQ1BNRef is SumsIQ1BN in Go.
+func sumsIQ1BNRef(s *[4]int32, blocks []byte, q []int8) {
+	for b := 0; b < len(blocks)/iq1bnBytes; b++ {
+		blk := blocks[13*b : 13*b+13 : 13*b+13]
+		qb := q[64*b : 64*b+64 : 64*b+64]
+		for i16 := 0; i16 < 4; i16++ {
+			base := 16 * i16
+			for kk := 0; kk < 3; kk++ {
+				for j := 0; j < 5; j++ {
+					e := 5*kk + j
+					s[e/4] += trit(blk[3*i16+kk], iq1Mult[j]) * int32(qb[base+e])
+				}
+			}
+			s[3] += trit(blk[12], iq1Mult[i16]) * int32(qb[base+15])
+		}
+	}
+}
+
+// lanesTQ2_0Ref is LanesTQ2_0 in Go.
+func lanesTQ2_0Ref(lanes []int32, row []byte, q []int8) {
+	for b := 0; b < len(row)/tq2Bytes; b++ {
+		blk := row[tq2Bytes*b : tq2Bytes*b+64 : tq2Bytes*b+64]
+		y := q[256*b : 256*b+256 : 256*b+256]
+		l := lanes[8*b : 8*b+8 : 8*b+8]
+		clear(l)
+		for h := 0; h < 2; h++ {
+			for m, c := range blk[32*h : 32*h+32] {
+				e := 128*h + m
+				l[m/4] += int32(c&3)*int32(y[e]) + int32(c>>2&3)*int32(y[e+32]) +
+					int32(c>>4&3)*int32(y[e+64]) + int32(c>>6)*int32(y[e+96])
+			}
+		}
+	}
+}
+
+// lanesTQ1_0Ref is LanesTQ1_0 in Go.
+func lanesTQ1_0Ref(lanes []int32, row []byte, q []int8) {
+	pow := [5]int{1, 3, 9, 27, 81}
+	for b := 0; b < len(row)/tq1Bytes; b++ {
+		blk := row[tq1Bytes*b : tq1Bytes*b+52 : tq1Bytes*b+52]
+		y := q[256*b : 256*b+256 : 256*b+256]
+		l := lanes[8*b : 8*b+8 : 8*b+8]
+		clear(l)
+		for m, c := range blk[:32] {
+			for n, p := range pow {
+				l[m/4] += trit(c, p) * int32(y[m+32*n])
+			}
+		}
+		for m, c := range blk[32:48] {
+			// weights 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
+			for n, p := range pow {
+				l[4*(n%2)+m/4] += trit(c, p) * int32(y[160+m+16*n])
+			}
+		}
+		for j, c := range blk[48:52] {
+			// weights 240+j+4n sit at chunk positions 16+j+4n: lane 4+n.
+			for n, p := range pow[:4] {
+				l[4+n] += trit(c, p) * int32(y[240+j+4*n])
+			}
+		}
+	}
+}
