@@ -153,8 +153,9 @@ func BenchmarkI2SMatMul(b *testing.B) {
 }
 
 // BenchmarkQ8KMatVec: one token through a 2560×6912 matrix (the 2B-4T
-// ffn_up shape) of each Q8_K-activation type, the pure-Go kernels of tq.go
-// and q6k.go (Q8_K quantization included); MB/s is weight bytes per second.
+// ffn_up shape) of each Q8_K-activation type and of Q2_0 (Q8_0
+// activations): tq.go and q6k.go, q2_0.go (activation quantization
+// included); MB/s is weight bytes per second.
 // BenchmarkI2SMatVec is the same shape in I2_S.
 func BenchmarkQ8KMatVec(b *testing.B) {
 	const k, m = 2560, 6912
@@ -164,7 +165,7 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 		x[i] = float32(r.NormFloat64())
 	}
 	dst := make([]float32, m)
-	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ2_0} {
 		n, err := gguf.NBytes(typ, []uint64{k, m})
 		if err != nil {
 			b.Fatal(err)

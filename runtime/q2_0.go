@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // Mainline llama.cpp's Q2_0 (ggml type 42: blocks of 64 weights, an f16 d
@@ -43,27 +44,28 @@ const (
 // (the first, onto 0, is a plain product). Checked bit for bit against
 // mainline's logits in q2_0_mainline_test.go.
 func dotQ2_0(row []byte, q []int8, d []float32) float32 {
+	var sums [2 * q2_0Chunk]int32
 	var sumf float32
-	for i := 0; i < len(row)/q2_0BlockBytes; i++ {
-		blk := row[i*q2_0BlockBytes : (i+1)*q2_0BlockBytes : (i+1)*q2_0BlockBytes]
-		dx := f16Table[binary.LittleEndian.Uint16(blk)]
-		var sumi float32
-		for k := 0; k < 2; k++ {
-			qs := blk[2+8*k : 10+8*k : 10+8*k]
-			qy := q[(2*i+k)*q8Block : (2*i+k+1)*q8Block : (2*i+k+1)*q8Block]
-			var s int32
-			for b, v := range qs {
-				s += (int32(v&3) - 1) * int32(qy[4*b])
-				s += (int32(v>>2&3) - 1) * int32(qy[4*b+1])
-				s += (int32(v>>4&3) - 1) * int32(qy[4*b+2])
-				s += (int32(v>>6) - 1) * int32(qy[4*b+3])
+	nb := len(row) / q2_0BlockBytes
+	for c := 0; c < nb; c += q2_0Chunk {
+		e := min(nb, c+q2_0Chunk)
+		// The exact Σ (c − 1)·q of each half (kernels.SumsQ2_0).
+		kernels.SumsQ2_0(sums[:2*(e-c)], row[c*q2_0BlockBytes:e*q2_0BlockBytes], q[c*q2_0Block:e*q2_0Block])
+		for i := c; i < e; i++ {
+			dx := f16Table[binary.LittleEndian.Uint16(row[i*q2_0BlockBytes:])]
+			var sumi float32
+			for k := 0; k < 2; k++ {
+				sumi = fma32(sumi, d[2*i+k], float32(sums[2*(i-c)+k]))
 			}
-			sumi = fma32(sumi, d[2*i+k], float32(s))
+			sumf = fma32(sumf, dx, sumi)
 		}
-		sumf = fma32(sumf, dx, sumi)
 	}
 	return sumf
 }
+
+// q2_0Chunk is the number of Q2_0 blocks dotQ2_0 hands the integer kernel
+// at a time (its sums live on the stack).
+const q2_0Chunk = 64
 
 // dequantQ2_0 is dequantize_row_q2_0: element j of a block is
 // float32(c − 1)·d, c at bits 2·(j%4) of byte j/4.

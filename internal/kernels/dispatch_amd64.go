@@ -207,3 +207,5 @@ func lanesTQ1_0(lanes []int32, row []byte, q []int8) {
 	}
 	lanesTQ1_0Ref(lanes, row, q)
 }
+
+func ternaryAccelerated() bool { return useAVX2 }

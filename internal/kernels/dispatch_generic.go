@@ -38,3 +38,5 @@ func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNRef(s, blocks, q
 func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNRef(s, blocks, q) }
 func lanesTQ2_0(lanes []int32, row []byte, q []int8) { lanesTQ2_0Ref(lanes, row, q) }
 func lanesTQ1_0(lanes []int32, row []byte, q []int8) { lanesTQ1_0Ref(lanes, row, q) }
+
+func ternaryAccelerated() bool { return false }

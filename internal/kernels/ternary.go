@@ -9,6 +9,13 @@ package kernels
 // runtime/q2_0.go, runtime/iqbn.go), so the float results do not depend on
 // the kernel. The pure-Go references are in ternary_ref.go.
 
+// TernaryAccelerated reports whether SumsQ2_0, SumsIQ2BN, SumsIQ1BN,
+// LanesTQ2_0 and LanesTQ1_0 run in assembly on this machine (amd64 with
+// AVX2; not with the purego tag, not on arm64 yet). Callers with a faster
+// pure-Go method of their own (the runtime's TQ lookup tables) use it
+// otherwise; the sums are the same either way.
+func TernaryAccelerated() bool { return ternaryAccelerated() }
+
 // Block sizes in bytes and in weights of the types below (ggml-common.h
 // block_q2_0, block_tq1_0, block_tq2_0; ik_llama.cpp's block_iq1_bn,
 // block_iq2_bn).

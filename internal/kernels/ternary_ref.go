@@ -30,12 +30,18 @@ func sumsIQ2BNRef(s *[4]int32, blocks []byte, q []int8) {
 	}
 }
 
-// trit returns digit ((v·m) mod 256)·3 >> 8 of a base-3 packed byte v for
-// the multiplier m = 3^n (ggml's TQ1_0 and ik_llama.cpp's IQ1_BN packing).
-func trit(v byte, m int) int32 { return int32((int(v) * m % 256 * 3) >> 8) }
-
-// iq1Mult are the multipliers of digits j = 0…4 of an IQ1_BN byte.
-var iq1Mult = [5]int{81, 27, 9, 3, 1}
+// trits[v][n] is the digit ((v·3^n) mod 256)·3 >> 8 of a base-3 packed
+// byte v (ggml's TQ1_0 and ik_llama.cpp's IQ1_BN packing).
+var trits = func() (t [256][5]int32) {
+	for v := range t {
+		m := 1
+		for n := range t[v] {
+			t[v][n] = int32((v * m % 256 * 3) >> 8)
+			m *= 3
+		}
+	}
+	return t
+}()
 
 // sumsIQ1BNRef is SumsIQ1BN in Go.
 func sumsIQ1BNRef(s *[4]int32, blocks []byte, q []int8) {
@@ -47,10 +53,10 @@ func sumsIQ1BNRef(s *[4]int32, blocks []byte, q []int8) {
 			for kk := 0; kk < 3; kk++ {
 				for j := 0; j < 5; j++ {
 					e := 5*kk + j
-					s[e/4] += trit(blk[3*i16+kk], iq1Mult[j]) * int32(qb[base+e])
+					s[e/4] += trits[blk[3*i16+kk]][4-j] * int32(qb[base+e])
 				}
 			}
-			s[3] += trit(blk[12], iq1Mult[i16]) * int32(qb[base+15])
+			s[3] += trits[blk[12]][4-i16] * int32(qb[base+15])
 		}
 	}
 }
@@ -74,27 +80,26 @@ func lanesTQ2_0Ref(lanes []int32, row []byte, q []int8) {
 
 // lanesTQ1_0Ref is LanesTQ1_0 in Go.
 func lanesTQ1_0Ref(lanes []int32, row []byte, q []int8) {
-	pow := [5]int{1, 3, 9, 27, 81}
 	for b := 0; b < len(row)/tq1Bytes; b++ {
 		blk := row[tq1Bytes*b : tq1Bytes*b+52 : tq1Bytes*b+52]
 		y := q[256*b : 256*b+256 : 256*b+256]
 		l := lanes[8*b : 8*b+8 : 8*b+8]
 		clear(l)
 		for m, c := range blk[:32] {
-			for n, p := range pow {
-				l[m/4] += trit(c, p) * int32(y[m+32*n])
-			}
+			t := &trits[c]
+			l[m/4] += t[0]*int32(y[m]) + t[1]*int32(y[32+m]) + t[2]*int32(y[64+m]) +
+				t[3]*int32(y[96+m]) + t[4]*int32(y[128+m])
 		}
 		for m, c := range blk[32:48] {
 			// weights 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
-			for n, p := range pow {
-				l[4*(n%2)+m/4] += trit(c, p) * int32(y[160+m+16*n])
-			}
+			t := &trits[c]
+			l[m/4] += t[0]*int32(y[160+m]) + t[2]*int32(y[192+m]) + t[4]*int32(y[224+m])
+			l[4+m/4] += t[1]*int32(y[176+m]) + t[3]*int32(y[208+m])
 		}
 		for j, c := range blk[48:52] {
 			// weights 240+j+4n sit at chunk positions 16+j+4n: lane 4+n.
-			for n, p := range pow[:4] {
-				l[4+n] += trit(c, p) * int32(y[240+j+4*n])
+			for n, d := range trits[c][:4] {
+				l[4+n] += d * int32(y[240+j+4*n])
 			}
 		}
 	}

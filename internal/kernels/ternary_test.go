@@ -17,7 +17,11 @@ type ternaryCase struct {
 
 var ternaryCases = []ternaryCase{
 	{"Q2_0", q2_0Bytes, 64,
-		func(row []byte, q []int8) []int32 { s := make([]int32, 2*len(row)/q2_0Bytes); SumsQ2_0(s, row, q); return s },
+		func(row []byte, q []int8) []int32 {
+			s := make([]int32, 2*len(row)/q2_0Bytes)
+			SumsQ2_0(s, row, q)
+			return s
+		},
 		func(row []byte, q []int8) []int32 {
 			s := make([]int32, 2*len(row)/q2_0Bytes)
 			sumsQ2_0Ref(s, row, q)
@@ -30,14 +34,22 @@ var ternaryCases = []ternaryCase{
 		func(row []byte, q []int8) []int32 { s := SumsIQ1BN(row, q); return s[:] },
 		func(row []byte, q []int8) []int32 { var s [4]int32; sumsIQ1BNRef(&s, row, q); return s[:] }},
 	{"TQ2_0", tq2Bytes, 256,
-		func(row []byte, q []int8) []int32 { l := make([]int32, 8*len(row)/tq2Bytes); LanesTQ2_0(l, row, q); return l },
+		func(row []byte, q []int8) []int32 {
+			l := make([]int32, 8*len(row)/tq2Bytes)
+			LanesTQ2_0(l, row, q)
+			return l
+		},
 		func(row []byte, q []int8) []int32 {
 			l := make([]int32, 8*len(row)/tq2Bytes)
 			lanesTQ2_0Ref(l, row, q)
 			return l
 		}},
 	{"TQ1_0", tq1Bytes, 256,
-		func(row []byte, q []int8) []int32 { l := make([]int32, 8*len(row)/tq1Bytes); LanesTQ1_0(l, row, q); return l },
+		func(row []byte, q []int8) []int32 {
+			l := make([]int32, 8*len(row)/tq1Bytes)
+			LanesTQ1_0(l, row, q)
+			return l
+		},
 		func(row []byte, q []int8) []int32 {
 			l := make([]int32, 8*len(row)/tq1Bytes)
 			lanesTQ1_0Ref(l, row, q)
