@@ -42,30 +42,11 @@ const (
 // -mfma: -ffp-contract=fast) fuses each a += b·c into one multiply-add (two
 // vfmadd231ss in its ggml_vec_dot_q2_0_q8_0), so every step is one fma32
 // (the first, onto 0, is a plain product). Checked bit for bit against
-// mainline's logits in q2_0_mainline_test.go.
+// mainline's logits in q2_0_mainline_test.go. kernels.DotQ2_0 computes it
+// (AVX2 + FMA assembly where the CPU has them).
 func dotQ2_0(row []byte, q []int8, d []float32) float32 {
-	var sums [2 * q2_0Chunk]int32
-	var sumf float32
-	nb := len(row) / q2_0BlockBytes
-	for c := 0; c < nb; c += q2_0Chunk {
-		e := min(nb, c+q2_0Chunk)
-		// The exact Σ (c − 1)·q of each half (kernels.SumsQ2_0).
-		kernels.SumsQ2_0(sums[:2*(e-c)], row[c*q2_0BlockBytes:e*q2_0BlockBytes], q[c*q2_0Block:e*q2_0Block])
-		for i := c; i < e; i++ {
-			dx := f16Table[binary.LittleEndian.Uint16(row[i*q2_0BlockBytes:])]
-			var sumi float32
-			for k := 0; k < 2; k++ {
-				sumi = fma32(sumi, d[2*i+k], float32(sums[2*(i-c)+k]))
-			}
-			sumf = fma32(sumf, dx, sumi)
-		}
-	}
-	return sumf
+	return kernels.DotQ2_0(row, q, d)
 }
-
-// q2_0Chunk is the number of Q2_0 blocks dotQ2_0 hands the integer kernel
-// at a time (its sums live on the stack).
-const q2_0Chunk = 64
 
 // dequantQ2_0 is dequantize_row_q2_0: element j of a block is
 // float32(c − 1)·d, c at bits 2·(j%4) of byte j/4.

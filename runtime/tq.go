@@ -219,7 +219,7 @@ func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32, fused
 // lane m/4, or, without the tables, from kernels.LanesTQ2_0.
 func dotTQ2_0(row []byte, a *Activation) float32 {
 	if len(a.lutTQ) == 0 {
-		return dotTQLanes(row, a, tq2Bytes, kernels.LanesTQ2_0)
+		return dotTQLanes(row, a, false)
 	}
 	var acc [8]float32
 	for b := range a.d {
@@ -248,7 +248,7 @@ func dotTQ2_0(row []byte, a *Activation) float32 {
 // computes the digit products. The integers are the same.
 func dotTQ1_0(row []byte, a *Activation) float32 {
 	if len(a.lutTQ) == 0 {
-		return dotTQLanes(row, a, tq1Bytes, kernels.LanesTQ1_0)
+		return dotTQLanes(row, a, true)
 	}
 	var acc [8]float32
 	for b := range a.d {
@@ -276,24 +276,15 @@ func dotTQ1_0(row []byte, a *Activation) float32 {
 	return sumExp8(acc[:])
 }
 
-// tqChunk is the number of blocks dotTQLanes hands the lane kernel at a
-// time (the lanes live on the stack).
-const tqChunk = 32
-
-// dotTQLanes is dotTQ1_0 / dotTQ2_0 with each block's integer lanes from
-// lanesOf (kernels.LanesTQ1_0 or kernels.LanesTQ2_0, blocks of blockBytes
-// bytes ending in the f16 d), then tqAccumulate and sumExp8 as there.
-func dotTQLanes(row []byte, a *Activation, blockBytes int, lanesOf func(lanes []int32, row []byte, q []int8)) float32 {
+// dotTQLanes is dotTQ1_0 (tq1) / dotTQ2_0 with each block's lanes and
+// their accumulation (tqAccumulate's arithmetic) from kernels.AccTQ1_0 /
+// kernels.AccTQ2_0, then sumExp8 as there.
+func dotTQLanes(row []byte, a *Activation, tq1 bool) float32 {
 	var acc [8]float32
-	var buf [8 * tqChunk]int32
-	nb := len(a.d)
-	for c := 0; c < nb; c += tqChunk {
-		e := min(nb, c+tqChunk)
-		lanesOf(buf[:8*(e-c)], row[c*blockBytes:e*blockBytes], a.q[c*qkK:e*qkK])
-		for b := c; b < e; b++ {
-			d := a.d[b] * f16Table[binary.LittleEndian.Uint16(row[(b+1)*blockBytes-2:])]
-			tqAccumulate(&acc, (*[8]int32)(buf[8*(b-c):]), a.bsums[b*16:b*16+16], d, a.fmaAcc)
-		}
+	if tq1 {
+		kernels.AccTQ1_0(&acc, row, a.q, a.bsums, a.d, a.fmaAcc)
+	} else {
+		kernels.AccTQ2_0(&acc, row, a.q, a.bsums, a.d, a.fmaAcc)
 	}
 	return sumExp8(acc[:])
 }

@@ -308,3 +308,36 @@ func BenchmarkTernarizePackI2S(b *testing.B) {
 		TernarizePackI2S(dst, raw, 50)
 	}
 }
+
+// BenchmarkTernarySums: the integer cores of Q2_0, IQ2_BN, IQ1_BN, TQ2_0 and
+// TQ1_0 over 64 rows of K = 2560 weights (the 2B-4T hidden size; in L2)
+// against one activation, the selected kernel beside its pure-Go reference
+// in the same run; MB/s is weight bytes per second.
+func BenchmarkTernarySums(b *testing.B) {
+	const k, rows = 2560, 64
+	r := rand.New(rand.NewPCG(7, 7))
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	for _, c := range ternaryCases {
+		rowB := c.bytes * k / c.weights
+		data := make([]byte, rowB*rows)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		for _, impl := range []struct {
+			name string
+			f    func(row []byte, q []int8) []int32
+		}{{"kernel", c.kernel}, {"ref", c.ref}} {
+			b.Run(c.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					for r := 0; r < rows; r++ {
+						impl.f(data[r*rowB:(r+1)*rowB], q)
+					}
+				}
+			})
+		}
+	}
+}

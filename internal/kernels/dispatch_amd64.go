@@ -209,3 +209,38 @@ func lanesTQ1_0(lanes []int32, row []byte, q []int8) {
 }
 
 func ternaryAccelerated() bool { return useAVX2 }
+
+// useFMA selects the ternary kernels that end in fused multiply-adds.
+var useFMA = useAVX2 && cpu.X86.HasFMA
+
+// dotQ2_0 and accTQ take the reference's result wherever the assembly's
+// holds a NaN: FMA32 and the hardware round every other result alike, but
+// may pick different NaN payloads.
+func dotQ2_0(row []byte, q []int8, d []float32) float32 {
+	if useFMA {
+		if r := dotQ2_0AVX2(row, q, d); r == r {
+			return r
+		}
+	}
+	return dotQ2_0Ref(row, q, d)
+}
+
+func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	if useFMA {
+		a := *acc
+		if tq1 {
+			accTQ1_0AVX2(&a, row, q, bsums, d, fused)
+		} else {
+			accTQ2_0AVX2(&a, row, q, bsums, d, fused)
+		}
+		nan := false
+		for _, v := range a {
+			nan = nan || v != v
+		}
+		if !nan {
+			*acc = a
+			return
+		}
+	}
+	accTQRef(acc, row, q, bsums, d, fused, tq1)
+}

@@ -82,3 +82,8 @@ func lanesTQ2_0(lanes []int32, row []byte, q []int8) { lanesTQ2_0Ref(lanes, row,
 func lanesTQ1_0(lanes []int32, row []byte, q []int8) { lanesTQ1_0Ref(lanes, row, q) }
 
 func ternaryAccelerated() bool { return false }
+
+func dotQ2_0(row []byte, q []int8, d []float32) float32 { return dotQ2_0Ref(row, q, d) }
+func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	accTQRef(acc, row, q, bsums, d, fused, tq1)
+}

@@ -1952,3 +1952,289 @@ DATA tq1Mul<>+218(SB)/2, $0x0009
 DATA tq1Mul<>+220(SB)/2, $0x001b
 DATA tq1Mul<>+222(SB)/2, $0x001b
 GLOBL tq1Mul<>(SB), RODATA|NOPTR, $224
+
+// func dotQ2_0AVX2(row []byte, q []int8, d []float32) float32
+// Requires: AVX, AVX2, F16C, FMA3, SSE
+TEXT ·dotQ2_0AVX2(SB), NOSPLIT, $0-76
+	MOVQ         row_base+0(FP), AX
+	MOVQ         row_len+8(FP), CX
+	MOVQ         q_base+24(FP), DX
+	MOVQ         d_base+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x01010101, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU      q2Transpose<>+0(SB), Y3
+	VMOVDQU      q2Shift<>+0(SB), Y4
+	VMOVDQU      q2Perm<>+0(SB), Y5
+	VMOVDQU      q2Perm<>+32(SB), Y6
+	VXORPS       X7, X7, X7
+
+dq2loop:
+	VBROADCASTI128 2(AX), Y8
+	VPERMD         Y8, Y5, Y9
+	VPSRLVD        Y4, Y9, Y9
+	VPAND          Y0, Y9, Y9
+	VMOVDQU        (DX), Y10
+	VPSHUFB        Y3, Y10, Y10
+	VPMADDUBSW     Y10, Y9, Y9
+	VPMADDUBSW     Y10, Y1, Y10
+	VPSUBW         Y10, Y9, Y9
+	VPMADDWD       Y2, Y9, Y9
+	VPERMD         Y8, Y6, Y8
+	VPSRLVD        Y4, Y8, Y8
+	VPAND          Y0, Y8, Y8
+	VMOVDQU        32(DX), Y10
+	VPSHUFB        Y3, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y8
+	VPMADDUBSW     Y10, Y1, Y10
+	VPSUBW         Y10, Y8, Y8
+	VPMADDWD       Y2, Y8, Y8
+	VPHADDD        Y8, Y9, Y9
+	VPHADDD        Y9, Y9, Y9
+	VEXTRACTI128   $0x01, Y9, X8
+	VPADDD         X8, X9, X8
+	VCVTDQ2PS      X8, X8
+	VXORPS         X9, X9, X9
+	VFMADD231SS    (BX), X8, X9
+	VMOVSHDUP      X8, X8
+	VFMADD231SS    4(BX), X8, X9
+	MOVWLZX        (AX), SI
+	VMOVD          SI, X8
+	VCVTPH2PS      X8, X8
+	VFMADD231SS    X9, X8, X7
+	ADDQ           $0x12, AX
+	ADDQ           $0x40, DX
+	ADDQ           $0x08, BX
+	SUBQ           $0x12, CX
+	JNE            dq2loop
+	VZEROUPPER
+	MOVSS          X7, ret+72(FP)
+	RET
+
+// func accTQ2_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ2_0AVX2(SB), NOSPLIT, $0-105
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         bsums_base+56(FP), SI
+	MOVQ         d_base+80(FP), DI
+	MOVB         fused+104(FP), R8
+	VMOVUPS      (AX), Y0
+	MOVL         $0x03030303, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xff00ff00, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00030003, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00010001, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+
+tq2acc:
+	VMOVDQU      (CX), Y3
+	VPAND        Y1, Y3, Y4
+	VPMADDUBSW   (BX), Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   32(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   64(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y1, Y3, Y3
+	VPMADDUBSW   96(BX), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VMOVDQU      32(CX), Y3
+	VPAND        Y1, Y3, Y5
+	VPMADDUBSW   128(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   160(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   192(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y1, Y3, Y3
+	VPMADDUBSW   224(BX), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VPMADDWD     Y2, Y4, Y4
+	VMOVDQU      (SI), Y3
+	VPMADDWD     Y2, Y3, Y3
+	VPSUBD       Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	MOVWLZX      64(CX), R9
+	VMOVD        R9, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       (DI), X3, X3
+	VBROADCASTSS X3, Y3
+	CMPB         R8, $0x00
+	JE           multq2
+	VFMADD231PS  Y3, Y4, Y0
+	JMP          nexttq2
+
+multq2:
+	VMULPS Y3, Y4, Y4
+	VADDPS Y4, Y0, Y0
+
+nexttq2:
+	ADDQ    $0x42, CX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x04, DI
+	SUBQ    $0x42, DX
+	JNE     tq2acc
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ1_0AVX2(SB), NOSPLIT, $0-105
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         bsums_base+56(FP), SI
+	MOVQ         d_base+80(FP), DI
+	MOVB         fused+104(FP), R8
+	VMOVUPS      (AX), Y0
+	MOVL         $0x03030303, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xff00ff00, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00030003, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00010001, R9
+	VMOVD        R9, X3
+	VPBROADCASTD X3, Y3
+
+tq1acc:
+	VMOVDQU        (CX), Y4
+	VPSLLW         $0x08, Y4, Y5
+	VPAND          Y1, Y4, Y6
+	VPMULHUW       Y2, Y5, Y5
+	VPMULHUW       Y2, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     (BX), Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+0(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+0(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     32(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+32(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+32(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     64(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+64(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+64(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     96(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y4
+	VPMULLW        tq1Mul<>+96(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+96(SB), Y4, Y4
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     128(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VBROADCASTI128 32(CX), Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+128(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+128(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     160(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+160(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+160(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     192(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPBROADCASTD   48(CX), X6
+	VINSERTI128    $0x01, X6, Y4, Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y4
+	VPMULLW        tq1Mul<>+192(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+192(SB), Y4, Y4
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     224(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPMADDWD       Y3, Y5, Y5
+	VMOVDQU        (SI), Y4
+	VPMADDWD       Y3, Y4, Y4
+	VPSUBD         Y4, Y5, Y5
+	VCVTDQ2PS      Y5, Y5
+	MOVWLZX        52(CX), R9
+	VMOVD          R9, X4
+	VCVTPH2PS      X4, X4
+	VMULSS         (DI), X4, X4
+	VBROADCASTSS   X4, Y4
+	CMPB           R8, $0x00
+	JE             multq1
+	VFMADD231PS    Y4, Y5, Y0
+	JMP            nexttq1
+
+multq1:
+	VMULPS Y4, Y5, Y5
+	VADDPS Y5, Y0, Y0
+
+nexttq1:
+	ADDQ    $0x36, CX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x04, DI
+	SUBQ    $0x36, DX
+	JNE     tq1acc
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET

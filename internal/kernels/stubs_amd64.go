@@ -123,3 +123,18 @@ func lanesTQ2_0AVX2(lanes []int32, row []byte, q []int8)
 //
 //go:noescape
 func lanesTQ1_0AVX2(lanes []int32, row []byte, q []int8)
+
+// dotQ2_0AVX2 returns the Q2_0 row (len(row) a positive multiple of 18) times the Q8_0 activation (codes q, len ≥ 64·blocks; scales d, len ≥ 2·blocks) in dotQ2_0Ref's float order; it needs FMA.
+//
+//go:noescape
+func dotQ2_0AVX2(row []byte, q []int8, d []float32) float32
+
+// accTQ2_0AVX2 adds the float lanes of each TQ block of row (len(row) a positive multiple of the block size) to acc as accTQRef does; len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ2_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+
+// accTQ1_0AVX2 adds the float lanes of each TQ block of row (len(row) a positive multiple of the block size) to acc as accTQRef does; len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)

@@ -116,3 +116,60 @@ func LanesTQ1_0(lanes []int32, row []byte, q []int8) {
 		lanesTQ1_0(lanes, row, q)
 	}
 }
+
+// DotQ2_0 returns one Q2_0 row (len(row) a multiple of 18, SumsQ2_0's
+// layout, f16 scale d_x first in each block) times a Q8_0 activation
+// (codes q, f16-widened block scales d) as mainline llama.cpp's
+// ggml_vec_dot_q2_0_q8_0_generic (ggml/src/ggml-cpu/quants.c) computes it
+// in its reference build (gcc -ffp-contract=fast, so each a += b·c is one
+// fused multiply-add): per block i, with S_k the SumsQ2_0 sums, sumi =
+// fma(0, d[2i], S_0), sumi = fma(sumi, d[2i+1], S_1), sumf = fma(sumf,
+// d_x, sumi), in ascending block order, each rounded to float32 (FMA32).
+// It panics if len(row) is not a multiple of 18, len(q) < 64·blocks or
+// len(d) < 2·blocks.
+func DotQ2_0(row []byte, q []int8, d []float32) float32 {
+	nb := len(row) / q2_0Bytes
+	if len(row)%q2_0Bytes != 0 || len(q) < 64*nb || len(d) < 2*nb {
+		panic("kernels: DotQ2_0 length mismatch")
+	}
+	if nb == 0 {
+		return 0
+	}
+	return dotQ2_0(row, q, d)
+}
+
+// AccTQ2_0 adds the float lanes of ggml_vec_dot_tq2_0_q8_K's AVX2 branch
+// (ggml/src/ggml-quants.c of bitnet.cpp's llama.cpp fork 406a5036, as in
+// mainline) for the TQ2_0 blocks of row (LanesTQ2_0's layout, the f16 d_x
+// last in each block) and a Q8_K activation (codes q, block scales d,
+// bsums the sums of 16 consecutive codes) to acc: per block b, with
+// lane_L from LanesTQ2_0, s_L = lane_L − bsums[16b+2L] − bsums[16b+2L+1]
+// and e = d[b]·d_x (float32), acc_L = fma(acc_L, s_L, e) when fused (gcc
+// contracting _mm256_add_ps(_mm256_mul_ps(…), sumf): mainline's build),
+// else acc_L + float32(s_L·e) rounded twice (bitnet.cpp's clang build).
+// The caller reduces acc (hsum_float_8). It panics if len(row) is not a
+// multiple of 66, len(q) < 256·blocks, len(bsums) < 16·blocks or len(d) <
+// blocks.
+func AccTQ2_0(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool) {
+	nb := len(row) / tq2Bytes
+	if len(row)%tq2Bytes != 0 || len(q) < 256*nb || len(bsums) < 16*nb || len(d) < nb {
+		panic("kernels: AccTQ2_0 length mismatch")
+	}
+	if nb > 0 {
+		accTQ(acc, row, q, bsums, d, fused, false)
+	}
+}
+
+// AccTQ1_0 is AccTQ2_0 for TQ1_0 blocks (LanesTQ1_0's layout, 54 bytes):
+// ggml_vec_dot_tq1_0_q8_K's AVX2 lanes and accumulation. It panics if
+// len(row) is not a multiple of 54, len(q) < 256·blocks, len(bsums) <
+// 16·blocks or len(d) < blocks.
+func AccTQ1_0(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool) {
+	nb := len(row) / tq1Bytes
+	if len(row)%tq1Bytes != 0 || len(q) < 256*nb || len(bsums) < 16*nb || len(d) < nb {
+		panic("kernels: AccTQ1_0 length mismatch")
+	}
+	if nb > 0 {
+		accTQ(acc, row, q, bsums, d, fused, true)
+	}
+}

@@ -104,3 +104,46 @@ func lanesTQ1_0Ref(lanes []int32, row []byte, q []int8) {
 		}
 	}
 }
+
+// dotQ2_0Ref is DotQ2_0 in Go.
+func dotQ2_0Ref(row []byte, q []int8, d []float32) float32 {
+	nb := len(row) / q2_0Bytes
+	sums := make([]int32, 2*nb)
+	sumsQ2_0Ref(sums, row, q)
+	var sumf float32
+	for i := 0; i < nb; i++ {
+		dx := f16Table[uint16(row[q2_0Bytes*i])|uint16(row[q2_0Bytes*i+1])<<8]
+		var sumi float32
+		for k := 0; k < 2; k++ {
+			sumi = fma32(sumi, d[2*i+k], float32(sums[2*i+k]))
+		}
+		sumf = fma32(sumf, dx, sumi)
+	}
+	return sumf
+}
+
+// accTQRef is AccTQ1_0 (tq1) / AccTQ2_0 in Go.
+func accTQRef(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	blockBytes := tq2Bytes
+	if tq1 {
+		blockBytes = tq1Bytes
+	}
+	var lanes [8]int32
+	for b := 0; b < len(row)/blockBytes; b++ {
+		blk := row[b*blockBytes : (b+1)*blockBytes]
+		if tq1 {
+			lanesTQ1_0Ref(lanes[:], blk, q[256*b:])
+		} else {
+			lanesTQ2_0Ref(lanes[:], blk, q[256*b:])
+		}
+		e := d[b] * f16Table[uint16(blk[blockBytes-2])|uint16(blk[blockBytes-1])<<8]
+		for l := range acc {
+			s := lanes[l] - int32(bsums[16*b+2*l]) - int32(bsums[16*b+2*l+1])
+			if fused {
+				acc[l] = fma32(acc[l], float32(s), e)
+				continue
+			}
+			acc[l] += float32(float32(s) * e)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -232,7 +233,8 @@ func TestTernaryEmptyAndPanics(t *testing.T) {
 
 // FuzzTernarySums: every ternary integer core equals its reference on the
 // input read as whole blocks (as many as fit in about a third of it) and an
-// activation repeating the rest.
+// activation repeating the rest; DotQ2_0 and AccTQ*_0 equal theirs bit for
+// bit on the input read as rows, codes, float32 scales and bsums.
 func FuzzTernarySums(f *testing.F) {
 	f.Add([]byte{0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
 	f.Add(make([]byte, 66*3+5))
@@ -252,5 +254,101 @@ func FuzzTernarySums(f *testing.F) {
 				t.Fatalf("%s nb=%d: kernel %v, reference %v", c.name, nb, got, want)
 			}
 		}
+		// The float epilogues: scales and bsums read from the input too.
+		q := make([]int8, 256*(len(data)/66+1))
+		d := make([]float32, len(q)/32)
+		bsums := make([]int16, len(q)/16)
+		for i := range q {
+			q[i] = int8(data[(7*i)%len(data)])
+		}
+		for i := range d {
+			j := 4 * i % len(data)
+			d[i] = math.Float32frombits(uint32(data[j]) | uint32(data[(j+1)%len(data)])<<8 |
+				uint32(data[(j+2)%len(data)])<<16 | uint32(data[(j+3)%len(data)])<<24)
+		}
+		for i := range bsums {
+			bsums[i] = int16(data[(3*i)%len(data)]) << (i % 5)
+		}
+		checkTernaryFloat(t, "fuzz", data, q, d, bsums)
 	})
+}
+
+// checkTernaryFloat compares DotQ2_0, AccTQ2_0 and AccTQ1_0 with their
+// references bit for bit on blocks of row bytes (f16 scales included as
+// they fall), activation codes q and scales d (len ≥ 2·(len(q)/64)), and
+// bsums; both accumulation modes of the TQ types, from a non-zero start.
+func checkTernaryFloat(t *testing.T, name string, data []byte, q []int8, d []float32, bsums []int16) {
+	t.Helper()
+	if nb := min(len(data)/q2_0Bytes, len(q)/64, len(d)/2); nb > 0 {
+		row := data[:q2_0Bytes*nb]
+		if got, want := DotQ2_0(row, q, d), dotQ2_0Ref(row, q, d); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("%s: DotQ2_0 nb=%d: kernel %v (%#x), reference %v (%#x)", name, nb, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for _, tq1 := range []bool{false, true} {
+		bytes := tq2Bytes
+		if tq1 {
+			bytes = tq1Bytes
+		}
+		nb := min(len(data)/bytes, len(q)/256, len(bsums)/16, len(d))
+		if nb == 0 {
+			continue
+		}
+		row := data[:bytes*nb]
+		for _, fused := range []bool{false, true} {
+			got := [8]float32{0, 1, -2, 0.5, 1e-3, -7, 3, 0x1p-20}
+			want := got
+			if tq1 {
+				AccTQ1_0(&got, row, q, bsums, d, fused)
+			} else {
+				AccTQ2_0(&got, row, q, bsums, d, fused)
+			}
+			accTQRef(&want, row, q, bsums, d, fused, tq1)
+			for l := range got {
+				if math.Float32bits(got[l]) != math.Float32bits(want[l]) {
+					t.Fatalf("%s: AccTQ (tq1 %v, fused %v) nb=%d lane %d: kernel %v, reference %v", name, tq1, fused, nb, l, got[l], want[l])
+				}
+			}
+		}
+	}
+}
+
+// TestTernaryFloatMatchesReference: the kernels with float epilogues
+// against their references on random rows (random f16 scales, NaNs and
+// infinities among them), random codes, activation scales spanning many
+// binades, and rows with NaN or infinite activation scales.
+func TestTernaryFloatMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 2))
+	for nb := 1; nb <= 12; nb++ {
+		for trial := range 6 {
+			data := make([]byte, tq2Bytes*nb+64)
+			for i := range data {
+				data[i] = byte(r.Uint32())
+			}
+			if trial < 3 { // sane scales: f16 in [2⁻¹⁰, 2) at every scale position
+				for i := 0; i+1 < len(data); i += 2 {
+					data[i+1] = byte(0x10 + r.IntN(0x2c))
+				}
+			}
+			q := make([]int8, 256*nb)
+			for i := range q {
+				q[i] = int8(r.Uint32())
+			}
+			d := make([]float32, 8*nb)
+			for i := range d {
+				d[i] = float32(math.Ldexp(r.Float64()-0.5, r.IntN(40)-30))
+			}
+			switch trial {
+			case 4:
+				d[r.IntN(len(d))] = float32(math.Inf(1))
+			case 5:
+				d[r.IntN(len(d))] = float32(math.NaN())
+			}
+			bsums := make([]int16, 16*nb)
+			for i := range bsums {
+				bsums[i] = int16(r.IntN(4096) - 2048)
+			}
+			checkTernaryFloat(t, "random", data, q, d, bsums)
+		}
+	}
 }

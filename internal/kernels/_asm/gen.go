@@ -48,6 +48,9 @@ func main() {
 	sumsIQ1BN()
 	lanesTQ2_0()
 	lanesTQ1_0()
+	dotQ2_0()
+	accTQ(false)
+	accTQ(true)
 	Generate()
 }
 

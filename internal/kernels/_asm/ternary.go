@@ -79,53 +79,198 @@ func sumsQ2_0() {
 	row := Load(Param("row").Base(), GP64())
 	n := Load(Param("row").Len(), GP64())
 	q := Load(Param("q").Base(), GP64())
-	idx := table32("q2Perm", []uint32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3})
-	cnt := table32("q2Shift", []uint32{0, 2, 4, 6, 0, 2, 4, 6})
-	var tr [32]byte
-	for p := range tr {
-		d, b := p%16/4, p%4
-		tr[p] = byte(4*b + d)
-	}
-	shuf := table8("q2Transpose", tr[:])
-	mask := broadcast32(0x03030303)
-	ones8 := broadcast32(0x01010101)
-	ones16 := broadcast32(0x00010001)
-	tp, sh, ix0, ix1 := YMM(), YMM(), YMM(), YMM()
-	VMOVDQU(shuf, tp)
-	VMOVDQU(cnt, sh)
-	VMOVDQU(idx, ix0)
-	VMOVDQU(idx.Offset(32), ix1)
-	ix := [2]VecVirtual{ix0, ix1}
+	k := newQ2Consts()
 	Label("q2loop")
-	x := YMM()
-	VBROADCASTI128(Mem{Base: row, Disp: 2}, x)
-	var v [2]VecVirtual
-	for k := 0; k < 2; k++ {
-		c := YMM()
-		VPERMD(x, ix[k], c)
-		VPSRLVD(sh, c, c)
-		VPAND(mask, c, c)
-		y := YMM()
-		VMOVDQU(Mem{Base: q, Disp: 32 * k}, y)
-		VPSHUFB(tp, y, y)
-		m, o := YMM(), YMM()
-		VPMADDUBSW(y, c, m)
-		VPMADDUBSW(y, ones8, o)
-		VPSUBW(o, m, m)
-		VPMADDWD(ones16, m, m)
-		v[k] = m
-	}
-	VPHADDD(v[1], v[0], v[0])
-	VPHADDD(v[0], v[0], v[0])
-	hi := XMM()
-	VEXTRACTI128(U8(1), v[0], hi)
-	VPADDD(hi, v[0].AsX(), hi)
+	hi := k.block(row, q)
 	VMOVQ(hi, Mem{Base: sums})
 	ADDQ(U8(8), sums)
 	ADDQ(U8(18), row)
 	ADDQ(U8(64), q)
 	SUBQ(U8(18), n)
 	JNE(LabelRef("q2loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// q2Consts are the registers sumsQ2_0 and dotQ2_0 keep their constants in.
+type q2Consts struct {
+	mask, ones8, ones16, tp, sh VecVirtual
+	ix                          [2]VecVirtual
+}
+
+var q2Tables struct {
+	done           bool
+	idx, cnt, shuf Mem
+}
+
+func newQ2Consts() q2Consts {
+	t := &q2Tables
+	if !t.done {
+		t.idx = table32("q2Perm", []uint32{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3})
+		t.cnt = table32("q2Shift", []uint32{0, 2, 4, 6, 0, 2, 4, 6})
+		var tr [32]byte
+		for p := range tr {
+			d, b := p%16/4, p%4
+			tr[p] = byte(4*b + d)
+		}
+		t.shuf = table8("q2Transpose", tr[:])
+		t.done = true
+	}
+	k := q2Consts{
+		mask:   broadcast32(0x03030303),
+		ones8:  broadcast32(0x01010101),
+		ones16: broadcast32(0x00010001),
+		tp:     YMM(), sh: YMM(),
+		ix: [2]VecVirtual{YMM(), YMM()},
+	}
+	VMOVDQU(t.shuf, k.tp)
+	VMOVDQU(t.cnt, k.sh)
+	VMOVDQU(t.idx, k.ix[0])
+	VMOVDQU(t.idx.Offset(32), k.ix[1])
+	return k
+}
+
+// block returns an XMM whose int32 lanes 0 and 1 hold the two half sums
+// Σ(c − 1)·q of the Q2_0 block at row against the 64 activation bytes at q.
+func (k q2Consts) block(row, q Register) VecVirtual {
+	x := YMM()
+	VBROADCASTI128(Mem{Base: row, Disp: 2}, x)
+	var v [2]VecVirtual
+	for h := 0; h < 2; h++ {
+		c := YMM()
+		VPERMD(x, k.ix[h], c)
+		VPSRLVD(k.sh, c, c)
+		VPAND(k.mask, c, c)
+		y := YMM()
+		VMOVDQU(Mem{Base: q, Disp: 32 * h}, y)
+		VPSHUFB(k.tp, y, y)
+		m, o := YMM(), YMM()
+		VPMADDUBSW(y, c, m)
+		VPMADDUBSW(y, k.ones8, o)
+		VPSUBW(o, m, m)
+		VPMADDWD(k.ones16, m, m)
+		v[h] = m
+	}
+	VPHADDD(v[1], v[0], v[0])
+	VPHADDD(v[0], v[0], v[0])
+	hi := XMM()
+	VEXTRACTI128(U8(1), v[0], hi)
+	VPADDD(hi, v[0].AsX(), hi)
+	return hi
+}
+
+// f16At returns an XMM whose lane 0 holds the f16 value at m widened to
+// float32 (exact).
+func f16At(m Mem) VecVirtual {
+	g := GP32()
+	MOVWLZX(m, g)
+	x := XMM()
+	VMOVD(g, x)
+	VCVTPH2PS(x, x)
+	return x
+}
+
+// dotQ2_0: the sums of sumsQ2_0, then per block, in float32 with fused
+// multiply-adds (reference: dotQ2_0Ref), sumi = fma(0, d_y[2i], S_0),
+// sumi = fma(sumi, d_y[2i+1], S_1), sumf = fma(sumf, d_x, sumi).
+func dotQ2_0() {
+	TEXT("dotQ2_0AVX2", NOSPLIT, "func(row []byte, q []int8, d []float32) float32")
+	Pragma("noescape")
+	Doc("dotQ2_0AVX2 returns the Q2_0 row (len(row) a positive multiple of 18) times the Q8_0 activation (codes q, len ≥ 64·blocks; scales d, len ≥ 2·blocks) in dotQ2_0Ref's float order; it needs FMA.")
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	k := newQ2Consts()
+	sumf := XMM()
+	VXORPS(sumf, sumf, sumf)
+	Label("dq2loop")
+	s := k.block(row, q)
+	VCVTDQ2PS(s, s)
+	sumi, s1 := XMM(), XMM()
+	VXORPS(sumi, sumi, sumi)
+	VFMADD231SS(Mem{Base: d}, s, sumi)
+	VMOVSHDUP(s, s1)
+	VFMADD231SS(Mem{Base: d, Disp: 4}, s1, sumi)
+	dx := f16At(Mem{Base: row})
+	VFMADD231SS(sumi, dx, sumf)
+	ADDQ(U8(18), row)
+	ADDQ(U8(64), q)
+	ADDQ(U8(8), d)
+	SUBQ(U8(18), n)
+	JNE(LabelRef("dq2loop"))
+	VZEROUPPER() // before the legacy-SSE MOVSS of the store
+	Store(sumf, ReturnIndex(0))
+	RET()
+}
+
+// tqEpilogue accumulates one TQ block's int32 lanes into the float lanes
+// acc as tqAccRef does: lanes − (bsums[2L] + bsums[2L+1]) (the 16 int16
+// bsums at bs, paired by VPMADDWD), widened, times d = d_y·f16(d_x) (the
+// f16 at dx), either fused onto acc (fused ≠ 0) or multiplied and then
+// added.
+func tqEpilogue(lanes, acc, ones16 VecVirtual, bs, dy, dx Mem, fused Register, id string) {
+	b := YMM()
+	VMOVDQU(bs, b)
+	VPMADDWD(ones16, b, b)
+	VPSUBD(b, lanes, lanes)
+	VCVTDQ2PS(lanes, lanes)
+	x := f16At(dx)
+	VMULSS(dy, x, x)
+	dd := YMM()
+	VBROADCASTSS(x, dd)
+	CMPB(fused, U8(0))
+	JE(LabelRef("mul" + id))
+	VFMADD231PS(dd, lanes, acc)
+	JMP(LabelRef("next" + id))
+	Label("mul" + id)
+	VMULPS(dd, lanes, lanes)
+	VADDPS(lanes, acc, acc)
+	Label("next" + id)
+}
+
+// accTQ: the lanes of lanesTQ1_0 / lanesTQ2_0 per block, accumulated into
+// *acc by tqEpilogue (reference: accTQRef).
+func accTQ(tq1 bool) {
+	name, bytes, id := "accTQ2_0AVX2", 66, "tq2"
+	if tq1 {
+		name, bytes, id = "accTQ1_0AVX2", 54, "tq1"
+	}
+	TEXT(name, NOSPLIT, "func(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)")
+	Pragma("noescape")
+	Doc(name + " adds the float lanes of each TQ block of row (len(row) a positive multiple of the block size) to acc as accTQRef does; len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.")
+	accP := Load(Param("acc"), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	bs := Load(Param("bsums").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	fused := Load(Param("fused"), GP8())
+	acc := YMM()
+	VMOVUPS(Mem{Base: accP}, acc)
+	mask := broadcast32(0x03030303)
+	hiMask := broadcast32(0xff00ff00)
+	three := broadcast32(0x00030003)
+	ones16 := broadcast32(0x00010001)
+	var mul Mem
+	if tq1 {
+		mul = tq1MulTable()
+	}
+	Label(id + "acc")
+	var lanes VecVirtual
+	if tq1 {
+		lanes = tq1Block(row, q, mul, hiMask, three, ones16)
+	} else {
+		lanes = tq2Block(row, q, mask, ones16)
+	}
+	tqEpilogue(lanes, acc, ones16, Mem{Base: bs}, Mem{Base: d}, Mem{Base: row, Disp: bytes - 2}, fused, id)
+	ADDQ(U8(bytes), row)
+	ADDQ(U32(256), q)
+	ADDQ(U8(32), bs)
+	ADDQ(U8(4), d)
+	SUBQ(U8(bytes), n)
+	JNE(LabelRef(id + "acc"))
+	VMOVUPS(acc, Mem{Base: accP})
 	VZEROUPPER()
 	RET()
 }
@@ -264,27 +409,7 @@ func lanesTQ2_0() {
 	mask := broadcast32(0x03030303)
 	ones16 := broadcast32(0x00010001)
 	Label("tq2loop")
-	acc := YMM()
-	for h := 0; h < 2; h++ {
-		x := YMM()
-		VMOVDQU(Mem{Base: row, Disp: 32 * h}, x)
-		for l := 0; l < 4; l++ {
-			c := YMM()
-			if l == 0 {
-				VPAND(mask, x, c)
-			} else {
-				VPSRLW(U8(2*l), x, c)
-				VPAND(mask, c, c)
-			}
-			VPMADDUBSW(Mem{Base: q, Disp: 128*h + 32*l}, c, c)
-			if h == 0 && l == 0 {
-				acc = c
-			} else {
-				VPADDW(c, acc, acc)
-			}
-		}
-	}
-	VPMADDWD(ones16, acc, acc)
+	acc := tq2Block(row, q, mask, ones16)
 	VMOVDQU(acc, Mem{Base: lanes})
 	ADDQ(U8(32), lanes)
 	ADDQ(U8(66), row)
@@ -309,31 +434,53 @@ func lanesTQ1_0() {
 	row := Load(Param("row").Base(), GP64())
 	n := Load(Param("row").Len(), GP64())
 	q := Load(Param("q").Base(), GP64())
-	// Rows of 16 words: 3, 9, 27, 81 everywhere; (1 | 3); (9 | 27);
-	// (81 | 1, 1, 3, 3, 9, 9, 27, 27 per word pair of bytes p, p+1).
-	var w []uint16
-	for _, m := range []uint16{3, 9, 27, 81} {
-		for range 16 {
-			w = append(w, m)
-		}
-	}
-	for _, lr := range [][2]uint16{{1, 3}, {9, 27}} {
-		for i := range 16 {
-			w = append(w, lr[i/8])
-		}
-	}
-	for i := range 16 {
-		m := uint16(81)
-		if i >= 8 {
-			m = [4]uint16{1, 3, 9, 27}[(i-8)/2]
-		}
-		w = append(w, m)
-	}
-	mul := table16("tq1Mul", w)
+	mul := tq1MulTable()
 	hiMask := broadcast32(0xff00ff00)
 	three := broadcast32(0x00030003)
 	ones16 := broadcast32(0x00010001)
 	Label("tq1loop")
+	acc := tq1Block(row, q, mul, hiMask, three, ones16)
+	VMOVDQU(acc, Mem{Base: lanes})
+	ADDQ(U8(32), lanes)
+	ADDQ(U8(54), row)
+	ADDQ(U32(256), q)
+	SUBQ(U8(54), n)
+	JNE(LabelRef("tq1loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// tq2Block returns the eight int32 lanes of the TQ2_0 block at row against
+// the 256 activation bytes at q (lanesTQ2_0).
+func tq2Block(row, q Register, mask, ones16 VecVirtual) VecVirtual {
+	acc := YMM()
+	for h := 0; h < 2; h++ {
+		x := YMM()
+		VMOVDQU(Mem{Base: row, Disp: 32 * h}, x)
+		for l := 0; l < 4; l++ {
+			c := YMM()
+			if l == 0 {
+				VPAND(mask, x, c)
+			} else {
+				VPSRLW(U8(2*l), x, c)
+				VPAND(mask, c, c)
+			}
+			VPMADDUBSW(Mem{Base: q, Disp: 128*h + 32*l}, c, c)
+			if h == 0 && l == 0 {
+				acc = c
+			} else {
+				VPADDW(c, acc, acc)
+			}
+		}
+	}
+	VPMADDWD(ones16, acc, acc)
+	return acc
+}
+
+// tq1Block returns the eight int32 lanes of the TQ1_0 block at row against
+// the 256 activation bytes at q (lanesTQ1_0; mul is its table of
+// multipliers).
+func tq1Block(row, q Register, mul Mem, hiMask, three, ones16 VecVirtual) VecVirtual {
 	x := YMM()
 	VMOVDQU(Mem{Base: row}, x)
 	acc := YMM()
@@ -366,12 +513,37 @@ func lanesTQ1_0() {
 	VPMADDUBSW(Mem{Base: q, Disp: 224}, d, d)
 	VPADDW(d, acc, acc)
 	VPMADDWD(ones16, acc, acc)
-	VMOVDQU(acc, Mem{Base: lanes})
-	ADDQ(U8(32), lanes)
-	ADDQ(U8(54), row)
-	ADDQ(U32(256), q)
-	SUBQ(U8(54), n)
-	JNE(LabelRef("tq1loop"))
-	VZEROUPPER()
-	RET()
+	return acc
+}
+
+var tq1Mul *Mem
+
+// tq1MulTable returns the multipliers of lanesTQ1_0's digits (defined once).
+func tq1MulTable() Mem {
+	if tq1Mul != nil {
+		return *tq1Mul
+	}
+	// Rows of 16 words: 3, 9, 27, 81 everywhere; (1 | 3); (9 | 27);
+	// (81 | 1, 1, 3, 3, 9, 9, 27, 27 per word pair of bytes p, p+1).
+	var w []uint16
+	for _, m := range []uint16{3, 9, 27, 81} {
+		for range 16 {
+			w = append(w, m)
+		}
+	}
+	for _, lr := range [][2]uint16{{1, 3}, {9, 27}} {
+		for i := range 16 {
+			w = append(w, lr[i/8])
+		}
+	}
+	for i := range 16 {
+		m := uint16(81)
+		if i >= 8 {
+			m = [4]uint16{1, 3, 9, 27}[(i-8)/2]
+		}
+		w = append(w, m)
+	}
+	mul := table16("tq1Mul", w)
+	tq1Mul = &mul
+	return mul
 }
