@@ -2028,54 +2028,48 @@ TEXT ·accTQ2_0AVX2(SB), NOSPLIT, $0-105
 	MOVQ         d_base+80(FP), DI
 	MOVB         fused+104(FP), R8
 	VMOVUPS      (AX), Y0
-	MOVL         $0x03030303, R9
+	MOVL         $0x00010001, R9
 	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0xff00ff00, R9
-	VMOVD        R9, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0x00030003, R9
-	VMOVD        R9, X2
-	VPBROADCASTD X2, Y2
-	MOVL         $0x00010001, R9
+	MOVL         $0x03030303, R9
 	VMOVD        R9, X2
 	VPBROADCASTD X2, Y2
 
 tq2acc:
 	VMOVDQU      (CX), Y3
-	VPAND        Y1, Y3, Y4
+	VPAND        Y2, Y3, Y4
 	VPMADDUBSW   (BX), Y4, Y4
 	VPSRLW       $0x02, Y3, Y5
-	VPAND        Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
 	VPMADDUBSW   32(BX), Y5, Y5
 	VPADDW       Y5, Y4, Y4
 	VPSRLW       $0x04, Y3, Y5
-	VPAND        Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
 	VPMADDUBSW   64(BX), Y5, Y5
 	VPADDW       Y5, Y4, Y4
 	VPSRLW       $0x06, Y3, Y3
-	VPAND        Y1, Y3, Y3
+	VPAND        Y2, Y3, Y3
 	VPMADDUBSW   96(BX), Y3, Y3
 	VPADDW       Y3, Y4, Y4
 	VMOVDQU      32(CX), Y3
-	VPAND        Y1, Y3, Y5
+	VPAND        Y2, Y3, Y5
 	VPMADDUBSW   128(BX), Y5, Y5
 	VPADDW       Y5, Y4, Y4
 	VPSRLW       $0x02, Y3, Y5
-	VPAND        Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
 	VPMADDUBSW   160(BX), Y5, Y5
 	VPADDW       Y5, Y4, Y4
 	VPSRLW       $0x04, Y3, Y5
-	VPAND        Y1, Y5, Y5
+	VPAND        Y2, Y5, Y5
 	VPMADDUBSW   192(BX), Y5, Y5
 	VPADDW       Y5, Y4, Y4
 	VPSRLW       $0x06, Y3, Y3
-	VPAND        Y1, Y3, Y3
+	VPAND        Y2, Y3, Y3
 	VPMADDUBSW   224(BX), Y3, Y3
 	VPADDW       Y3, Y4, Y4
-	VPMADDWD     Y2, Y4, Y4
+	VPMADDWD     Y1, Y4, Y4
 	VMOVDQU      (SI), Y3
-	VPMADDWD     Y2, Y3, Y3
+	VPMADDWD     Y1, Y3, Y3
 	VPSUBD       Y3, Y4, Y4
 	VCVTDQ2PS    Y4, Y4
 	MOVWLZX      64(CX), R9
@@ -2114,85 +2108,82 @@ TEXT ·accTQ1_0AVX2(SB), NOSPLIT, $0-105
 	MOVQ         d_base+80(FP), DI
 	MOVB         fused+104(FP), R8
 	VMOVUPS      (AX), Y0
-	MOVL         $0x03030303, R9
+	MOVL         $0x00010001, R9
 	VMOVD        R9, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0xff00ff00, R9
-	VMOVD        R9, X1
-	VPBROADCASTD X1, Y1
-	MOVL         $0x00030003, R9
 	VMOVD        R9, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00010001, R9
+	MOVL         $0x00030003, R9
 	VMOVD        R9, X3
 	VPBROADCASTD X3, Y3
 
 tq1acc:
 	VMOVDQU        (CX), Y4
 	VPSLLW         $0x08, Y4, Y5
-	VPAND          Y1, Y4, Y6
-	VPMULHUW       Y2, Y5, Y5
-	VPMULHUW       Y2, Y6, Y6
+	VPAND          Y2, Y4, Y6
+	VPMULHUW       Y3, Y5, Y5
+	VPMULHUW       Y3, Y6, Y6
 	VPSLLW         $0x08, Y6, Y6
 	VPOR           Y6, Y5, Y5
 	VPMADDUBSW     (BX), Y5, Y5
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y7
+	VPAND          Y2, Y4, Y7
 	VPMULLW        tq1Mul<>+0(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+0(SB), Y7, Y7
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
 	VPSLLW         $0x08, Y7, Y7
 	VPOR           Y7, Y6, Y6
 	VPMADDUBSW     32(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y7
+	VPAND          Y2, Y4, Y7
 	VPMULLW        tq1Mul<>+32(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+32(SB), Y7, Y7
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
 	VPSLLW         $0x08, Y7, Y7
 	VPOR           Y7, Y6, Y6
 	VPMADDUBSW     64(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y7
+	VPAND          Y2, Y4, Y7
 	VPMULLW        tq1Mul<>+64(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+64(SB), Y7, Y7
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
 	VPSLLW         $0x08, Y7, Y7
 	VPOR           Y7, Y6, Y6
 	VPMADDUBSW     96(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y4
+	VPAND          Y2, Y4, Y4
 	VPMULLW        tq1Mul<>+96(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+96(SB), Y4, Y4
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y4, Y4
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y4, Y4
 	VPSLLW         $0x08, Y4, Y4
 	VPOR           Y4, Y6, Y6
 	VPMADDUBSW     128(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
 	VBROADCASTI128 32(CX), Y4
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y7
+	VPAND          Y2, Y4, Y7
 	VPMULLW        tq1Mul<>+128(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+128(SB), Y7, Y7
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
 	VPSLLW         $0x08, Y7, Y7
 	VPOR           Y7, Y6, Y6
 	VPMADDUBSW     160(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y7
+	VPAND          Y2, Y4, Y7
 	VPMULLW        tq1Mul<>+160(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+160(SB), Y7, Y7
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
 	VPSLLW         $0x08, Y7, Y7
 	VPOR           Y7, Y6, Y6
 	VPMADDUBSW     192(BX), Y6, Y6
@@ -2200,18 +2191,18 @@ tq1acc:
 	VPBROADCASTD   48(CX), X6
 	VINSERTI128    $0x01, X6, Y4, Y4
 	VPSLLW         $0x08, Y4, Y6
-	VPAND          Y1, Y4, Y4
+	VPAND          Y2, Y4, Y4
 	VPMULLW        tq1Mul<>+192(SB), Y6, Y6
 	VPMULLW        tq1Mul<>+192(SB), Y4, Y4
-	VPMULHUW       Y2, Y6, Y6
-	VPMULHUW       Y2, Y4, Y4
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y4, Y4
 	VPSLLW         $0x08, Y4, Y4
 	VPOR           Y4, Y6, Y6
 	VPMADDUBSW     224(BX), Y6, Y6
 	VPADDW         Y6, Y5, Y5
-	VPMADDWD       Y3, Y5, Y5
+	VPMADDWD       Y1, Y5, Y5
 	VMOVDQU        (SI), Y4
-	VPMADDWD       Y3, Y4, Y4
+	VPMADDWD       Y1, Y4, Y4
 	VPSUBD         Y4, Y5, Y5
 	VCVTDQ2PS      Y5, Y5
 	MOVWLZX        52(CX), R9

@@ -248,13 +248,14 @@ func accTQ(tq1 bool) {
 	fused := Load(Param("fused"), GP8())
 	acc := YMM()
 	VMOVUPS(Mem{Base: accP}, acc)
-	mask := broadcast32(0x03030303)
-	hiMask := broadcast32(0xff00ff00)
-	three := broadcast32(0x00030003)
 	ones16 := broadcast32(0x00010001)
+	var mask, hiMask, three VecVirtual
 	var mul Mem
 	if tq1 {
+		hiMask, three = broadcast32(0xff00ff00), broadcast32(0x00030003)
 		mul = tq1MulTable()
+	} else {
+		mask = broadcast32(0x03030303)
 	}
 	Label(id + "acc")
 	var lanes VecVirtual
