@@ -174,6 +174,14 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 		for i := range data {
 			data[i] = byte(r.Uint32())
 		}
+		// Finite block scales, as in a real file (random bytes would make
+		// some NaN, and the kernels redo a NaN row in Go).
+		geo := map[gguf.Type][2]int{ // block bytes, offset of the f16 scale
+			gguf.TypeTQ1_0: {54, 52}, gguf.TypeTQ2_0: {66, 64}, gguf.TypeQ6_K: {210, 208}, gguf.TypeQ2_0: {18, 0},
+		}[typ]
+		for p := geo[1]; p+1 < len(data); p += geo[0] {
+			data[p+1] = byte(0x20 + r.IntN(8)) // f16 in [2⁻⁷, 2⁻⁵)
+		}
 		w, err := NewMatrix(typ, k, m, data)
 		if err != nil {
 			b.Fatal(err)

@@ -213,7 +213,7 @@ func ternaryAccelerated() bool { return useAVX2 }
 // useFMA selects the ternary kernels that end in fused multiply-adds.
 var useFMA = useAVX2 && cpu.X86.HasFMA
 
-// dotQ2_0 and accTQ take the reference's result wherever the assembly's
+// dotQ2_0, accTQ and accQ8_0 take the reference's result wherever the assembly's
 // holds a NaN: FMA32 and the hardware round every other result alike, but
 // may pick different NaN payloads.
 func dotQ2_0(row []byte, q []int8, d []float32) float32 {
@@ -233,14 +233,32 @@ func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fu
 		} else {
 			accTQ2_0AVX2(&a, row, q, bsums, d, fused)
 		}
-		nan := false
-		for _, v := range a {
-			nan = nan || v != v
-		}
-		if !nan {
+		if !hasNaN(&a) {
 			*acc = a
 			return
 		}
 	}
 	accTQRef(acc, row, q, bsums, d, fused, tq1)
+}
+
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
+	if useFMA {
+		a := *acc
+		accQ8_0AVX2(&a, row, q, d)
+		if !hasNaN(&a) {
+			*acc = a
+			return
+		}
+	}
+	accQ8_0Ref(acc, row, q, d)
+}
+
+// hasNaN reports whether a lane of a is a NaN.
+func hasNaN(a *[8]float32) bool {
+	for _, v := range a {
+		if v != v {
+			return true
+		}
+	}
+	return false
 }

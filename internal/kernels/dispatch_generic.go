@@ -45,3 +45,5 @@ func dotQ2_0(row []byte, q []int8, d []float32) float32 { return dotQ2_0Ref(row,
 func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
 	accTQRef(acc, row, q, bsums, d, fused, tq1)
 }
+
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) { accQ8_0Ref(acc, row, q, d) }

@@ -2229,3 +2229,38 @@ nexttq1:
 	VMOVUPS Y0, (AX)
 	VZEROUPPER
 	RET
+
+// func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accQ8_0AVX2(SB), NOSPLIT, $0-80
+	MOVQ   acc+0(FP), AX
+	MOVQ   row_base+8(FP), CX
+	MOVQ   row_len+16(FP), DX
+	MOVQ   q_base+32(FP), BX
+	MOVQ   d_base+56(FP), SI
+	VPERMQ $0xd8, (AX), Y0
+
+q8acc:
+	VPMOVSXBW    2(CX), Y1
+	VPMOVSXBW    18(CX), Y2
+	VPMOVSXBW    (BX), Y3
+	VPMOVSXBW    16(BX), Y4
+	VPMADDWD     Y3, Y1, Y1
+	VPMADDWD     Y4, Y2, Y2
+	VPHADDD      Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	MOVWLZX      (CX), DI
+	VMOVD        DI, X2
+	VCVTPH2PS    X2, X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x22, CX
+	ADDQ         $0x20, BX
+	ADDQ         $0x04, SI
+	SUBQ         $0x22, DX
+	JNE          q8acc
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VZEROUPPER
+	RET

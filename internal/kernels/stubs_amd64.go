@@ -138,3 +138,8 @@ func accTQ2_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []floa
 //
 //go:noescape
 func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+
+// accQ8_0AVX2 adds the float lanes of each Q8_0 block of row (len(row) a positive multiple of 34) to acc as accQ8_0Ref does; len(q) ≥ 32·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)

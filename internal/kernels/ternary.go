@@ -173,3 +173,24 @@ func AccTQ1_0(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32,
 		accTQ(acc, row, q, bsums, d, fused, true)
 	}
 }
+
+// AccQ8_0 adds the float lanes of ggml_vec_dot_q8_0_q8_0's AVX2 branch
+// (ggml/src/ggml-quants.c of bitnet.cpp's llama.cpp fork 406a5036) for the
+// Q8_0 blocks of row (34 bytes: f16 d_w, 32 int8 weights; ggml-common.h
+// block_q8_0) and a Q8_0 activation (codes q, block scales d) to acc: per
+// block b, lane l takes the exact Σ w·q over bytes 4l…4l+3 and acc_l =
+// fma(acc_l, d_w·d[b], float32(sum)) (the product rounded to float32). The
+// caller reduces acc. It panics if len(row) is not a multiple of 34, len(q)
+// < 32·blocks or len(d) < blocks.
+func AccQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
+	nb := len(row) / q8_0Bytes
+	if len(row)%q8_0Bytes != 0 || len(q) < 32*nb || len(d) < nb {
+		panic("kernels: AccQ8_0 length mismatch")
+	}
+	if nb > 0 {
+		accQ8_0(acc, row, q, d)
+	}
+}
+
+// q8_0Bytes is sizeof(block_q8_0).
+const q8_0Bytes = 34

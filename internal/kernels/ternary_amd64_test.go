@@ -41,6 +41,12 @@ func TestTernaryFMAKernelsDirect(t *testing.T) {
 		if math.Float32bits(got) != math.Float32bits(want) || got == 0 {
 			t.Fatalf("dotQ2_0AVX2 nb=%d: %v, reference %v", nb, got, want)
 		}
+		var g8, w8 [8]float32
+		accQ8_0AVX2(&g8, data[:q8_0Bytes*nb], q, d)
+		accQ8_0Ref(&w8, data[:q8_0Bytes*nb], q, d)
+		if g8 != w8 || g8 == [8]float32{} {
+			t.Fatalf("accQ8_0AVX2 nb=%d: %v, reference %v", nb, g8, w8)
+		}
 		for _, fused := range []bool{false, true} {
 			for _, tq1 := range []bool{false, true} {
 				var g, w [8]float32

@@ -107,15 +107,14 @@ func lanesTQ1_0Ref(lanes []int32, row []byte, q []int8) {
 
 // dotQ2_0Ref is DotQ2_0 in Go.
 func dotQ2_0Ref(row []byte, q []int8, d []float32) float32 {
-	nb := len(row) / q2_0Bytes
-	sums := make([]int32, 2*nb)
-	sumsQ2_0Ref(sums, row, q)
 	var sumf float32
-	for i := 0; i < nb; i++ {
+	for i := 0; i < len(row)/q2_0Bytes; i++ {
+		var sums [2]int32
+		sumsQ2_0Ref(sums[:], row[q2_0Bytes*i:q2_0Bytes*(i+1)], q[64*i:])
 		dx := f16Table[uint16(row[q2_0Bytes*i])|uint16(row[q2_0Bytes*i+1])<<8]
 		var sumi float32
 		for k := 0; k < 2; k++ {
-			sumi = fma32(sumi, d[2*i+k], float32(sums[2*i+k]))
+			sumi = fma32(sumi, d[2*i+k], float32(sums[k]))
 		}
 		sumf = fma32(sumf, dx, sumi)
 	}
@@ -144,6 +143,22 @@ func accTQRef(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32,
 				continue
 			}
 			acc[l] += float32(float32(s) * e)
+		}
+	}
+}
+
+// accQ8_0Ref is AccQ8_0 in Go.
+func accQ8_0Ref(acc *[8]float32, row []byte, q []int8, d []float32) {
+	for b := 0; b < len(row)/q8_0Bytes; b++ {
+		blk := row[b*q8_0Bytes : (b+1)*q8_0Bytes : (b+1)*q8_0Bytes]
+		scale := f16Table[uint16(blk[0])|uint16(blk[1])<<8] * d[b]
+		qs := q[32*b : 32*b+32 : 32*b+32]
+		for l := range acc {
+			var sumi int32
+			for k := 4 * l; k < 4*l+4; k++ {
+				sumi += int32(int8(blk[2+k])) * int32(qs[k])
+			}
+			acc[l] = fma32(acc[l], scale, float32(sumi))
 		}
 	}
 }

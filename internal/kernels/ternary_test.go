@@ -233,7 +233,7 @@ func TestTernaryEmptyAndPanics(t *testing.T) {
 
 // FuzzTernarySums: every ternary integer core equals its reference on the
 // input read as whole blocks (as many as fit in about a third of it) and an
-// activation repeating the rest; DotQ2_0 and AccTQ*_0 equal theirs bit for
+// activation repeating the rest; DotQ2_0, AccQ8_0 and AccTQ*_0 equal theirs bit for
 // bit on the input read as rows, codes, float32 scales and bsums.
 func FuzzTernarySums(f *testing.F) {
 	f.Add([]byte{0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
@@ -273,7 +273,7 @@ func FuzzTernarySums(f *testing.F) {
 	})
 }
 
-// checkTernaryFloat compares DotQ2_0, AccTQ2_0 and AccTQ1_0 with their
+// checkTernaryFloat compares DotQ2_0, AccQ8_0, AccTQ2_0 and AccTQ1_0 with their
 // references bit for bit on blocks of row bytes (f16 scales included as
 // they fall), activation codes q and scales d (len ≥ 2·(len(q)/64)), and
 // bsums; both accumulation modes of the TQ types, from a non-zero start.
@@ -283,6 +283,18 @@ func checkTernaryFloat(t *testing.T, name string, data []byte, q []int8, d []flo
 		row := data[:q2_0Bytes*nb]
 		if got, want := DotQ2_0(row, q, d), dotQ2_0Ref(row, q, d); math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("%s: DotQ2_0 nb=%d: kernel %v (%#x), reference %v (%#x)", name, nb, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	if nb := min(len(data)/q8_0Bytes, len(q)/32, len(d)); nb > 0 {
+		row := data[:q8_0Bytes*nb]
+		got := [8]float32{1, -1, 0.25, 0, 3, -0x1p-9, 2, 1e4}
+		want := got
+		AccQ8_0(&got, row, q, d)
+		accQ8_0Ref(&want, row, q, d)
+		for l := range got {
+			if math.Float32bits(got[l]) != math.Float32bits(want[l]) {
+				t.Fatalf("%s: AccQ8_0 nb=%d lane %d: kernel %v, reference %v", name, nb, l, got[l], want[l])
+			}
 		}
 	}
 	for _, tq1 := range []bool{false, true} {

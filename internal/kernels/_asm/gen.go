@@ -51,6 +51,7 @@ func main() {
 	dotQ2_0()
 	accTQ(false)
 	accTQ(true)
+	accQ8_0()
 	Generate()
 }
 

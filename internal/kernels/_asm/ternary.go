@@ -548,3 +548,46 @@ func tq1MulTable() Mem {
 	tq1Mul = &mul
 	return mul
 }
+
+// accQ8_0: per 34-byte Q8_0 block the 32 weight and activation bytes are
+// sign-extended to int16 (VPMOVSXBW) and multiplied pairwise into int32
+// (VPMADDWD, exact); VPHADDD leaves the sums of bytes 4l…4l+3 in the order
+// l = 0, 1, 4, 5, 2, 3, 6, 7, which the accumulator keeps (VPERMQ 0xd8,
+// its own inverse, on loading and storing acc). Each lane then takes
+// acc_l = fma(acc_l, f16(d_w)·d_x, float32(sum_l)) (reference: accQ8_0Ref).
+func accQ8_0() {
+	TEXT("accQ8_0AVX2", NOSPLIT, "func(acc *[8]float32, row []byte, q []int8, d []float32)")
+	Pragma("noescape")
+	Doc("accQ8_0AVX2 adds the float lanes of each Q8_0 block of row (len(row) a positive multiple of 34) to acc as accQ8_0Ref does; len(q) ≥ 32·blocks, len(d) ≥ blocks; it needs FMA.")
+	accP := Load(Param("acc"), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	acc := YMM()
+	VPERMQ(U8(0xd8), Mem{Base: accP}, acc)
+	Label("q8acc")
+	wl, wh, ql, qh := YMM(), YMM(), YMM(), YMM()
+	VPMOVSXBW(Mem{Base: row, Disp: 2}, wl)
+	VPMOVSXBW(Mem{Base: row, Disp: 18}, wh)
+	VPMOVSXBW(Mem{Base: q}, ql)
+	VPMOVSXBW(Mem{Base: q, Disp: 16}, qh)
+	VPMADDWD(ql, wl, wl)
+	VPMADDWD(qh, wh, wh)
+	VPHADDD(wh, wl, wl)
+	VCVTDQ2PS(wl, wl)
+	x := f16At(Mem{Base: row})
+	VMULSS(Mem{Base: d}, x, x)
+	sc := YMM()
+	VBROADCASTSS(x, sc)
+	VFMADD231PS(sc, wl, acc)
+	ADDQ(U8(34), row)
+	ADDQ(U8(32), q)
+	ADDQ(U8(4), d)
+	SUBQ(U8(34), n)
+	JNE(LabelRef("q8acc"))
+	VPERMQ(U8(0xd8), acc, acc)
+	VMOVUPS(acc, Mem{Base: accP})
+	VZEROUPPER()
+	RET()
+}
