@@ -213,7 +213,7 @@ func ternaryAccelerated() bool { return useAVX2 }
 // useFMA selects the ternary kernels that end in fused multiply-adds.
 var useFMA = useAVX2 && cpu.X86.HasFMA
 
-// dotQ2_0, accTQ and accQ8_0 take the reference's result wherever the assembly's
+// dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's
 // holds a NaN: FMA32 and the hardware round every other result alike, but
 // may pick different NaN payloads.
 func dotQ2_0(row []byte, q []int8, d []float32) float32 {
@@ -261,4 +261,16 @@ func hasNaN(a *[8]float32) bool {
 		}
 	}
 	return false
+}
+
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
+	if useFMA {
+		a := *acc
+		accQ6KAVX2(&a, row, q, d)
+		if !hasNaN(&a) {
+			*acc = a
+			return
+		}
+	}
+	accQ6KRef(acc, row, q, d)
 }

@@ -89,3 +89,4 @@ func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fu
 }
 
 func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) { accQ8_0Ref(acc, row, q, d) }
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32)  { accQ6KRef(acc, row, q, d) }

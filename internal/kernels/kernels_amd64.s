@@ -2264,3 +2264,262 @@ q8acc:
 	VMOVUPS      Y0, (AX)
 	VZEROUPPER
 	RET
+
+// func accQ6KAVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accQ6KAVX2(SB), NOSPLIT, $0-80
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         d_base+56(FP), SI
+	MOVL         $0x0f0f0f0f, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x30303030, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x20202020, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VMOVUPS      (AX), Y3
+
+q6acc:
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      (CX), Y5
+	VMOVDQU      32(CX), Y6
+	VMOVDQU      128(CX), Y7
+	VPMOVSXBW    192(CX), X8
+	VINSERTI128  $0x01, X8, Y8, Y9
+	VPAND        Y0, Y5, Y10
+	VPSLLW       $0x04, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   (BX), Y10, Y10
+	VPMADDUBSW   (BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+0(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPAND        Y0, Y6, Y10
+	VPSLLW       $0x02, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   32(BX), Y10, Y10
+	VPMADDUBSW   32(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+32(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPSRLW       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPAND        Y1, Y7, Y10
+	VPOR         Y10, Y5, Y5
+	VPMADDUBSW   64(BX), Y5, Y5
+	VPMADDUBSW   64(BX), Y2, Y10
+	VPSUBW       Y10, Y5, Y5
+	VPSHUFB      q6Scales<>+64(SB), Y9, Y10
+	VPMADDWD     Y10, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLW       $0x04, Y6, Y5
+	VPAND        Y0, Y5, Y5
+	VPSRLW       $0x02, Y7, Y6
+	VPAND        Y1, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPMADDUBSW   96(BX), Y5, Y5
+	VPMADDUBSW   96(BX), Y2, Y6
+	VPSUBW       Y6, Y5, Y5
+	VPSHUFB      q6Scales<>+96(SB), Y9, Y6
+	VPMADDWD     Y6, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      64(CX), Y5
+	VMOVDQU      96(CX), Y6
+	VMOVDQU      160(CX), Y7
+	VPMOVSXBW    200(CX), X8
+	VINSERTI128  $0x01, X8, Y8, Y9
+	VPAND        Y0, Y5, Y10
+	VPSLLW       $0x04, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   128(BX), Y10, Y10
+	VPMADDUBSW   128(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+0(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPAND        Y0, Y6, Y10
+	VPSLLW       $0x02, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   160(BX), Y10, Y10
+	VPMADDUBSW   160(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+32(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPSRLW       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPAND        Y1, Y7, Y10
+	VPOR         Y10, Y5, Y5
+	VPMADDUBSW   192(BX), Y5, Y5
+	VPMADDUBSW   192(BX), Y2, Y10
+	VPSUBW       Y10, Y5, Y5
+	VPSHUFB      q6Scales<>+64(SB), Y9, Y10
+	VPMADDWD     Y10, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLW       $0x04, Y6, Y5
+	VPAND        Y0, Y5, Y5
+	VPSRLW       $0x02, Y7, Y6
+	VPAND        Y1, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPMADDUBSW   224(BX), Y5, Y5
+	VPMADDUBSW   224(BX), Y2, Y6
+	VPSUBW       Y6, Y5, Y5
+	VPSHUFB      q6Scales<>+96(SB), Y9, Y6
+	VPMADDWD     Y6, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	MOVWLZX      208(CX), DI
+	VMOVD        DI, X5
+	VCVTPH2PS    X5, X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x000000d2, CX
+	ADDQ         $0x00000100, BX
+	ADDQ         $0x04, SI
+	SUBQ         $0x000000d2, DX
+	JNE          q6acc
+	VMOVUPS      Y3, (AX)
+	VZEROUPPER
+	RET
+
+DATA q6Scales<>+0(SB)/1, $0x00
+DATA q6Scales<>+1(SB)/1, $0x01
+DATA q6Scales<>+2(SB)/1, $0x00
+DATA q6Scales<>+3(SB)/1, $0x01
+DATA q6Scales<>+4(SB)/1, $0x00
+DATA q6Scales<>+5(SB)/1, $0x01
+DATA q6Scales<>+6(SB)/1, $0x00
+DATA q6Scales<>+7(SB)/1, $0x01
+DATA q6Scales<>+8(SB)/1, $0x00
+DATA q6Scales<>+9(SB)/1, $0x01
+DATA q6Scales<>+10(SB)/1, $0x00
+DATA q6Scales<>+11(SB)/1, $0x01
+DATA q6Scales<>+12(SB)/1, $0x00
+DATA q6Scales<>+13(SB)/1, $0x01
+DATA q6Scales<>+14(SB)/1, $0x00
+DATA q6Scales<>+15(SB)/1, $0x01
+DATA q6Scales<>+16(SB)/1, $0x02
+DATA q6Scales<>+17(SB)/1, $0x03
+DATA q6Scales<>+18(SB)/1, $0x02
+DATA q6Scales<>+19(SB)/1, $0x03
+DATA q6Scales<>+20(SB)/1, $0x02
+DATA q6Scales<>+21(SB)/1, $0x03
+DATA q6Scales<>+22(SB)/1, $0x02
+DATA q6Scales<>+23(SB)/1, $0x03
+DATA q6Scales<>+24(SB)/1, $0x02
+DATA q6Scales<>+25(SB)/1, $0x03
+DATA q6Scales<>+26(SB)/1, $0x02
+DATA q6Scales<>+27(SB)/1, $0x03
+DATA q6Scales<>+28(SB)/1, $0x02
+DATA q6Scales<>+29(SB)/1, $0x03
+DATA q6Scales<>+30(SB)/1, $0x02
+DATA q6Scales<>+31(SB)/1, $0x03
+DATA q6Scales<>+32(SB)/1, $0x04
+DATA q6Scales<>+33(SB)/1, $0x05
+DATA q6Scales<>+34(SB)/1, $0x04
+DATA q6Scales<>+35(SB)/1, $0x05
+DATA q6Scales<>+36(SB)/1, $0x04
+DATA q6Scales<>+37(SB)/1, $0x05
+DATA q6Scales<>+38(SB)/1, $0x04
+DATA q6Scales<>+39(SB)/1, $0x05
+DATA q6Scales<>+40(SB)/1, $0x04
+DATA q6Scales<>+41(SB)/1, $0x05
+DATA q6Scales<>+42(SB)/1, $0x04
+DATA q6Scales<>+43(SB)/1, $0x05
+DATA q6Scales<>+44(SB)/1, $0x04
+DATA q6Scales<>+45(SB)/1, $0x05
+DATA q6Scales<>+46(SB)/1, $0x04
+DATA q6Scales<>+47(SB)/1, $0x05
+DATA q6Scales<>+48(SB)/1, $0x06
+DATA q6Scales<>+49(SB)/1, $0x07
+DATA q6Scales<>+50(SB)/1, $0x06
+DATA q6Scales<>+51(SB)/1, $0x07
+DATA q6Scales<>+52(SB)/1, $0x06
+DATA q6Scales<>+53(SB)/1, $0x07
+DATA q6Scales<>+54(SB)/1, $0x06
+DATA q6Scales<>+55(SB)/1, $0x07
+DATA q6Scales<>+56(SB)/1, $0x06
+DATA q6Scales<>+57(SB)/1, $0x07
+DATA q6Scales<>+58(SB)/1, $0x06
+DATA q6Scales<>+59(SB)/1, $0x07
+DATA q6Scales<>+60(SB)/1, $0x06
+DATA q6Scales<>+61(SB)/1, $0x07
+DATA q6Scales<>+62(SB)/1, $0x06
+DATA q6Scales<>+63(SB)/1, $0x07
+DATA q6Scales<>+64(SB)/1, $0x08
+DATA q6Scales<>+65(SB)/1, $0x09
+DATA q6Scales<>+66(SB)/1, $0x08
+DATA q6Scales<>+67(SB)/1, $0x09
+DATA q6Scales<>+68(SB)/1, $0x08
+DATA q6Scales<>+69(SB)/1, $0x09
+DATA q6Scales<>+70(SB)/1, $0x08
+DATA q6Scales<>+71(SB)/1, $0x09
+DATA q6Scales<>+72(SB)/1, $0x08
+DATA q6Scales<>+73(SB)/1, $0x09
+DATA q6Scales<>+74(SB)/1, $0x08
+DATA q6Scales<>+75(SB)/1, $0x09
+DATA q6Scales<>+76(SB)/1, $0x08
+DATA q6Scales<>+77(SB)/1, $0x09
+DATA q6Scales<>+78(SB)/1, $0x08
+DATA q6Scales<>+79(SB)/1, $0x09
+DATA q6Scales<>+80(SB)/1, $0x0a
+DATA q6Scales<>+81(SB)/1, $0x0b
+DATA q6Scales<>+82(SB)/1, $0x0a
+DATA q6Scales<>+83(SB)/1, $0x0b
+DATA q6Scales<>+84(SB)/1, $0x0a
+DATA q6Scales<>+85(SB)/1, $0x0b
+DATA q6Scales<>+86(SB)/1, $0x0a
+DATA q6Scales<>+87(SB)/1, $0x0b
+DATA q6Scales<>+88(SB)/1, $0x0a
+DATA q6Scales<>+89(SB)/1, $0x0b
+DATA q6Scales<>+90(SB)/1, $0x0a
+DATA q6Scales<>+91(SB)/1, $0x0b
+DATA q6Scales<>+92(SB)/1, $0x0a
+DATA q6Scales<>+93(SB)/1, $0x0b
+DATA q6Scales<>+94(SB)/1, $0x0a
+DATA q6Scales<>+95(SB)/1, $0x0b
+DATA q6Scales<>+96(SB)/1, $0x0c
+DATA q6Scales<>+97(SB)/1, $0x0d
+DATA q6Scales<>+98(SB)/1, $0x0c
+DATA q6Scales<>+99(SB)/1, $0x0d
+DATA q6Scales<>+100(SB)/1, $0x0c
+DATA q6Scales<>+101(SB)/1, $0x0d
+DATA q6Scales<>+102(SB)/1, $0x0c
+DATA q6Scales<>+103(SB)/1, $0x0d
+DATA q6Scales<>+104(SB)/1, $0x0c
+DATA q6Scales<>+105(SB)/1, $0x0d
+DATA q6Scales<>+106(SB)/1, $0x0c
+DATA q6Scales<>+107(SB)/1, $0x0d
+DATA q6Scales<>+108(SB)/1, $0x0c
+DATA q6Scales<>+109(SB)/1, $0x0d
+DATA q6Scales<>+110(SB)/1, $0x0c
+DATA q6Scales<>+111(SB)/1, $0x0d
+DATA q6Scales<>+112(SB)/1, $0x0e
+DATA q6Scales<>+113(SB)/1, $0x0f
+DATA q6Scales<>+114(SB)/1, $0x0e
+DATA q6Scales<>+115(SB)/1, $0x0f
+DATA q6Scales<>+116(SB)/1, $0x0e
+DATA q6Scales<>+117(SB)/1, $0x0f
+DATA q6Scales<>+118(SB)/1, $0x0e
+DATA q6Scales<>+119(SB)/1, $0x0f
+DATA q6Scales<>+120(SB)/1, $0x0e
+DATA q6Scales<>+121(SB)/1, $0x0f
+DATA q6Scales<>+122(SB)/1, $0x0e
+DATA q6Scales<>+123(SB)/1, $0x0f
+DATA q6Scales<>+124(SB)/1, $0x0e
+DATA q6Scales<>+125(SB)/1, $0x0f
+DATA q6Scales<>+126(SB)/1, $0x0e
+DATA q6Scales<>+127(SB)/1, $0x0f
+GLOBL q6Scales<>(SB), RODATA|NOPTR, $128

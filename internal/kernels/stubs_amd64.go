@@ -143,3 +143,8 @@ func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []floa
 //
 //go:noescape
 func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+
+// accQ6KAVX2 adds the float lanes of each Q6_K block of row (len(row) a positive multiple of 210) to acc as accQ6KRef does; len(q) ≥ 256·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accQ6KAVX2(acc *[8]float32, row []byte, q []int8, d []float32)

@@ -194,3 +194,27 @@ func AccQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
 
 // q8_0Bytes is sizeof(block_q8_0).
 const q8_0Bytes = 34
+
+// AccQ6K adds the float lanes of ggml_vec_dot_q6_K_q8_K's AVX2 branch
+// (ggml/src/ggml-quants.c of bitnet.cpp's llama.cpp fork 406a5036) for the
+// Q6_K blocks of row (210 bytes: ql[128] low nibbles, qh[64] high 2-bit
+// fields, int8 scales[16], f16 d_x; ggml-common.h block_q6_K) and a Q8_K
+// activation (codes q, block scales d) to acc: per block b and half h, the
+// 6-bit code of weight 128h + 32k + p (k < 4, p < 32) is ql[64h + 32(k mod
+// 2) + p] (low nibble for k < 2, high for k ≥ 2) | ((qh[32h + p] >> 2k) & 3)
+// << 4; lane (p mod 32)/4 takes the exact Σ scale·(code − 32)·q, scale =
+// scales[8h + 2k + p/16]; then acc_l = fma(acc_l, d[b]·d_x, float32(lane_l)).
+// The caller reduces acc. It panics if len(row) is not a multiple of 210,
+// len(q) < 256·blocks or len(d) < blocks.
+func AccQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
+	nb := len(row) / q6KBytes
+	if len(row)%q6KBytes != 0 || len(q) < 256*nb || len(d) < nb {
+		panic("kernels: AccQ6K length mismatch")
+	}
+	if nb > 0 {
+		accQ6K(acc, row, q, d)
+	}
+}
+
+// q6KBytes is sizeof(block_q6_K).
+const q6KBytes = 210

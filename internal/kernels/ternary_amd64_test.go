@@ -17,7 +17,7 @@ func TestTernaryFMAKernelsDirect(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(25, 3))
 	for nb := 1; nb <= 9; nb++ {
-		data := make([]byte, tq2Bytes*nb)
+		data := make([]byte, q6KBytes*nb)
 		for i := range data {
 			data[i] = byte(r.Uint32())
 			if i%2 == 1 {
@@ -47,6 +47,12 @@ func TestTernaryFMAKernelsDirect(t *testing.T) {
 		if g8 != w8 || g8 == [8]float32{} {
 			t.Fatalf("accQ8_0AVX2 nb=%d: %v, reference %v", nb, g8, w8)
 		}
+		g8, w8 = [8]float32{}, [8]float32{}
+		accQ6KAVX2(&g8, data[:q6KBytes*nb], q, d)
+		accQ6KRef(&w8, data[:q6KBytes*nb], q, d)
+		if g8 != w8 || g8 == [8]float32{} {
+			t.Fatalf("accQ6KAVX2 nb=%d: %v, reference %v", nb, g8, w8)
+		}
 		for _, fused := range []bool{false, true} {
 			for _, tq1 := range []bool{false, true} {
 				var g, w [8]float32
@@ -54,8 +60,8 @@ func TestTernaryFMAKernelsDirect(t *testing.T) {
 					accTQ1_0AVX2(&g, data[:tq1Bytes*nb], q, bsums, d, fused)
 					accTQRef(&w, data[:tq1Bytes*nb], q, bsums, d, fused, true)
 				} else {
-					accTQ2_0AVX2(&g, data, q, bsums, d, fused)
-					accTQRef(&w, data, q, bsums, d, fused, false)
+					accTQ2_0AVX2(&g, data[:tq2Bytes*nb], q, bsums, d, fused)
+					accTQRef(&w, data[:tq2Bytes*nb], q, bsums, d, fused, false)
 				}
 				if g != w || g == [8]float32{} {
 					t.Fatalf("accTQ (tq1 %v, fused %v) nb=%d: %v, reference %v", tq1, fused, nb, g, w)

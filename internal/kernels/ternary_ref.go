@@ -162,3 +162,34 @@ func accQ8_0Ref(acc *[8]float32, row []byte, q []int8, d []float32) {
 		}
 	}
 }
+
+// accQ6KRef is AccQ6K in Go.
+func accQ6KRef(acc *[8]float32, row []byte, q []int8, d []float32) {
+	for b := 0; b < len(row)/q6KBytes; b++ {
+		blk := row[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
+		y := q[256*b : 256*b+256 : 256*b+256]
+		var lanes [8]int32
+		for h := 0; h < 2; h++ {
+			ql := blk[64*h : 64*h+64 : 64*h+64]
+			qh := blk[128+32*h : 128+32*h+32 : 128+32*h+32]
+			sc := blk[192+8*h : 192+8*h+8 : 192+8*h+8]
+			ys := y[128*h : 128*h+128 : 128*h+128]
+			for p := 0; p < 32; p++ {
+				hi := qh[p]
+				q0 := int32(ql[p]&0xF|(hi&3)<<4) - 32
+				q1 := int32(ql[32+p]&0xF|(hi>>2&3)<<4) - 32
+				q2 := int32(ql[p]>>4|(hi>>4&3)<<4) - 32
+				q3 := int32(ql[32+p]>>4|(hi>>6&3)<<4) - 32
+				s := p / 16
+				lanes[p>>2] += int32(int8(sc[s]))*q0*int32(ys[p]) +
+					int32(int8(sc[2+s]))*q1*int32(ys[32+p]) +
+					int32(int8(sc[4+s]))*q2*int32(ys[64+p]) +
+					int32(int8(sc[6+s]))*q3*int32(ys[96+p])
+			}
+		}
+		e := d[b] * f16Table[uint16(blk[208])|uint16(blk[209])<<8]
+		for l := range acc {
+			acc[l] = fma32(acc[l], e, float32(lanes[l]))
+		}
+	}
+}

@@ -233,7 +233,7 @@ func TestTernaryEmptyAndPanics(t *testing.T) {
 
 // FuzzTernarySums: every ternary integer core equals its reference on the
 // input read as whole blocks (as many as fit in about a third of it) and an
-// activation repeating the rest; DotQ2_0, AccQ8_0 and AccTQ*_0 equal theirs bit for
+// activation repeating the rest; DotQ2_0, AccQ8_0, AccQ6K and AccTQ*_0 equal theirs bit for
 // bit on the input read as rows, codes, float32 scales and bsums.
 func FuzzTernarySums(f *testing.F) {
 	f.Add([]byte{0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
@@ -255,7 +255,7 @@ func FuzzTernarySums(f *testing.F) {
 			}
 		}
 		// The float epilogues: scales and bsums read from the input too.
-		q := make([]int8, 256*(len(data)/66+1))
+		q := make([]int8, 256*(len(data)/54+1))
 		d := make([]float32, len(q)/32)
 		bsums := make([]int16, len(q)/16)
 		for i := range q {
@@ -273,7 +273,7 @@ func FuzzTernarySums(f *testing.F) {
 	})
 }
 
-// checkTernaryFloat compares DotQ2_0, AccQ8_0, AccTQ2_0 and AccTQ1_0 with their
+// checkTernaryFloat compares DotQ2_0, AccQ8_0, AccQ6K, AccTQ2_0 and AccTQ1_0 with their
 // references bit for bit on blocks of row bytes (f16 scales included as
 // they fall), activation codes q and scales d (len ≥ 2·(len(q)/64)), and
 // bsums; both accumulation modes of the TQ types, from a non-zero start.
@@ -294,6 +294,18 @@ func checkTernaryFloat(t *testing.T, name string, data []byte, q []int8, d []flo
 		for l := range got {
 			if math.Float32bits(got[l]) != math.Float32bits(want[l]) {
 				t.Fatalf("%s: AccQ8_0 nb=%d lane %d: kernel %v, reference %v", name, nb, l, got[l], want[l])
+			}
+		}
+	}
+	if nb := min(len(data)/q6KBytes, len(q)/256, len(d)); nb > 0 {
+		row := data[:q6KBytes*nb]
+		got := [8]float32{-1, 1, 0.75, 0, 5, 0x1p-12, -3, 1e3}
+		want := got
+		AccQ6K(&got, row, q, d)
+		accQ6KRef(&want, row, q, d)
+		for l := range got {
+			if math.Float32bits(got[l]) != math.Float32bits(want[l]) {
+				t.Fatalf("%s: AccQ6K nb=%d lane %d: kernel %v, reference %v", name, nb, l, got[l], want[l])
 			}
 		}
 	}
@@ -333,7 +345,7 @@ func TestTernaryFloatMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 2))
 	for nb := 1; nb <= 12; nb++ {
 		for trial := range 6 {
-			data := make([]byte, tq2Bytes*nb+64)
+			data := make([]byte, q6KBytes*nb+64)
 			for i := range data {
 				data[i] = byte(r.Uint32())
 			}

@@ -52,6 +52,7 @@ func main() {
 	accTQ(false)
 	accTQ(true)
 	accQ8_0()
+	accQ6K()
 	Generate()
 }
 

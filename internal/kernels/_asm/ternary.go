@@ -591,3 +591,104 @@ func accQ8_0() {
 	VZEROUPPER()
 	RET()
 }
+
+// accQ6K: per 210-byte Q6_K block and half h, the four 6-bit code vectors
+// of 32 weights each are put together from ql (low nibbles) and qh (2-bit
+// fields moved to bits 4-5) with shifts and masks; VPMADDUBSW(code, y) −
+// VPMADDUBSW(32, y) gives the int16 pair sums of (code − 32)·y (at most
+// 8192 in magnitude: exact), and VPMADDWD with the int8 scales (the low
+// 16 weights of a chunk take scale 2k, the high 16 scale 2k+1, put in the
+// two lanes by VPSHUFB) widens them to int32, lane l holding weights with
+// (i mod 32)/4 = l. Each block then takes acc_l = fma(acc_l, d_y·f16(d_x),
+// float32(lane_l)) (reference: accQ6KRef).
+func accQ6K() {
+	TEXT("accQ6KAVX2", NOSPLIT, "func(acc *[8]float32, row []byte, q []int8, d []float32)")
+	Pragma("noescape")
+	Doc("accQ6KAVX2 adds the float lanes of each Q6_K block of row (len(row) a positive multiple of 210) to acc as accQ6KRef does; len(q) ≥ 256·blocks, len(d) ≥ blocks; it needs FMA.")
+	accP := Load(Param("acc"), GP64())
+	row := Load(Param("row").Base(), GP64())
+	n := Load(Param("row").Len(), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	var ctrl [128]byte
+	for k := 0; k < 4; k++ {
+		for p := 0; p < 32; p++ {
+			w := 2*k + p/16 // word of the scale
+			ctrl[32*k+p] = byte(2*w + p%2)
+		}
+	}
+	scShuf := table8("q6Scales", ctrl[:])
+	m4 := broadcast32(0x0f0f0f0f)
+	m30 := broadcast32(0x30303030)
+	c32 := broadcast32(0x20202020)
+	acc := YMM()
+	VMOVUPS(Mem{Base: accP}, acc)
+	Label("q6acc")
+	lanes := YMM()
+	VPXOR(lanes, lanes, lanes)
+	for h := 0; h < 2; h++ {
+		l0, l1, hb := YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: row, Disp: 64 * h}, l0)
+		VMOVDQU(Mem{Base: row, Disp: 64*h + 32}, l1)
+		VMOVDQU(Mem{Base: row, Disp: 128 + 32*h}, hb)
+		sx := XMM()
+		VPMOVSXBW(Mem{Base: row, Disp: 192 + 8*h}, sx)
+		sc := YMM()
+		VINSERTI128(U8(1), sx, sx.AsY(), sc)
+		for k := 0; k < 4; k++ {
+			c, t := YMM(), YMM()
+			// low nibble source and the shift of qh's field to bits 4-5
+			src, nib := l0, false
+			switch k {
+			case 1:
+				src = l1
+			case 2:
+				nib = true
+			case 3:
+				src, nib = l1, true
+			}
+			if nib {
+				VPSRLW(U8(4), src, c)
+				VPAND(m4, c, c)
+			} else {
+				VPAND(m4, src, c)
+			}
+			switch k {
+			case 0:
+				VPSLLW(U8(4), hb, t)
+				VPAND(m30, t, t)
+			case 1:
+				VPSLLW(U8(2), hb, t)
+				VPAND(m30, t, t)
+			case 2:
+				VPAND(m30, hb, t)
+			case 3:
+				VPSRLW(U8(2), hb, t)
+				VPAND(m30, t, t)
+			}
+			VPOR(t, c, c)
+			y := Mem{Base: q, Disp: 128*h + 32*k}
+			VPMADDUBSW(y, c, c)
+			VPMADDUBSW(y, c32, t)
+			VPSUBW(t, c, c)
+			s := YMM()
+			VPSHUFB(scShuf.Offset(32*k), sc, s)
+			VPMADDWD(s, c, c)
+			VPADDD(c, lanes, lanes)
+		}
+	}
+	VCVTDQ2PS(lanes, lanes)
+	x := f16At(Mem{Base: row, Disp: 208})
+	VMULSS(Mem{Base: d}, x, x)
+	dd := YMM()
+	VBROADCASTSS(x, dd)
+	VFMADD231PS(dd, lanes, acc)
+	ADDQ(U32(210), row)
+	ADDQ(U32(256), q)
+	ADDQ(U8(4), d)
+	SUBQ(U32(210), n)
+	JNE(LabelRef("q6acc"))
+	VMOVUPS(acc, Mem{Base: accP})
+	VZEROUPPER()
+	RET()
+}
