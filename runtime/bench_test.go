@@ -199,7 +199,8 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 
 // BenchmarkIQBNMatVec: one token through a 2560×6912 IQ2_BN / IQ1_BN
 // matrix (the 2B-4T ffn_up shape) with ik_llama.cpp's Q8_K64 arithmetic
-// (iqbn.go, plain Go per row); MB/s is the stored tensor bytes per second.
+// (iqbn.go, the group sums from internal/kernels); MB/s is the stored
+// tensor bytes per second.
 func BenchmarkIQBNMatVec(b *testing.B) {
 	const k, m = 2560, 6912
 	r := rand.New(rand.NewPCG(3, 3))

@@ -1,17 +1,19 @@
 package kernels
 
-// Integer cores of the ternary weight types the runtime reads besides I2_S:
-// mainline llama.cpp's TQ1_0, TQ2_0 (with Q8_K activations) and Q2_0 (with
-// Q8_0 activations), and ik_llama.cpp's IQ1_BN, IQ2_BN (with Q8_K64
-// activations). Each function returns exact integer sums (int32, wrapping
-// as Go's int32 addition wraps, which no real row reaches); the caller
-// applies the scales in its reference's float order (runtime/tq.go,
-// runtime/q2_0.go, runtime/iqbn.go), so the float results do not depend on
-// the kernel. The pure-Go references are in ternary_ref.go.
+// Dot-product kernels of the weight types the runtime reads besides I2_S
+// and F16: mainline llama.cpp's TQ1_0, TQ2_0 (with Q8_K activations) and
+// Q2_0 (with Q8_0 activations), ik_llama.cpp's IQ1_BN, IQ2_BN (with Q8_K64
+// activations), and the Q8_0 and Q6_K types of quantized output heads.
+// The Sums* and Lanes* functions return exact integer sums (int32,
+// wrapping as Go's int32 addition wraps, which no real row reaches) for a
+// caller that applies the scales itself (runtime/iqbn.go); DotQ2_0 and the
+// Acc* functions also do the reference's float steps, in its order. The
+// pure-Go twins are in ternary_ref.go.
 
 // TernaryAccelerated reports whether SumsQ2_0, SumsIQ2BN, SumsIQ1BN,
 // LanesTQ2_0 and LanesTQ1_0 run in assembly on this machine (amd64 with
-// AVX2; not with the purego tag, not on arm64 yet). Callers with a faster
+// AVX2; not with the purego tag, not on arm64 yet; DotQ2_0 and the Acc*
+// functions also need FMA). Callers with a faster
 // pure-Go method of their own (the runtime's TQ lookup tables) use it
 // otherwise; the sums are the same either way.
 func TernaryAccelerated() bool { return ternaryAccelerated() }
