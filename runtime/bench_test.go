@@ -153,8 +153,9 @@ func BenchmarkI2SMatMul(b *testing.B) {
 }
 
 // BenchmarkQ8KMatVec: one token through a 2560×6912 matrix (the 2B-4T
-// ffn_up shape) of each Q8_K-activation type, the pure-Go kernels of tq.go
-// and q6k.go (Q8_K quantization included); MB/s is weight bytes per second.
+// ffn_up shape) of each Q8_K-activation type and of Q2_0 (Q8_0
+// activations): tq.go and q6k.go, q2_0.go (activation quantization
+// included); MB/s is weight bytes per second.
 // BenchmarkI2SMatVec is the same shape in I2_S.
 func BenchmarkQ8KMatVec(b *testing.B) {
 	const k, m = 2560, 6912
@@ -164,7 +165,7 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 		x[i] = float32(r.NormFloat64())
 	}
 	dst := make([]float32, m)
-	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ6_K, gguf.TypeQ2_0} {
 		n, err := gguf.NBytes(typ, []uint64{k, m})
 		if err != nil {
 			b.Fatal(err)
@@ -172,6 +173,14 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = byte(r.Uint32())
+		}
+		// Finite block scales, as in a real file (random bytes would make
+		// some NaN, and the kernels redo a NaN row in Go).
+		geo := map[gguf.Type][2]int{ // block bytes, offset of the f16 scale
+			gguf.TypeTQ1_0: {54, 52}, gguf.TypeTQ2_0: {66, 64}, gguf.TypeQ6_K: {210, 208}, gguf.TypeQ2_0: {18, 0},
+		}[typ]
+		for p := geo[1]; p+1 < len(data); p += geo[0] {
+			data[p+1] = byte(0x20 + r.IntN(8)) // f16 in [2⁻⁷, 2⁻⁵)
 		}
 		w, err := NewMatrix(typ, k, m, data)
 		if err != nil {
@@ -190,7 +199,8 @@ func BenchmarkQ8KMatVec(b *testing.B) {
 
 // BenchmarkIQBNMatVec: one token through a 2560×6912 IQ2_BN / IQ1_BN
 // matrix (the 2B-4T ffn_up shape) with ik_llama.cpp's Q8_K64 arithmetic
-// (iqbn.go, plain Go per row); MB/s is the stored tensor bytes per second.
+// (iqbn.go, the group sums from internal/kernels); MB/s is the stored
+// tensor bytes per second.
 func BenchmarkIQBNMatVec(b *testing.B) {
 	const k, m = 2560, 6912
 	r := rand.New(rand.NewPCG(3, 3))

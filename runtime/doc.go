@@ -61,7 +61,10 @@
 //     tokens of a batch, else the pure-Go tables of i2s_batch.go (a
 //     four-token lookup table for batches, a 256-entry one for single
 //     tokens), dotI2S being the definition. The kernels are plain
-//     functions over slices.
+//     functions over slices. The integer sums and float lanes of TQ1_0,
+//     TQ2_0, Q2_0, IQ1_BN, IQ2_BN, Q8_0 and Q6_K come from
+//     internal/kernels too (assembly on amd64 with AVX2 and FMA, pure-Go
+//     twins elsewhere: the same bits).
 //   - The rope's cos/sin are glibc's cosf/sinf, step by step (libmf.go),
 //     as the reference calls the C library.
 //   - Float code follows the reference's operation order: ggml's AVX2

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // IQ1_BN / IQ2_BN weights (ik_llama.cpp's ternary types 134/135) multiply
@@ -20,6 +21,7 @@ import (
 //     and minus_g = d_g·Σ_{e∈g} q_e, each rounded to float32;
 //   - the weight codes c ∈ {0, 1, 2} (ternary c − 1) are multiplied with q in
 //     exact integer arithmetic, one int32 sum S_g per group
+//     (kernels.SumsIQ1BN / kernels.SumsIQ2BN)
 //     (mul_mat_iq1bn_q8_K64 / mul_mat_iq2bn_q8_K64 in
 //     ggml/src/iqk/iqk_gemm_1bit.cpp: maddubs/madd lanes, the two 128-bit
 //     halves added, so lane g holds exactly the group-g products);
@@ -117,31 +119,15 @@ func (w *Matrix) iqbnRow(r int, a *Activation) float32 {
 	row := w.raw[r*w.rowB : (r+1)*w.rowB]
 	var s [q8K64Groups]int32
 	if w.Type == gguf.TypeIQ2BN {
-		s = sumsIQ2BN(row[4:], a.q)
+		s = kernels.SumsIQ2BN(row[4:], a.q)
 	} else {
-		s = sumsIQ1BN(row[2:], a.q)
+		s = kernels.SumsIQ1BN(row[2:], a.q)
 	}
 	var v [q8K64Groups]float32
 	for g := range v {
 		v[g] = fma32(-a.minus64[g], a.d64[g], float32(s[g]))
 	}
 	return w.iqbnScale(r) * ((v[0] + v[2]) + (v[1] + v[3]))
-}
-
-// sumsIQ2BN returns the per-group sums Σ c·q of one IQ2_BN row's blocks
-// (16 bytes per 64 weights; byte j of block b holds the codes of elements
-// 64b + j + 16i in bits 2i, all of group j/4).
-func sumsIQ2BN(blocks []byte, q []int8) [q8K64Groups]int32 {
-	var s [q8K64Groups]int32
-	for b := 0; b < len(blocks)/16; b++ {
-		blk := blocks[16*b : 16*b+16 : 16*b+16]
-		qb := q[64*b : 64*b+64 : 64*b+64]
-		for j, c := range blk {
-			s[j/4] += int32(c&3)*int32(qb[j]) + int32(c>>2&3)*int32(qb[j+16]) +
-				int32(c>>4&3)*int32(qb[j+32]) + int32(c>>6)*int32(qb[j+48])
-		}
-	}
-	return s
 }
 
 // iq1Trits[v] are the five base-3 digits (0..2, least significant first) an
@@ -157,31 +143,6 @@ var iq1Trits = func() (t [256][5]int8) {
 	}
 	return t
 }()
-
-// sumsIQ1BN returns the per-group sums Σ c·q of one IQ1_BN row's blocks
-// (13 bytes per 64 weights: for each 16-element group i16, bytes 3·i16+k
-// hold elements 16·i16 + 5k + j, and digit i16 of byte 12 element
-// 16·i16 + 15).
-func sumsIQ1BN(blocks []byte, q []int8) [q8K64Groups]int32 {
-	var s [q8K64Groups]int32
-	for b := 0; b < len(blocks)/13; b++ {
-		blk := blocks[13*b : 13*b+13 : 13*b+13]
-		qb := q[64*b : 64*b+64 : 64*b+64]
-		extra := &iq1Trits[blk[12]]
-		for i16 := 0; i16 < 4; i16++ {
-			base := 16 * i16
-			for kk := 0; kk < 3; kk++ {
-				t := &iq1Trits[blk[3*i16+kk]]
-				for j := 0; j < 5; j++ {
-					e := 5*kk + j
-					s[e/4] += int32(t[j]) * int32(qb[base+e])
-				}
-			}
-			s[3] += int32(extra[i16]) * int32(qb[base+15])
-		}
-	}
-	return s
-}
 
 // iqbnEmbedRow writes row id of an IQ1_BN/IQ2_BN matrix as (c − 1)·scale,
 // as ik_llama.cpp's dequantize_row_iq{1,2}_bn.

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -159,22 +158,11 @@ func (w *Matrix) Row(r int, a *Activation) float32 {
 // 32 int8) in the AVX2 order of the reference (ggml-quants.c, 406a5036):
 // eight float lanes, lane i taking the exact integer sum of bytes 4i…4i+3 of
 // each block times float32(d_w·d_x) in a fused multiply-add, then the lanes
-// reduced as (l0+l4)+(l2+l6) plus (l1+l5)+(l3+l7).
+// reduced as (l0+l4)+(l2+l6) plus (l1+l5)+(l3+l7). kernels.AccQ8_0
+// computes the lanes (AVX2 + FMA assembly where the CPU has them).
 func dotQ8_0(row []byte, q []int8, d []float32) float32 {
 	var acc [8]float32
-	for b := range d {
-		blk := row[b*34 : b*34+34 : b*34+34]
-		scale := f16Table[binary.LittleEndian.Uint16(blk)] * d[b]
-		qs := q[b*q8Block : b*q8Block+q8Block : b*q8Block+q8Block]
-		w := blk[2:]
-		for l := 0; l < 8; l++ {
-			var sumi int32
-			for k := 4 * l; k < 4*l+4; k++ {
-				sumi += int32(int8(w[k])) * int32(qs[k])
-			}
-			acc[l] = fma32(acc[l], scale, float32(sumi))
-		}
-	}
+	kernels.AccQ8_0(&acc, row[:len(d)*34], q, d)
 	return sumExp8(acc[:])
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // Mainline llama.cpp's Q2_0 (ggml type 42: blocks of 64 weights, an f16 d
@@ -41,28 +42,10 @@ const (
 // -mfma: -ffp-contract=fast) fuses each a += b·c into one multiply-add (two
 // vfmadd231ss in its ggml_vec_dot_q2_0_q8_0), so every step is one fma32
 // (the first, onto 0, is a plain product). Checked bit for bit against
-// mainline's logits in q2_0_mainline_test.go.
+// mainline's logits in q2_0_mainline_test.go. kernels.DotQ2_0 computes it
+// (AVX2 + FMA assembly where the CPU has them).
 func dotQ2_0(row []byte, q []int8, d []float32) float32 {
-	var sumf float32
-	for i := 0; i < len(row)/q2_0BlockBytes; i++ {
-		blk := row[i*q2_0BlockBytes : (i+1)*q2_0BlockBytes : (i+1)*q2_0BlockBytes]
-		dx := f16Table[binary.LittleEndian.Uint16(blk)]
-		var sumi float32
-		for k := 0; k < 2; k++ {
-			qs := blk[2+8*k : 10+8*k : 10+8*k]
-			qy := q[(2*i+k)*q8Block : (2*i+k+1)*q8Block : (2*i+k+1)*q8Block]
-			var s int32
-			for b, v := range qs {
-				s += (int32(v&3) - 1) * int32(qy[4*b])
-				s += (int32(v>>2&3) - 1) * int32(qy[4*b+1])
-				s += (int32(v>>4&3) - 1) * int32(qy[4*b+2])
-				s += (int32(v>>6) - 1) * int32(qy[4*b+3])
-			}
-			sumi = fma32(sumi, d[2*i+k], float32(s))
-		}
-		sumf = fma32(sumf, dx, sumi)
-	}
-	return sumf
+	return kernels.DotQ2_0(row, q, d)
 }
 
 // dequantQ2_0 is dequantize_row_q2_0: element j of a block is

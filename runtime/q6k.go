@@ -1,8 +1,7 @@
 package runtime
 
 import (
-	"encoding/binary"
-
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -23,36 +22,12 @@ import (
 const q6KBytes = quantize.Q6KBytes
 
 // dotQ6K is ggml_vec_dot_q6_K_q8_K (AVX2) for one row of Q6_K blocks and
-// the Q8_K activation a.
+// the Q8_K activation a: the lanes and their accumulation from
+// kernels.AccQ6K (AVX2 + FMA assembly where the CPU has them), then
+// sumExp8.
 func dotQ6K(row []byte, a *Activation) float32 {
 	var acc [8]float32
-	for b := range a.d {
-		blk := row[b*q6KBytes : (b+1)*q6KBytes : (b+1)*q6KBytes]
-		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
-		var lanes [8]int32
-		for h := 0; h < 2; h++ {
-			ql := blk[64*h : 64*h+64 : 64*h+64]
-			qh := blk[128+32*h : 128+32*h+32 : 128+32*h+32]
-			sc := blk[192+8*h : 192+8*h+8 : 192+8*h+8]
-			ys := y[128*h : 128*h+128 : 128*h+128]
-			for p := 0; p < 32; p++ {
-				hi := qh[p]
-				q0 := int32(ql[p]&0xF|(hi&3)<<4) - 32
-				q1 := int32(ql[32+p]&0xF|(hi>>2&3)<<4) - 32
-				q2 := int32(ql[p]>>4|(hi>>4&3)<<4) - 32
-				q3 := int32(ql[32+p]>>4|(hi>>6&3)<<4) - 32
-				s := p / 16
-				lanes[p>>2] += int32(int8(sc[s]))*q0*int32(ys[p]) +
-					int32(int8(sc[2+s]))*q1*int32(ys[32+p]) +
-					int32(int8(sc[4+s]))*q2*int32(ys[64+p]) +
-					int32(int8(sc[6+s]))*q3*int32(ys[96+p])
-			}
-		}
-		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[208:])]
-		for l := range acc {
-			acc[l] = fma32(acc[l], d, float32(lanes[l]))
-		}
-	}
+	kernels.AccQ6K(&acc, row[:len(a.d)*q6KBytes], a.q, a.d)
 	return sumExp8(acc[:])
 }
 

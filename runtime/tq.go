@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // ggml's TQ1_0 / TQ2_0 ternary types (mainline llama.cpp, and bitnet.cpp's
@@ -80,7 +81,8 @@ func quantizeQ8K(q []int8, d []float32, bsums []int16, x []float32) {
 }
 
 // prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K) for weights of
-// type typ with rows rows, and the tables of dotTQ2_0 (always) or dotTQ1_0
+// type typ with rows rows, and, where the integer lanes have no assembly
+// (kernels.TernaryAccelerated), the tables of dotTQ2_0 (always) or dotTQ1_0
 // (from tq1LUTMinRows rows, one token at a time: 32 KiB per block and token
 // would make a batch of 256 tokens through a 6912-input matrix cost 226 MB).
 func (a *Activation) prepareQ8K(x []float32, typ gguf.Type, rows int) {
@@ -93,6 +95,7 @@ func (a *Activation) prepareQ8K(x []float32, typ gguf.Type, rows int) {
 	quantizeQ8K(a.q, a.d, a.bsums, x)
 	per := 0
 	switch {
+	case kernels.TernaryAccelerated():
 	case typ == gguf.TypeTQ2_0:
 		per = tq2LUTPerBlock
 	case typ == gguf.TypeTQ1_0 && rows >= tq1LUTMinRows && !a.inBatch:
@@ -213,8 +216,11 @@ func tqAccumulate(acc *[8]float32, lanes *[8]int32, bs []int16, d float32, fused
 // (byte 32h + m of qs holds the codes of activations 128h + 32l + m in bits
 // 2l, l = 0…3; the f16 d follows) and the Q8_K activation a: each byte's
 // Σ code·q comes from two nibble-table reads (buildTQ2LUT) into integer
-// lane m/4.
+// lane m/4, or, without the tables, from kernels.LanesTQ2_0.
 func dotTQ2_0(row []byte, a *Activation) float32 {
+	if len(a.lutTQ) == 0 {
+		return dotTQLanes(row, a, false)
+	}
 	var acc [8]float32
 	for b := range a.d {
 		blk := (*[tq2Bytes]byte)(row[b*tq2Bytes:])
@@ -237,35 +243,25 @@ func dotTQ2_0(row []byte, a *Activation) float32 {
 // activations 160 + m + 16n, qh[j] activations 240 + j + 4n) and the Q8_K
 // activation a. Each activation i goes to integer lane (i mod 32)/4, as in
 // the kernel's 32-byte vectors. With the tables of buildTQ1LUT (matrices
-// of tq1LUTMinRows rows or more) a code byte costs one read (two for
-// qs[32…47]) instead of five multiply-adds; the integers are the same.
+// of tq1LUTMinRows rows or more, where the lanes have no assembly) a code
+// byte costs one read (two for qs[32…47]); otherwise kernels.LanesTQ1_0
+// computes the digit products. The integers are the same.
 func dotTQ1_0(row []byte, a *Activation) float32 {
+	if len(a.lutTQ) == 0 {
+		return dotTQLanes(row, a, true)
+	}
 	var acc [8]float32
 	for b := range a.d {
 		blk := row[b*tq1Bytes : (b+1)*tq1Bytes : (b+1)*tq1Bytes]
 		y := a.q[b*qkK : (b+1)*qkK : (b+1)*qkK]
 		var lanes [8]int32
-		if len(a.lutTQ) > 0 {
-			tabs := a.lutTQ[b*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock]
-			for m, c := range blk[:32] {
-				lanes[m>>2] += int32(tabs[m*256+int(c)])
-			}
-			for m, c := range blk[32:48] {
-				lanes[m>>2] += int32(tabs[(32+m)*256+int(c)])
-				lanes[4+m>>2] += int32(tabs[(48+m)*256+int(c)])
-			}
-		} else {
-			for m, c := range blk[:32] {
-				t := &tq1Trits[c]
-				lanes[m>>2] += int32(t[0])*int32(y[m]) + int32(t[1])*int32(y[32+m]) +
-					int32(t[2])*int32(y[64+m]) + int32(t[3])*int32(y[96+m]) + int32(t[4])*int32(y[128+m])
-			}
-			for m, c := range blk[32:48] {
-				t := &tq1Trits[c]
-				// activations 160+m+16n: n even in lane m/4, n odd in lane 4+m/4.
-				lanes[m>>2] += int32(t[0])*int32(y[160+m]) + int32(t[2])*int32(y[192+m]) + int32(t[4])*int32(y[224+m])
-				lanes[4+m>>2] += int32(t[1])*int32(y[176+m]) + int32(t[3])*int32(y[208+m])
-			}
+		tabs := a.lutTQ[b*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock : (b+1)*tq1LUTPerBlock]
+		for m, c := range blk[:32] {
+			lanes[m>>2] += int32(tabs[m*256+int(c)])
+		}
+		for m, c := range blk[32:48] {
+			lanes[m>>2] += int32(tabs[(32+m)*256+int(c)])
+			lanes[4+m>>2] += int32(tabs[(48+m)*256+int(c)])
 		}
 		for j, c := range blk[48:52] {
 			t := &tq1Trits[c]
@@ -276,6 +272,19 @@ func dotTQ1_0(row []byte, a *Activation) float32 {
 		}
 		d := a.d[b] * f16Table[binary.LittleEndian.Uint16(blk[52:])]
 		tqAccumulate(&acc, &lanes, a.bsums[b*16:b*16+16], d, a.fmaAcc)
+	}
+	return sumExp8(acc[:])
+}
+
+// dotTQLanes is dotTQ1_0 (tq1) / dotTQ2_0 with each block's lanes and
+// their accumulation (tqAccumulate's arithmetic) from kernels.AccTQ1_0 /
+// kernels.AccTQ2_0, then sumExp8 as there.
+func dotTQLanes(row []byte, a *Activation, tq1 bool) float32 {
+	var acc [8]float32
+	if tq1 {
+		kernels.AccTQ1_0(&acc, row, a.q, a.bsums, a.d, a.fmaAcc)
+	} else {
+		kernels.AccTQ2_0(&acc, row, a.q, a.bsums, a.d, a.fmaAcc)
 	}
 	return sumExp8(acc[:])
 }

@@ -33,6 +33,7 @@ targets=(
   "./internal/kernels                FuzzDotF16              100000"
   "./internal/kernels                FuzzQuantizeI8S         100000"
   "./internal/kernels                FuzzConverterKernels    60000"
+  "./internal/kernels                FuzzTernarySums         60000"
   "./runtime                         FuzzQ8KTypes            20000"
   "./runtime                         FuzzReadKLBaseHeader    100000"
   "./torchpt                         FuzzParse               40000"

@@ -308,3 +308,103 @@ func BenchmarkTernarizePackI2S(b *testing.B) {
 		TernarizePackI2S(dst, raw, 50)
 	}
 }
+
+// BenchmarkTernarySums: the integer cores of Q2_0, IQ2_BN, IQ1_BN, TQ2_0 and
+// TQ1_0 over 64 rows of K = 2560 weights (the 2B-4T hidden size; in L2)
+// against one activation, the selected kernel beside its pure-Go reference
+// in the same run; MB/s is weight bytes per second.
+func BenchmarkTernarySums(b *testing.B) {
+	const k, rows = 2560, 64
+	r := rand.New(rand.NewPCG(7, 7))
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	for _, c := range ternaryCases {
+		rowB := c.bytes * k / c.weights
+		data := make([]byte, rowB*rows)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		for _, impl := range []struct {
+			name string
+			f    func(row []byte, q []int8) []int32
+		}{{"kernel", c.kernel}, {"ref", c.ref}} {
+			b.Run(c.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					for r := 0; r < rows; r++ {
+						impl.f(data[r*rowB:(r+1)*rowB], q)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkTernaryFloat: the kernels with float epilogues (DotQ2_0, AccQ8_0,
+// AccQ6K, AccTQ2_0, AccTQ1_0) over 64 rows of K = 2560 weights (in L2)
+// with finite block scales, the selected kernel beside its pure-Go
+// reference in the same run; MB/s is weight bytes per second.
+func BenchmarkTernaryFloat(b *testing.B) {
+	const k, rows = 2560, 64
+	r := rand.New(rand.NewPCG(8, 8))
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	d := make([]float32, k/32)
+	for i := range d {
+		d[i] = float32(r.Float64()) / 64
+	}
+	bsums := make([]int16, k/16)
+	for i := range bsums {
+		bsums[i] = int16(r.IntN(2048) - 1024)
+	}
+	type dot func(acc *[8]float32, row []byte)
+	for _, c := range []struct {
+		name              string
+		bytes, weights    int
+		scaleAt           int
+		kernel, reference dot
+	}{
+		{"Q2_0", q2_0Bytes, 64, 0,
+			func(acc *[8]float32, row []byte) { acc[0] = DotQ2_0(row, q, d) },
+			func(acc *[8]float32, row []byte) { acc[0] = dotQ2_0Ref(row, q, d) }},
+		{"Q8_0", q8_0Bytes, 32, 0,
+			func(acc *[8]float32, row []byte) { AccQ8_0(acc, row, q, d) },
+			func(acc *[8]float32, row []byte) { accQ8_0Ref(acc, row, q, d) }},
+		{"Q6_K", q6KBytes, 256, 208,
+			func(acc *[8]float32, row []byte) { AccQ6K(acc, row, q, d) },
+			func(acc *[8]float32, row []byte) { accQ6KRef(acc, row, q, d) }},
+		{"TQ2_0", tq2Bytes, 256, 64,
+			func(acc *[8]float32, row []byte) { AccTQ2_0(acc, row, q, bsums, d, true) },
+			func(acc *[8]float32, row []byte) { accTQRef(acc, row, q, bsums, d, true, false) }},
+		{"TQ1_0", tq1Bytes, 256, 52,
+			func(acc *[8]float32, row []byte) { AccTQ1_0(acc, row, q, bsums, d, true) },
+			func(acc *[8]float32, row []byte) { accTQRef(acc, row, q, bsums, d, true, true) }},
+	} {
+		rowB := c.bytes * k / c.weights
+		data := make([]byte, rowB*rows)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		for p := c.scaleAt; p+1 < len(data); p += c.bytes {
+			data[p+1] = byte(0x20 + r.IntN(8))
+		}
+		for _, impl := range []struct {
+			name string
+			f    dot
+		}{{"kernel", c.kernel}, {"ref", c.reference}} {
+			b.Run(c.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				var acc [8]float32
+				for b.Loop() {
+					for r := 0; r < rows; r++ {
+						impl.f(&acc, data[r*rowB:(r+1)*rowB])
+					}
+				}
+			})
+		}
+	}
+}

@@ -167,3 +167,110 @@ func ternarizePackI2S(dst, raw []byte, inv float32) {
 	}
 	ternarizePackI2SRef(dst, raw, inv)
 }
+
+func sumsQ2_0(sums []int32, row []byte, q []int8) {
+	if useAVX2 {
+		sumsQ2_0AVX2(sums, row, q)
+		return
+	}
+	sumsQ2_0Ref(sums, row, q)
+}
+
+func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) {
+	if useAVX2 {
+		sumsIQ2BNAVX2(s, blocks, q)
+		return
+	}
+	sumsIQ2BNRef(s, blocks, q)
+}
+
+func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) {
+	if useAVX2 {
+		sumsIQ1BNAVX2(s, blocks, q)
+		return
+	}
+	sumsIQ1BNRef(s, blocks, q)
+}
+
+func lanesTQ2_0(lanes []int32, row []byte, q []int8) {
+	if useAVX2 {
+		lanesTQ2_0AVX2(lanes, row, q)
+		return
+	}
+	lanesTQ2_0Ref(lanes, row, q)
+}
+
+func lanesTQ1_0(lanes []int32, row []byte, q []int8) {
+	if useAVX2 {
+		lanesTQ1_0AVX2(lanes, row, q)
+		return
+	}
+	lanesTQ1_0Ref(lanes, row, q)
+}
+
+func ternaryAccelerated() bool { return useAVX2 }
+
+// useFMA selects the ternary kernels that end in fused multiply-adds.
+var useFMA = useAVX2 && cpu.X86.HasFMA
+
+// dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's
+// holds a NaN: FMA32 and the hardware round every other result alike, but
+// may pick different NaN payloads.
+func dotQ2_0(row []byte, q []int8, d []float32) float32 {
+	if useFMA {
+		if r := dotQ2_0AVX2(row, q, d); r == r {
+			return r
+		}
+	}
+	return dotQ2_0Ref(row, q, d)
+}
+
+func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	if useFMA {
+		a := *acc
+		if tq1 {
+			accTQ1_0AVX2(&a, row, q, bsums, d, fused)
+		} else {
+			accTQ2_0AVX2(&a, row, q, bsums, d, fused)
+		}
+		if !hasNaN(&a) {
+			*acc = a
+			return
+		}
+	}
+	accTQRef(acc, row, q, bsums, d, fused, tq1)
+}
+
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
+	if useFMA {
+		a := *acc
+		accQ8_0AVX2(&a, row, q, d)
+		if !hasNaN(&a) {
+			*acc = a
+			return
+		}
+	}
+	accQ8_0Ref(acc, row, q, d)
+}
+
+// hasNaN reports whether a lane of a is a NaN.
+func hasNaN(a *[8]float32) bool {
+	for _, v := range a {
+		if v != v {
+			return true
+		}
+	}
+	return false
+}
+
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
+	if useFMA {
+		a := *acc
+		accQ6KAVX2(&a, row, q, d)
+		if !hasNaN(&a) {
+			*acc = a
+			return
+		}
+	}
+	accQ6KRef(acc, row, q, d)
+}

@@ -32,3 +32,19 @@ func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
 }
 
 func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
+
+func sumsQ2_0(sums []int32, row []byte, q []int8)    { sumsQ2_0Ref(sums, row, q) }
+func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNRef(s, blocks, q) }
+func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNRef(s, blocks, q) }
+func lanesTQ2_0(lanes []int32, row []byte, q []int8) { lanesTQ2_0Ref(lanes, row, q) }
+func lanesTQ1_0(lanes []int32, row []byte, q []int8) { lanesTQ1_0Ref(lanes, row, q) }
+
+func ternaryAccelerated() bool { return false }
+
+func dotQ2_0(row []byte, q []int8, d []float32) float32 { return dotQ2_0Ref(row, q, d) }
+func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	accTQRef(acc, row, q, bsums, d, fused, tq1)
+}
+
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) { accQ8_0Ref(acc, row, q, d) }
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32)  { accQ6KRef(acc, row, q, d) }

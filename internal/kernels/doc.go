@@ -17,7 +17,11 @@
 // (`go test -tags purego ./...`); without it, amd64 uses the assembly when
 // golang.org/x/sys/cpu reports AVX2 and F16C (and the 512-bit DotI2SRows
 // where it also reports AVX-512 F and BW; the same results), and arm64
-// always uses NEON.
+// always uses NEON. The kernels of the other ternary and quantized types
+// (ternary.go: TQ1_0, TQ2_0, Q2_0, IQ1_BN, IQ2_BN, Q8_0, Q6_K) run in
+// assembly on amd64 with AVX2 (and FMA for those with float epilogues;
+// TernaryAccelerated) and in their pure-Go twins (ternary_ref.go)
+// elsewhere, arm64 included.
 // Impl names the selected implementation.
 //
 // Regenerating the amd64 assembly (the generator is its own module in

@@ -1312,3 +1312,1214 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func sumsQ2_0AVX2(sums []int32, row []byte, q []int8)
+// Requires: AVX, AVX2
+TEXT ·sumsQ2_0AVX2(SB), NOSPLIT, $0-72
+	MOVQ         sums_base+0(FP), AX
+	MOVQ         row_base+24(FP), CX
+	MOVQ         row_len+32(FP), DX
+	MOVQ         q_base+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x01010101, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU      q2Transpose<>+0(SB), Y3
+	VMOVDQU      q2Shift<>+0(SB), Y4
+	VMOVDQU      q2Perm<>+0(SB), Y5
+	VMOVDQU      q2Perm<>+32(SB), Y6
+
+q2loop:
+	VBROADCASTI128 2(CX), Y7
+	VPERMD         Y7, Y5, Y8
+	VPSRLVD        Y4, Y8, Y8
+	VPAND          Y0, Y8, Y8
+	VMOVDQU        (BX), Y9
+	VPSHUFB        Y3, Y9, Y9
+	VPMADDUBSW     Y9, Y8, Y8
+	VPMADDUBSW     Y9, Y1, Y9
+	VPSUBW         Y9, Y8, Y8
+	VPMADDWD       Y2, Y8, Y8
+	VPERMD         Y7, Y6, Y7
+	VPSRLVD        Y4, Y7, Y7
+	VPAND          Y0, Y7, Y7
+	VMOVDQU        32(BX), Y9
+	VPSHUFB        Y3, Y9, Y9
+	VPMADDUBSW     Y9, Y7, Y7
+	VPMADDUBSW     Y9, Y1, Y9
+	VPSUBW         Y9, Y7, Y7
+	VPMADDWD       Y2, Y7, Y7
+	VPHADDD        Y7, Y8, Y8
+	VPHADDD        Y8, Y8, Y8
+	VEXTRACTI128   $0x01, Y8, X7
+	VPADDD         X7, X8, X7
+	VMOVQ          X7, (AX)
+	ADDQ           $0x08, AX
+	ADDQ           $0x12, CX
+	ADDQ           $0x40, BX
+	SUBQ           $0x12, DX
+	JNE            q2loop
+	VZEROUPPER
+	RET
+
+DATA q2Perm<>+0(SB)/4, $0x00000000
+DATA q2Perm<>+4(SB)/4, $0x00000000
+DATA q2Perm<>+8(SB)/4, $0x00000000
+DATA q2Perm<>+12(SB)/4, $0x00000000
+DATA q2Perm<>+16(SB)/4, $0x00000001
+DATA q2Perm<>+20(SB)/4, $0x00000001
+DATA q2Perm<>+24(SB)/4, $0x00000001
+DATA q2Perm<>+28(SB)/4, $0x00000001
+DATA q2Perm<>+32(SB)/4, $0x00000002
+DATA q2Perm<>+36(SB)/4, $0x00000002
+DATA q2Perm<>+40(SB)/4, $0x00000002
+DATA q2Perm<>+44(SB)/4, $0x00000002
+DATA q2Perm<>+48(SB)/4, $0x00000003
+DATA q2Perm<>+52(SB)/4, $0x00000003
+DATA q2Perm<>+56(SB)/4, $0x00000003
+DATA q2Perm<>+60(SB)/4, $0x00000003
+GLOBL q2Perm<>(SB), RODATA|NOPTR, $64
+
+DATA q2Shift<>+0(SB)/4, $0x00000000
+DATA q2Shift<>+4(SB)/4, $0x00000002
+DATA q2Shift<>+8(SB)/4, $0x00000004
+DATA q2Shift<>+12(SB)/4, $0x00000006
+DATA q2Shift<>+16(SB)/4, $0x00000000
+DATA q2Shift<>+20(SB)/4, $0x00000002
+DATA q2Shift<>+24(SB)/4, $0x00000004
+DATA q2Shift<>+28(SB)/4, $0x00000006
+GLOBL q2Shift<>(SB), RODATA|NOPTR, $32
+
+DATA q2Transpose<>+0(SB)/1, $0x00
+DATA q2Transpose<>+1(SB)/1, $0x04
+DATA q2Transpose<>+2(SB)/1, $0x08
+DATA q2Transpose<>+3(SB)/1, $0x0c
+DATA q2Transpose<>+4(SB)/1, $0x01
+DATA q2Transpose<>+5(SB)/1, $0x05
+DATA q2Transpose<>+6(SB)/1, $0x09
+DATA q2Transpose<>+7(SB)/1, $0x0d
+DATA q2Transpose<>+8(SB)/1, $0x02
+DATA q2Transpose<>+9(SB)/1, $0x06
+DATA q2Transpose<>+10(SB)/1, $0x0a
+DATA q2Transpose<>+11(SB)/1, $0x0e
+DATA q2Transpose<>+12(SB)/1, $0x03
+DATA q2Transpose<>+13(SB)/1, $0x07
+DATA q2Transpose<>+14(SB)/1, $0x0b
+DATA q2Transpose<>+15(SB)/1, $0x0f
+DATA q2Transpose<>+16(SB)/1, $0x00
+DATA q2Transpose<>+17(SB)/1, $0x04
+DATA q2Transpose<>+18(SB)/1, $0x08
+DATA q2Transpose<>+19(SB)/1, $0x0c
+DATA q2Transpose<>+20(SB)/1, $0x01
+DATA q2Transpose<>+21(SB)/1, $0x05
+DATA q2Transpose<>+22(SB)/1, $0x09
+DATA q2Transpose<>+23(SB)/1, $0x0d
+DATA q2Transpose<>+24(SB)/1, $0x02
+DATA q2Transpose<>+25(SB)/1, $0x06
+DATA q2Transpose<>+26(SB)/1, $0x0a
+DATA q2Transpose<>+27(SB)/1, $0x0e
+DATA q2Transpose<>+28(SB)/1, $0x03
+DATA q2Transpose<>+29(SB)/1, $0x07
+DATA q2Transpose<>+30(SB)/1, $0x0b
+DATA q2Transpose<>+31(SB)/1, $0x0f
+GLOBL q2Transpose<>(SB), RODATA|NOPTR, $32
+
+// func sumsIQ2BNAVX2(s *[4]int32, blocks []byte, q []int8)
+// Requires: AVX, AVX2
+TEXT ·sumsIQ2BNAVX2(SB), NOSPLIT, $0-56
+	MOVQ         s+0(FP), AX
+	MOVQ         blocks_base+8(FP), CX
+	MOVQ         blocks_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	VMOVDQU      iq2Shift<>+0(SB), Y2
+	VMOVDQU      iq2Shift<>+32(SB), Y3
+	VPXOR        Y4, Y4, Y4
+
+iq2loop:
+	VBROADCASTI128 (CX), Y5
+	VPSRLVD        Y2, Y5, Y6
+	VPSRLVD        Y3, Y5, Y5
+	VPAND          Y0, Y6, Y6
+	VPAND          Y0, Y5, Y5
+	VPMADDUBSW     (BX), Y6, Y6
+	VPMADDUBSW     32(BX), Y5, Y5
+	VPADDW         Y5, Y6, Y6
+	VPMADDWD       Y1, Y6, Y6
+	VPADDD         Y6, Y4, Y4
+	ADDQ           $0x10, CX
+	ADDQ           $0x40, BX
+	SUBQ           $0x10, DX
+	JNE            iq2loop
+	VEXTRACTI128   $0x01, Y4, X0
+	VPADDD         X0, X4, X0
+	VMOVDQU        X0, (AX)
+	VZEROUPPER
+	RET
+
+DATA iq2Shift<>+0(SB)/4, $0x00000000
+DATA iq2Shift<>+4(SB)/4, $0x00000000
+DATA iq2Shift<>+8(SB)/4, $0x00000000
+DATA iq2Shift<>+12(SB)/4, $0x00000000
+DATA iq2Shift<>+16(SB)/4, $0x00000002
+DATA iq2Shift<>+20(SB)/4, $0x00000002
+DATA iq2Shift<>+24(SB)/4, $0x00000002
+DATA iq2Shift<>+28(SB)/4, $0x00000002
+DATA iq2Shift<>+32(SB)/4, $0x00000004
+DATA iq2Shift<>+36(SB)/4, $0x00000004
+DATA iq2Shift<>+40(SB)/4, $0x00000004
+DATA iq2Shift<>+44(SB)/4, $0x00000004
+DATA iq2Shift<>+48(SB)/4, $0x00000006
+DATA iq2Shift<>+52(SB)/4, $0x00000006
+DATA iq2Shift<>+56(SB)/4, $0x00000006
+DATA iq2Shift<>+60(SB)/4, $0x00000006
+GLOBL iq2Shift<>(SB), RODATA|NOPTR, $64
+
+// func sumsIQ1BNAVX2(s *[4]int32, blocks []byte, q []int8)
+// Requires: AVX, AVX2
+TEXT ·sumsIQ1BNAVX2(SB), NOSPLIT, $0-56
+	MOVQ         s+0(FP), AX
+	MOVQ         blocks_base+8(FP), CX
+	MOVQ         blocks_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVL         $0xff00ff00, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00030003, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VPXOR        Y3, Y3, Y3
+
+iq1loop:
+	VMOVQ        (CX), X4
+	VPINSRQ      $0x01, 5(CX), X4, X4
+	VINSERTI128  $0x01, X4, Y4, Y5
+	VPSHUFB      iq1Shuffle<>+0(SB), Y5, Y6
+	VPSLLW       $0x08, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VPMULLW      iq1MulEven<>+0(SB), Y7, Y7
+	VPMULLW      iq1MulOdd<>+0(SB), Y6, Y6
+	VPMULHUW     Y1, Y7, Y7
+	VPMULHUW     Y1, Y6, Y6
+	VPSLLW       $0x08, Y6, Y6
+	VPOR         Y6, Y7, Y7
+	VPMADDUBSW   (BX), Y7, Y7
+	VPSHUFB      iq1Shuffle<>+32(SB), Y5, Y5
+	VPSLLW       $0x08, Y5, Y6
+	VPAND        Y0, Y5, Y5
+	VPMULLW      iq1MulEven<>+32(SB), Y6, Y6
+	VPMULLW      iq1MulOdd<>+32(SB), Y5, Y5
+	VPMULHUW     Y1, Y6, Y6
+	VPMULHUW     Y1, Y5, Y5
+	VPSLLW       $0x08, Y5, Y5
+	VPOR         Y5, Y6, Y6
+	VPMADDUBSW   32(BX), Y6, Y6
+	VPADDW       Y6, Y7, Y7
+	VPMADDWD     Y2, Y7, Y7
+	VPADDD       Y7, Y3, Y3
+	ADDQ         $0x0d, CX
+	ADDQ         $0x40, BX
+	SUBQ         $0x0d, DX
+	JNE          iq1loop
+	VEXTRACTI128 $0x01, Y3, X0
+	VPADDD       X0, X3, X0
+	VMOVDQU      X0, (AX)
+	VZEROUPPER
+	RET
+
+DATA iq1Shuffle<>+0(SB)/1, $0x00
+DATA iq1Shuffle<>+1(SB)/1, $0x00
+DATA iq1Shuffle<>+2(SB)/1, $0x00
+DATA iq1Shuffle<>+3(SB)/1, $0x00
+DATA iq1Shuffle<>+4(SB)/1, $0x00
+DATA iq1Shuffle<>+5(SB)/1, $0x01
+DATA iq1Shuffle<>+6(SB)/1, $0x01
+DATA iq1Shuffle<>+7(SB)/1, $0x01
+DATA iq1Shuffle<>+8(SB)/1, $0x01
+DATA iq1Shuffle<>+9(SB)/1, $0x01
+DATA iq1Shuffle<>+10(SB)/1, $0x02
+DATA iq1Shuffle<>+11(SB)/1, $0x02
+DATA iq1Shuffle<>+12(SB)/1, $0x02
+DATA iq1Shuffle<>+13(SB)/1, $0x02
+DATA iq1Shuffle<>+14(SB)/1, $0x02
+DATA iq1Shuffle<>+15(SB)/1, $0x0f
+DATA iq1Shuffle<>+16(SB)/1, $0x03
+DATA iq1Shuffle<>+17(SB)/1, $0x03
+DATA iq1Shuffle<>+18(SB)/1, $0x03
+DATA iq1Shuffle<>+19(SB)/1, $0x03
+DATA iq1Shuffle<>+20(SB)/1, $0x03
+DATA iq1Shuffle<>+21(SB)/1, $0x04
+DATA iq1Shuffle<>+22(SB)/1, $0x04
+DATA iq1Shuffle<>+23(SB)/1, $0x04
+DATA iq1Shuffle<>+24(SB)/1, $0x04
+DATA iq1Shuffle<>+25(SB)/1, $0x04
+DATA iq1Shuffle<>+26(SB)/1, $0x05
+DATA iq1Shuffle<>+27(SB)/1, $0x05
+DATA iq1Shuffle<>+28(SB)/1, $0x05
+DATA iq1Shuffle<>+29(SB)/1, $0x05
+DATA iq1Shuffle<>+30(SB)/1, $0x05
+DATA iq1Shuffle<>+31(SB)/1, $0x0f
+DATA iq1Shuffle<>+32(SB)/1, $0x06
+DATA iq1Shuffle<>+33(SB)/1, $0x06
+DATA iq1Shuffle<>+34(SB)/1, $0x06
+DATA iq1Shuffle<>+35(SB)/1, $0x06
+DATA iq1Shuffle<>+36(SB)/1, $0x06
+DATA iq1Shuffle<>+37(SB)/1, $0x07
+DATA iq1Shuffle<>+38(SB)/1, $0x07
+DATA iq1Shuffle<>+39(SB)/1, $0x07
+DATA iq1Shuffle<>+40(SB)/1, $0x07
+DATA iq1Shuffle<>+41(SB)/1, $0x07
+DATA iq1Shuffle<>+42(SB)/1, $0x0b
+DATA iq1Shuffle<>+43(SB)/1, $0x0b
+DATA iq1Shuffle<>+44(SB)/1, $0x0b
+DATA iq1Shuffle<>+45(SB)/1, $0x0b
+DATA iq1Shuffle<>+46(SB)/1, $0x0b
+DATA iq1Shuffle<>+47(SB)/1, $0x0f
+DATA iq1Shuffle<>+48(SB)/1, $0x0c
+DATA iq1Shuffle<>+49(SB)/1, $0x0c
+DATA iq1Shuffle<>+50(SB)/1, $0x0c
+DATA iq1Shuffle<>+51(SB)/1, $0x0c
+DATA iq1Shuffle<>+52(SB)/1, $0x0c
+DATA iq1Shuffle<>+53(SB)/1, $0x0d
+DATA iq1Shuffle<>+54(SB)/1, $0x0d
+DATA iq1Shuffle<>+55(SB)/1, $0x0d
+DATA iq1Shuffle<>+56(SB)/1, $0x0d
+DATA iq1Shuffle<>+57(SB)/1, $0x0d
+DATA iq1Shuffle<>+58(SB)/1, $0x0e
+DATA iq1Shuffle<>+59(SB)/1, $0x0e
+DATA iq1Shuffle<>+60(SB)/1, $0x0e
+DATA iq1Shuffle<>+61(SB)/1, $0x0e
+DATA iq1Shuffle<>+62(SB)/1, $0x0e
+DATA iq1Shuffle<>+63(SB)/1, $0x0f
+GLOBL iq1Shuffle<>(SB), RODATA|NOPTR, $64
+
+DATA iq1MulEven<>+0(SB)/2, $0x0051
+DATA iq1MulEven<>+2(SB)/2, $0x0009
+DATA iq1MulEven<>+4(SB)/2, $0x0001
+DATA iq1MulEven<>+6(SB)/2, $0x001b
+DATA iq1MulEven<>+8(SB)/2, $0x0003
+DATA iq1MulEven<>+10(SB)/2, $0x0051
+DATA iq1MulEven<>+12(SB)/2, $0x0009
+DATA iq1MulEven<>+14(SB)/2, $0x0001
+DATA iq1MulEven<>+16(SB)/2, $0x0051
+DATA iq1MulEven<>+18(SB)/2, $0x0009
+DATA iq1MulEven<>+20(SB)/2, $0x0001
+DATA iq1MulEven<>+22(SB)/2, $0x001b
+DATA iq1MulEven<>+24(SB)/2, $0x0003
+DATA iq1MulEven<>+26(SB)/2, $0x0051
+DATA iq1MulEven<>+28(SB)/2, $0x0009
+DATA iq1MulEven<>+30(SB)/2, $0x0001
+DATA iq1MulEven<>+32(SB)/2, $0x0051
+DATA iq1MulEven<>+34(SB)/2, $0x0009
+DATA iq1MulEven<>+36(SB)/2, $0x0001
+DATA iq1MulEven<>+38(SB)/2, $0x001b
+DATA iq1MulEven<>+40(SB)/2, $0x0003
+DATA iq1MulEven<>+42(SB)/2, $0x0051
+DATA iq1MulEven<>+44(SB)/2, $0x0009
+DATA iq1MulEven<>+46(SB)/2, $0x0001
+DATA iq1MulEven<>+48(SB)/2, $0x0051
+DATA iq1MulEven<>+50(SB)/2, $0x0009
+DATA iq1MulEven<>+52(SB)/2, $0x0001
+DATA iq1MulEven<>+54(SB)/2, $0x001b
+DATA iq1MulEven<>+56(SB)/2, $0x0003
+DATA iq1MulEven<>+58(SB)/2, $0x0051
+DATA iq1MulEven<>+60(SB)/2, $0x0009
+DATA iq1MulEven<>+62(SB)/2, $0x0001
+GLOBL iq1MulEven<>(SB), RODATA|NOPTR, $64
+
+DATA iq1MulOdd<>+0(SB)/2, $0x001b
+DATA iq1MulOdd<>+2(SB)/2, $0x0003
+DATA iq1MulOdd<>+4(SB)/2, $0x0051
+DATA iq1MulOdd<>+6(SB)/2, $0x0009
+DATA iq1MulOdd<>+8(SB)/2, $0x0001
+DATA iq1MulOdd<>+10(SB)/2, $0x001b
+DATA iq1MulOdd<>+12(SB)/2, $0x0003
+DATA iq1MulOdd<>+14(SB)/2, $0x0051
+DATA iq1MulOdd<>+16(SB)/2, $0x001b
+DATA iq1MulOdd<>+18(SB)/2, $0x0003
+DATA iq1MulOdd<>+20(SB)/2, $0x0051
+DATA iq1MulOdd<>+22(SB)/2, $0x0009
+DATA iq1MulOdd<>+24(SB)/2, $0x0001
+DATA iq1MulOdd<>+26(SB)/2, $0x001b
+DATA iq1MulOdd<>+28(SB)/2, $0x0003
+DATA iq1MulOdd<>+30(SB)/2, $0x001b
+DATA iq1MulOdd<>+32(SB)/2, $0x001b
+DATA iq1MulOdd<>+34(SB)/2, $0x0003
+DATA iq1MulOdd<>+36(SB)/2, $0x0051
+DATA iq1MulOdd<>+38(SB)/2, $0x0009
+DATA iq1MulOdd<>+40(SB)/2, $0x0001
+DATA iq1MulOdd<>+42(SB)/2, $0x001b
+DATA iq1MulOdd<>+44(SB)/2, $0x0003
+DATA iq1MulOdd<>+46(SB)/2, $0x0009
+DATA iq1MulOdd<>+48(SB)/2, $0x001b
+DATA iq1MulOdd<>+50(SB)/2, $0x0003
+DATA iq1MulOdd<>+52(SB)/2, $0x0051
+DATA iq1MulOdd<>+54(SB)/2, $0x0009
+DATA iq1MulOdd<>+56(SB)/2, $0x0001
+DATA iq1MulOdd<>+58(SB)/2, $0x001b
+DATA iq1MulOdd<>+60(SB)/2, $0x0003
+DATA iq1MulOdd<>+62(SB)/2, $0x0003
+GLOBL iq1MulOdd<>(SB), RODATA|NOPTR, $64
+
+// func lanesTQ2_0AVX2(lanes []int32, row []byte, q []int8)
+// Requires: AVX, AVX2
+TEXT ·lanesTQ2_0AVX2(SB), NOSPLIT, $0-72
+	MOVQ         lanes_base+0(FP), AX
+	MOVQ         row_base+24(FP), CX
+	MOVQ         row_len+32(FP), DX
+	MOVQ         q_base+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+
+tq2loop:
+	VMOVDQU    (CX), Y2
+	VPAND      Y0, Y2, Y3
+	VPMADDUBSW (BX), Y3, Y3
+	VPSRLW     $0x02, Y2, Y4
+	VPAND      Y0, Y4, Y4
+	VPMADDUBSW 32(BX), Y4, Y4
+	VPADDW     Y4, Y3, Y3
+	VPSRLW     $0x04, Y2, Y4
+	VPAND      Y0, Y4, Y4
+	VPMADDUBSW 64(BX), Y4, Y4
+	VPADDW     Y4, Y3, Y3
+	VPSRLW     $0x06, Y2, Y2
+	VPAND      Y0, Y2, Y2
+	VPMADDUBSW 96(BX), Y2, Y2
+	VPADDW     Y2, Y3, Y3
+	VMOVDQU    32(CX), Y2
+	VPAND      Y0, Y2, Y4
+	VPMADDUBSW 128(BX), Y4, Y4
+	VPADDW     Y4, Y3, Y3
+	VPSRLW     $0x02, Y2, Y4
+	VPAND      Y0, Y4, Y4
+	VPMADDUBSW 160(BX), Y4, Y4
+	VPADDW     Y4, Y3, Y3
+	VPSRLW     $0x04, Y2, Y4
+	VPAND      Y0, Y4, Y4
+	VPMADDUBSW 192(BX), Y4, Y4
+	VPADDW     Y4, Y3, Y3
+	VPSRLW     $0x06, Y2, Y2
+	VPAND      Y0, Y2, Y2
+	VPMADDUBSW 224(BX), Y2, Y2
+	VPADDW     Y2, Y3, Y3
+	VPMADDWD   Y1, Y3, Y3
+	VMOVDQU    Y3, (AX)
+	ADDQ       $0x20, AX
+	ADDQ       $0x42, CX
+	ADDQ       $0x00000100, BX
+	SUBQ       $0x42, DX
+	JNE        tq2loop
+	VZEROUPPER
+	RET
+
+// func lanesTQ1_0AVX2(lanes []int32, row []byte, q []int8)
+// Requires: AVX, AVX2
+TEXT ·lanesTQ1_0AVX2(SB), NOSPLIT, $0-72
+	MOVQ         lanes_base+0(FP), AX
+	MOVQ         row_base+24(FP), CX
+	MOVQ         row_len+32(FP), DX
+	MOVQ         q_base+48(FP), BX
+	MOVL         $0xff00ff00, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00030003, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+
+tq1loop:
+	VMOVDQU        (CX), Y3
+	VPSLLW         $0x08, Y3, Y4
+	VPAND          Y0, Y3, Y5
+	VPMULHUW       Y1, Y4, Y4
+	VPMULHUW       Y1, Y5, Y5
+	VPSLLW         $0x08, Y5, Y5
+	VPOR           Y5, Y4, Y4
+	VPMADDUBSW     (BX), Y4, Y4
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y6
+	VPMULLW        tq1Mul<>+0(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+0(SB), Y6, Y6
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     32(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y6
+	VPMULLW        tq1Mul<>+32(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+32(SB), Y6, Y6
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     64(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y6
+	VPMULLW        tq1Mul<>+64(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+64(SB), Y6, Y6
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     96(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y3
+	VPMULLW        tq1Mul<>+96(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+96(SB), Y3, Y3
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y3, Y3
+	VPSLLW         $0x08, Y3, Y3
+	VPOR           Y3, Y5, Y5
+	VPMADDUBSW     128(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VBROADCASTI128 32(CX), Y3
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y6
+	VPMULLW        tq1Mul<>+128(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+128(SB), Y6, Y6
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     160(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y6
+	VPMULLW        tq1Mul<>+160(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+160(SB), Y6, Y6
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     192(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPBROADCASTD   48(CX), X5
+	VINSERTI128    $0x01, X5, Y3, Y3
+	VPSLLW         $0x08, Y3, Y5
+	VPAND          Y0, Y3, Y3
+	VPMULLW        tq1Mul<>+192(SB), Y5, Y5
+	VPMULLW        tq1Mul<>+192(SB), Y3, Y3
+	VPMULHUW       Y1, Y5, Y5
+	VPMULHUW       Y1, Y3, Y3
+	VPSLLW         $0x08, Y3, Y3
+	VPOR           Y3, Y5, Y5
+	VPMADDUBSW     224(BX), Y5, Y5
+	VPADDW         Y5, Y4, Y4
+	VPMADDWD       Y2, Y4, Y4
+	VMOVDQU        Y4, (AX)
+	ADDQ           $0x20, AX
+	ADDQ           $0x36, CX
+	ADDQ           $0x00000100, BX
+	SUBQ           $0x36, DX
+	JNE            tq1loop
+	VZEROUPPER
+	RET
+
+DATA tq1Mul<>+0(SB)/2, $0x0003
+DATA tq1Mul<>+2(SB)/2, $0x0003
+DATA tq1Mul<>+4(SB)/2, $0x0003
+DATA tq1Mul<>+6(SB)/2, $0x0003
+DATA tq1Mul<>+8(SB)/2, $0x0003
+DATA tq1Mul<>+10(SB)/2, $0x0003
+DATA tq1Mul<>+12(SB)/2, $0x0003
+DATA tq1Mul<>+14(SB)/2, $0x0003
+DATA tq1Mul<>+16(SB)/2, $0x0003
+DATA tq1Mul<>+18(SB)/2, $0x0003
+DATA tq1Mul<>+20(SB)/2, $0x0003
+DATA tq1Mul<>+22(SB)/2, $0x0003
+DATA tq1Mul<>+24(SB)/2, $0x0003
+DATA tq1Mul<>+26(SB)/2, $0x0003
+DATA tq1Mul<>+28(SB)/2, $0x0003
+DATA tq1Mul<>+30(SB)/2, $0x0003
+DATA tq1Mul<>+32(SB)/2, $0x0009
+DATA tq1Mul<>+34(SB)/2, $0x0009
+DATA tq1Mul<>+36(SB)/2, $0x0009
+DATA tq1Mul<>+38(SB)/2, $0x0009
+DATA tq1Mul<>+40(SB)/2, $0x0009
+DATA tq1Mul<>+42(SB)/2, $0x0009
+DATA tq1Mul<>+44(SB)/2, $0x0009
+DATA tq1Mul<>+46(SB)/2, $0x0009
+DATA tq1Mul<>+48(SB)/2, $0x0009
+DATA tq1Mul<>+50(SB)/2, $0x0009
+DATA tq1Mul<>+52(SB)/2, $0x0009
+DATA tq1Mul<>+54(SB)/2, $0x0009
+DATA tq1Mul<>+56(SB)/2, $0x0009
+DATA tq1Mul<>+58(SB)/2, $0x0009
+DATA tq1Mul<>+60(SB)/2, $0x0009
+DATA tq1Mul<>+62(SB)/2, $0x0009
+DATA tq1Mul<>+64(SB)/2, $0x001b
+DATA tq1Mul<>+66(SB)/2, $0x001b
+DATA tq1Mul<>+68(SB)/2, $0x001b
+DATA tq1Mul<>+70(SB)/2, $0x001b
+DATA tq1Mul<>+72(SB)/2, $0x001b
+DATA tq1Mul<>+74(SB)/2, $0x001b
+DATA tq1Mul<>+76(SB)/2, $0x001b
+DATA tq1Mul<>+78(SB)/2, $0x001b
+DATA tq1Mul<>+80(SB)/2, $0x001b
+DATA tq1Mul<>+82(SB)/2, $0x001b
+DATA tq1Mul<>+84(SB)/2, $0x001b
+DATA tq1Mul<>+86(SB)/2, $0x001b
+DATA tq1Mul<>+88(SB)/2, $0x001b
+DATA tq1Mul<>+90(SB)/2, $0x001b
+DATA tq1Mul<>+92(SB)/2, $0x001b
+DATA tq1Mul<>+94(SB)/2, $0x001b
+DATA tq1Mul<>+96(SB)/2, $0x0051
+DATA tq1Mul<>+98(SB)/2, $0x0051
+DATA tq1Mul<>+100(SB)/2, $0x0051
+DATA tq1Mul<>+102(SB)/2, $0x0051
+DATA tq1Mul<>+104(SB)/2, $0x0051
+DATA tq1Mul<>+106(SB)/2, $0x0051
+DATA tq1Mul<>+108(SB)/2, $0x0051
+DATA tq1Mul<>+110(SB)/2, $0x0051
+DATA tq1Mul<>+112(SB)/2, $0x0051
+DATA tq1Mul<>+114(SB)/2, $0x0051
+DATA tq1Mul<>+116(SB)/2, $0x0051
+DATA tq1Mul<>+118(SB)/2, $0x0051
+DATA tq1Mul<>+120(SB)/2, $0x0051
+DATA tq1Mul<>+122(SB)/2, $0x0051
+DATA tq1Mul<>+124(SB)/2, $0x0051
+DATA tq1Mul<>+126(SB)/2, $0x0051
+DATA tq1Mul<>+128(SB)/2, $0x0001
+DATA tq1Mul<>+130(SB)/2, $0x0001
+DATA tq1Mul<>+132(SB)/2, $0x0001
+DATA tq1Mul<>+134(SB)/2, $0x0001
+DATA tq1Mul<>+136(SB)/2, $0x0001
+DATA tq1Mul<>+138(SB)/2, $0x0001
+DATA tq1Mul<>+140(SB)/2, $0x0001
+DATA tq1Mul<>+142(SB)/2, $0x0001
+DATA tq1Mul<>+144(SB)/2, $0x0003
+DATA tq1Mul<>+146(SB)/2, $0x0003
+DATA tq1Mul<>+148(SB)/2, $0x0003
+DATA tq1Mul<>+150(SB)/2, $0x0003
+DATA tq1Mul<>+152(SB)/2, $0x0003
+DATA tq1Mul<>+154(SB)/2, $0x0003
+DATA tq1Mul<>+156(SB)/2, $0x0003
+DATA tq1Mul<>+158(SB)/2, $0x0003
+DATA tq1Mul<>+160(SB)/2, $0x0009
+DATA tq1Mul<>+162(SB)/2, $0x0009
+DATA tq1Mul<>+164(SB)/2, $0x0009
+DATA tq1Mul<>+166(SB)/2, $0x0009
+DATA tq1Mul<>+168(SB)/2, $0x0009
+DATA tq1Mul<>+170(SB)/2, $0x0009
+DATA tq1Mul<>+172(SB)/2, $0x0009
+DATA tq1Mul<>+174(SB)/2, $0x0009
+DATA tq1Mul<>+176(SB)/2, $0x001b
+DATA tq1Mul<>+178(SB)/2, $0x001b
+DATA tq1Mul<>+180(SB)/2, $0x001b
+DATA tq1Mul<>+182(SB)/2, $0x001b
+DATA tq1Mul<>+184(SB)/2, $0x001b
+DATA tq1Mul<>+186(SB)/2, $0x001b
+DATA tq1Mul<>+188(SB)/2, $0x001b
+DATA tq1Mul<>+190(SB)/2, $0x001b
+DATA tq1Mul<>+192(SB)/2, $0x0051
+DATA tq1Mul<>+194(SB)/2, $0x0051
+DATA tq1Mul<>+196(SB)/2, $0x0051
+DATA tq1Mul<>+198(SB)/2, $0x0051
+DATA tq1Mul<>+200(SB)/2, $0x0051
+DATA tq1Mul<>+202(SB)/2, $0x0051
+DATA tq1Mul<>+204(SB)/2, $0x0051
+DATA tq1Mul<>+206(SB)/2, $0x0051
+DATA tq1Mul<>+208(SB)/2, $0x0001
+DATA tq1Mul<>+210(SB)/2, $0x0001
+DATA tq1Mul<>+212(SB)/2, $0x0003
+DATA tq1Mul<>+214(SB)/2, $0x0003
+DATA tq1Mul<>+216(SB)/2, $0x0009
+DATA tq1Mul<>+218(SB)/2, $0x0009
+DATA tq1Mul<>+220(SB)/2, $0x001b
+DATA tq1Mul<>+222(SB)/2, $0x001b
+GLOBL tq1Mul<>(SB), RODATA|NOPTR, $224
+
+// func dotQ2_0AVX2(row []byte, q []int8, d []float32) float32
+// Requires: AVX, AVX2, F16C, FMA3, SSE
+TEXT ·dotQ2_0AVX2(SB), NOSPLIT, $0-76
+	MOVQ         row_base+0(FP), AX
+	MOVQ         row_len+8(FP), CX
+	MOVQ         q_base+24(FP), DX
+	MOVQ         d_base+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x01010101, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU      q2Transpose<>+0(SB), Y3
+	VMOVDQU      q2Shift<>+0(SB), Y4
+	VMOVDQU      q2Perm<>+0(SB), Y5
+	VMOVDQU      q2Perm<>+32(SB), Y6
+	VXORPS       X7, X7, X7
+
+dq2loop:
+	VBROADCASTI128 2(AX), Y8
+	VPERMD         Y8, Y5, Y9
+	VPSRLVD        Y4, Y9, Y9
+	VPAND          Y0, Y9, Y9
+	VMOVDQU        (DX), Y10
+	VPSHUFB        Y3, Y10, Y10
+	VPMADDUBSW     Y10, Y9, Y9
+	VPMADDUBSW     Y10, Y1, Y10
+	VPSUBW         Y10, Y9, Y9
+	VPMADDWD       Y2, Y9, Y9
+	VPERMD         Y8, Y6, Y8
+	VPSRLVD        Y4, Y8, Y8
+	VPAND          Y0, Y8, Y8
+	VMOVDQU        32(DX), Y10
+	VPSHUFB        Y3, Y10, Y10
+	VPMADDUBSW     Y10, Y8, Y8
+	VPMADDUBSW     Y10, Y1, Y10
+	VPSUBW         Y10, Y8, Y8
+	VPMADDWD       Y2, Y8, Y8
+	VPHADDD        Y8, Y9, Y9
+	VPHADDD        Y9, Y9, Y9
+	VEXTRACTI128   $0x01, Y9, X8
+	VPADDD         X8, X9, X8
+	VCVTDQ2PS      X8, X8
+	VXORPS         X9, X9, X9
+	VFMADD231SS    (BX), X8, X9
+	VMOVSHDUP      X8, X8
+	VFMADD231SS    4(BX), X8, X9
+	MOVWLZX        (AX), SI
+	VMOVD          SI, X8
+	VCVTPH2PS      X8, X8
+	VFMADD231SS    X9, X8, X7
+	ADDQ           $0x12, AX
+	ADDQ           $0x40, DX
+	ADDQ           $0x08, BX
+	SUBQ           $0x12, CX
+	JNE            dq2loop
+	VZEROUPPER
+	MOVSS          X7, ret+72(FP)
+	RET
+
+// func accTQ2_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ2_0AVX2(SB), NOSPLIT, $0-105
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         bsums_base+56(FP), SI
+	MOVQ         d_base+80(FP), DI
+	MOVB         fused+104(FP), R8
+	VMOVUPS      (AX), Y0
+	MOVL         $0x00010001, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x03030303, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+
+tq2acc:
+	VMOVDQU      (CX), Y3
+	VPAND        Y2, Y3, Y4
+	VPMADDUBSW   (BX), Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y2, Y5, Y5
+	VPMADDUBSW   32(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y2, Y5, Y5
+	VPMADDUBSW   64(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y2, Y3, Y3
+	VPMADDUBSW   96(BX), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VMOVDQU      32(CX), Y3
+	VPAND        Y2, Y3, Y5
+	VPMADDUBSW   128(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y2, Y5, Y5
+	VPMADDUBSW   160(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y2, Y5, Y5
+	VPMADDUBSW   192(BX), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y2, Y3, Y3
+	VPMADDUBSW   224(BX), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VPMADDWD     Y1, Y4, Y4
+	VMOVDQU      (SI), Y3
+	VPMADDWD     Y1, Y3, Y3
+	VPSUBD       Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	MOVWLZX      64(CX), R9
+	VMOVD        R9, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       (DI), X3, X3
+	VBROADCASTSS X3, Y3
+	CMPB         R8, $0x00
+	JE           multq2
+	VFMADD231PS  Y3, Y4, Y0
+	JMP          nexttq2
+
+multq2:
+	VMULPS Y3, Y4, Y4
+	VADDPS Y4, Y0, Y0
+
+nexttq2:
+	ADDQ    $0x42, CX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x04, DI
+	SUBQ    $0x42, DX
+	JNE     tq2acc
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ1_0AVX2(SB), NOSPLIT, $0-105
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         bsums_base+56(FP), SI
+	MOVQ         d_base+80(FP), DI
+	MOVB         fused+104(FP), R8
+	VMOVUPS      (AX), Y0
+	MOVL         $0x00010001, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0xff00ff00, R9
+	VMOVD        R9, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00030003, R9
+	VMOVD        R9, X3
+	VPBROADCASTD X3, Y3
+
+tq1acc:
+	VMOVDQU        (CX), Y4
+	VPSLLW         $0x08, Y4, Y5
+	VPAND          Y2, Y4, Y6
+	VPMULHUW       Y3, Y5, Y5
+	VPMULHUW       Y3, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     (BX), Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y7
+	VPMULLW        tq1Mul<>+0(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+0(SB), Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     32(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y7
+	VPMULLW        tq1Mul<>+32(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+32(SB), Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     64(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y7
+	VPMULLW        tq1Mul<>+64(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+64(SB), Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     96(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y4
+	VPMULLW        tq1Mul<>+96(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+96(SB), Y4, Y4
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     128(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VBROADCASTI128 32(CX), Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y7
+	VPMULLW        tq1Mul<>+128(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+128(SB), Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     160(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y7
+	VPMULLW        tq1Mul<>+160(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+160(SB), Y7, Y7
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     192(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPBROADCASTD   48(CX), X6
+	VINSERTI128    $0x01, X6, Y4, Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y2, Y4, Y4
+	VPMULLW        tq1Mul<>+192(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+192(SB), Y4, Y4
+	VPMULHUW       Y3, Y6, Y6
+	VPMULHUW       Y3, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     224(BX), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPMADDWD       Y1, Y5, Y5
+	VMOVDQU        (SI), Y4
+	VPMADDWD       Y1, Y4, Y4
+	VPSUBD         Y4, Y5, Y5
+	VCVTDQ2PS      Y5, Y5
+	MOVWLZX        52(CX), R9
+	VMOVD          R9, X4
+	VCVTPH2PS      X4, X4
+	VMULSS         (DI), X4, X4
+	VBROADCASTSS   X4, Y4
+	CMPB           R8, $0x00
+	JE             multq1
+	VFMADD231PS    Y4, Y5, Y0
+	JMP            nexttq1
+
+multq1:
+	VMULPS Y4, Y5, Y5
+	VADDPS Y5, Y0, Y0
+
+nexttq1:
+	ADDQ    $0x36, CX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x20, SI
+	ADDQ    $0x04, DI
+	SUBQ    $0x36, DX
+	JNE     tq1acc
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accQ8_0AVX2(SB), NOSPLIT, $0-80
+	MOVQ   acc+0(FP), AX
+	MOVQ   row_base+8(FP), CX
+	MOVQ   row_len+16(FP), DX
+	MOVQ   q_base+32(FP), BX
+	MOVQ   d_base+56(FP), SI
+	VPERMQ $0xd8, (AX), Y0
+
+q8acc:
+	VPMOVSXBW    2(CX), Y1
+	VPMOVSXBW    18(CX), Y2
+	VPMOVSXBW    (BX), Y3
+	VPMOVSXBW    16(BX), Y4
+	VPMADDWD     Y3, Y1, Y1
+	VPMADDWD     Y4, Y2, Y2
+	VPHADDD      Y2, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	MOVWLZX      (CX), DI
+	VMOVD        DI, X2
+	VCVTPH2PS    X2, X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x22, CX
+	ADDQ         $0x20, BX
+	ADDQ         $0x04, SI
+	SUBQ         $0x22, DX
+	JNE          q8acc
+	VPERMQ       $0xd8, Y0, Y0
+	VMOVUPS      Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func accQ6KAVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accQ6KAVX2(SB), NOSPLIT, $0-80
+	MOVQ         acc+0(FP), AX
+	MOVQ         row_base+8(FP), CX
+	MOVQ         row_len+16(FP), DX
+	MOVQ         q_base+32(FP), BX
+	MOVQ         d_base+56(FP), SI
+	MOVL         $0x0f0f0f0f, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x30303030, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x20202020, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VMOVUPS      (AX), Y3
+
+q6acc:
+	VPXOR        Y4, Y4, Y4
+	VMOVDQU      (CX), Y5
+	VMOVDQU      32(CX), Y6
+	VMOVDQU      128(CX), Y7
+	VPMOVSXBW    192(CX), X8
+	VINSERTI128  $0x01, X8, Y8, Y9
+	VPAND        Y0, Y5, Y10
+	VPSLLW       $0x04, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   (BX), Y10, Y10
+	VPMADDUBSW   (BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+0(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPAND        Y0, Y6, Y10
+	VPSLLW       $0x02, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   32(BX), Y10, Y10
+	VPMADDUBSW   32(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+32(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPSRLW       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPAND        Y1, Y7, Y10
+	VPOR         Y10, Y5, Y5
+	VPMADDUBSW   64(BX), Y5, Y5
+	VPMADDUBSW   64(BX), Y2, Y10
+	VPSUBW       Y10, Y5, Y5
+	VPSHUFB      q6Scales<>+64(SB), Y9, Y10
+	VPMADDWD     Y10, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLW       $0x04, Y6, Y5
+	VPAND        Y0, Y5, Y5
+	VPSRLW       $0x02, Y7, Y6
+	VPAND        Y1, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPMADDUBSW   96(BX), Y5, Y5
+	VPMADDUBSW   96(BX), Y2, Y6
+	VPSUBW       Y6, Y5, Y5
+	VPSHUFB      q6Scales<>+96(SB), Y9, Y6
+	VPMADDWD     Y6, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      64(CX), Y5
+	VMOVDQU      96(CX), Y6
+	VMOVDQU      160(CX), Y7
+	VPMOVSXBW    200(CX), X8
+	VINSERTI128  $0x01, X8, Y8, Y9
+	VPAND        Y0, Y5, Y10
+	VPSLLW       $0x04, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   128(BX), Y10, Y10
+	VPMADDUBSW   128(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+0(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPAND        Y0, Y6, Y10
+	VPSLLW       $0x02, Y7, Y11
+	VPAND        Y1, Y11, Y11
+	VPOR         Y11, Y10, Y10
+	VPMADDUBSW   160(BX), Y10, Y10
+	VPMADDUBSW   160(BX), Y2, Y11
+	VPSUBW       Y11, Y10, Y10
+	VPSHUFB      q6Scales<>+32(SB), Y9, Y11
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y10, Y4, Y4
+	VPSRLW       $0x04, Y5, Y5
+	VPAND        Y0, Y5, Y5
+	VPAND        Y1, Y7, Y10
+	VPOR         Y10, Y5, Y5
+	VPMADDUBSW   192(BX), Y5, Y5
+	VPMADDUBSW   192(BX), Y2, Y10
+	VPSUBW       Y10, Y5, Y5
+	VPSHUFB      q6Scales<>+64(SB), Y9, Y10
+	VPMADDWD     Y10, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VPSRLW       $0x04, Y6, Y5
+	VPAND        Y0, Y5, Y5
+	VPSRLW       $0x02, Y7, Y6
+	VPAND        Y1, Y6, Y6
+	VPOR         Y6, Y5, Y5
+	VPMADDUBSW   224(BX), Y5, Y5
+	VPMADDUBSW   224(BX), Y2, Y6
+	VPSUBW       Y6, Y5, Y5
+	VPSHUFB      q6Scales<>+96(SB), Y9, Y6
+	VPMADDWD     Y6, Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	MOVWLZX      208(CX), DI
+	VMOVD        DI, X5
+	VCVTPH2PS    X5, X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x000000d2, CX
+	ADDQ         $0x00000100, BX
+	ADDQ         $0x04, SI
+	SUBQ         $0x000000d2, DX
+	JNE          q6acc
+	VMOVUPS      Y3, (AX)
+	VZEROUPPER
+	RET
+
+DATA q6Scales<>+0(SB)/1, $0x00
+DATA q6Scales<>+1(SB)/1, $0x01
+DATA q6Scales<>+2(SB)/1, $0x00
+DATA q6Scales<>+3(SB)/1, $0x01
+DATA q6Scales<>+4(SB)/1, $0x00
+DATA q6Scales<>+5(SB)/1, $0x01
+DATA q6Scales<>+6(SB)/1, $0x00
+DATA q6Scales<>+7(SB)/1, $0x01
+DATA q6Scales<>+8(SB)/1, $0x00
+DATA q6Scales<>+9(SB)/1, $0x01
+DATA q6Scales<>+10(SB)/1, $0x00
+DATA q6Scales<>+11(SB)/1, $0x01
+DATA q6Scales<>+12(SB)/1, $0x00
+DATA q6Scales<>+13(SB)/1, $0x01
+DATA q6Scales<>+14(SB)/1, $0x00
+DATA q6Scales<>+15(SB)/1, $0x01
+DATA q6Scales<>+16(SB)/1, $0x02
+DATA q6Scales<>+17(SB)/1, $0x03
+DATA q6Scales<>+18(SB)/1, $0x02
+DATA q6Scales<>+19(SB)/1, $0x03
+DATA q6Scales<>+20(SB)/1, $0x02
+DATA q6Scales<>+21(SB)/1, $0x03
+DATA q6Scales<>+22(SB)/1, $0x02
+DATA q6Scales<>+23(SB)/1, $0x03
+DATA q6Scales<>+24(SB)/1, $0x02
+DATA q6Scales<>+25(SB)/1, $0x03
+DATA q6Scales<>+26(SB)/1, $0x02
+DATA q6Scales<>+27(SB)/1, $0x03
+DATA q6Scales<>+28(SB)/1, $0x02
+DATA q6Scales<>+29(SB)/1, $0x03
+DATA q6Scales<>+30(SB)/1, $0x02
+DATA q6Scales<>+31(SB)/1, $0x03
+DATA q6Scales<>+32(SB)/1, $0x04
+DATA q6Scales<>+33(SB)/1, $0x05
+DATA q6Scales<>+34(SB)/1, $0x04
+DATA q6Scales<>+35(SB)/1, $0x05
+DATA q6Scales<>+36(SB)/1, $0x04
+DATA q6Scales<>+37(SB)/1, $0x05
+DATA q6Scales<>+38(SB)/1, $0x04
+DATA q6Scales<>+39(SB)/1, $0x05
+DATA q6Scales<>+40(SB)/1, $0x04
+DATA q6Scales<>+41(SB)/1, $0x05
+DATA q6Scales<>+42(SB)/1, $0x04
+DATA q6Scales<>+43(SB)/1, $0x05
+DATA q6Scales<>+44(SB)/1, $0x04
+DATA q6Scales<>+45(SB)/1, $0x05
+DATA q6Scales<>+46(SB)/1, $0x04
+DATA q6Scales<>+47(SB)/1, $0x05
+DATA q6Scales<>+48(SB)/1, $0x06
+DATA q6Scales<>+49(SB)/1, $0x07
+DATA q6Scales<>+50(SB)/1, $0x06
+DATA q6Scales<>+51(SB)/1, $0x07
+DATA q6Scales<>+52(SB)/1, $0x06
+DATA q6Scales<>+53(SB)/1, $0x07
+DATA q6Scales<>+54(SB)/1, $0x06
+DATA q6Scales<>+55(SB)/1, $0x07
+DATA q6Scales<>+56(SB)/1, $0x06
+DATA q6Scales<>+57(SB)/1, $0x07
+DATA q6Scales<>+58(SB)/1, $0x06
+DATA q6Scales<>+59(SB)/1, $0x07
+DATA q6Scales<>+60(SB)/1, $0x06
+DATA q6Scales<>+61(SB)/1, $0x07
+DATA q6Scales<>+62(SB)/1, $0x06
+DATA q6Scales<>+63(SB)/1, $0x07
+DATA q6Scales<>+64(SB)/1, $0x08
+DATA q6Scales<>+65(SB)/1, $0x09
+DATA q6Scales<>+66(SB)/1, $0x08
+DATA q6Scales<>+67(SB)/1, $0x09
+DATA q6Scales<>+68(SB)/1, $0x08
+DATA q6Scales<>+69(SB)/1, $0x09
+DATA q6Scales<>+70(SB)/1, $0x08
+DATA q6Scales<>+71(SB)/1, $0x09
+DATA q6Scales<>+72(SB)/1, $0x08
+DATA q6Scales<>+73(SB)/1, $0x09
+DATA q6Scales<>+74(SB)/1, $0x08
+DATA q6Scales<>+75(SB)/1, $0x09
+DATA q6Scales<>+76(SB)/1, $0x08
+DATA q6Scales<>+77(SB)/1, $0x09
+DATA q6Scales<>+78(SB)/1, $0x08
+DATA q6Scales<>+79(SB)/1, $0x09
+DATA q6Scales<>+80(SB)/1, $0x0a
+DATA q6Scales<>+81(SB)/1, $0x0b
+DATA q6Scales<>+82(SB)/1, $0x0a
+DATA q6Scales<>+83(SB)/1, $0x0b
+DATA q6Scales<>+84(SB)/1, $0x0a
+DATA q6Scales<>+85(SB)/1, $0x0b
+DATA q6Scales<>+86(SB)/1, $0x0a
+DATA q6Scales<>+87(SB)/1, $0x0b
+DATA q6Scales<>+88(SB)/1, $0x0a
+DATA q6Scales<>+89(SB)/1, $0x0b
+DATA q6Scales<>+90(SB)/1, $0x0a
+DATA q6Scales<>+91(SB)/1, $0x0b
+DATA q6Scales<>+92(SB)/1, $0x0a
+DATA q6Scales<>+93(SB)/1, $0x0b
+DATA q6Scales<>+94(SB)/1, $0x0a
+DATA q6Scales<>+95(SB)/1, $0x0b
+DATA q6Scales<>+96(SB)/1, $0x0c
+DATA q6Scales<>+97(SB)/1, $0x0d
+DATA q6Scales<>+98(SB)/1, $0x0c
+DATA q6Scales<>+99(SB)/1, $0x0d
+DATA q6Scales<>+100(SB)/1, $0x0c
+DATA q6Scales<>+101(SB)/1, $0x0d
+DATA q6Scales<>+102(SB)/1, $0x0c
+DATA q6Scales<>+103(SB)/1, $0x0d
+DATA q6Scales<>+104(SB)/1, $0x0c
+DATA q6Scales<>+105(SB)/1, $0x0d
+DATA q6Scales<>+106(SB)/1, $0x0c
+DATA q6Scales<>+107(SB)/1, $0x0d
+DATA q6Scales<>+108(SB)/1, $0x0c
+DATA q6Scales<>+109(SB)/1, $0x0d
+DATA q6Scales<>+110(SB)/1, $0x0c
+DATA q6Scales<>+111(SB)/1, $0x0d
+DATA q6Scales<>+112(SB)/1, $0x0e
+DATA q6Scales<>+113(SB)/1, $0x0f
+DATA q6Scales<>+114(SB)/1, $0x0e
+DATA q6Scales<>+115(SB)/1, $0x0f
+DATA q6Scales<>+116(SB)/1, $0x0e
+DATA q6Scales<>+117(SB)/1, $0x0f
+DATA q6Scales<>+118(SB)/1, $0x0e
+DATA q6Scales<>+119(SB)/1, $0x0f
+DATA q6Scales<>+120(SB)/1, $0x0e
+DATA q6Scales<>+121(SB)/1, $0x0f
+DATA q6Scales<>+122(SB)/1, $0x0e
+DATA q6Scales<>+123(SB)/1, $0x0f
+DATA q6Scales<>+124(SB)/1, $0x0e
+DATA q6Scales<>+125(SB)/1, $0x0f
+DATA q6Scales<>+126(SB)/1, $0x0e
+DATA q6Scales<>+127(SB)/1, $0x0f
+GLOBL q6Scales<>(SB), RODATA|NOPTR, $128

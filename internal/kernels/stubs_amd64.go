@@ -98,3 +98,53 @@ func absSumBF16BlocksAVX2(sums []float32, raw []byte, blockLen int) uint32
 //
 //go:noescape
 func ternarizePackI2SAVX2(dst []byte, raw []byte, inv float32)
+
+// sumsQ2_0AVX2 writes the two Σ(c − 1)·q of each 18-byte Q2_0 block of row (len(row) a positive multiple of 18) into sums (len ≥ 2·blocks); len(q) ≥ 64·blocks.
+//
+//go:noescape
+func sumsQ2_0AVX2(sums []int32, row []byte, q []int8)
+
+// sumsIQ2BNAVX2 stores the four group sums Σ c·q of the IQ2_BN blocks (len(blocks) a positive multiple of 16) in s; len(q) ≥ 4·len(blocks).
+//
+//go:noescape
+func sumsIQ2BNAVX2(s *[4]int32, blocks []byte, q []int8)
+
+// sumsIQ1BNAVX2 stores the four group sums Σ digit·q of the IQ1_BN blocks (len(blocks) a positive multiple of 13) in s; len(q) ≥ 64·len(blocks)/13.
+//
+//go:noescape
+func sumsIQ1BNAVX2(s *[4]int32, blocks []byte, q []int8)
+
+// lanesTQ2_0AVX2 writes the eight int32 lanes Σ c·q of each 66-byte TQ2_0 block of row (len(row) a positive multiple of 66) into lanes (len ≥ 8·blocks); len(q) ≥ 256·blocks.
+//
+//go:noescape
+func lanesTQ2_0AVX2(lanes []int32, row []byte, q []int8)
+
+// lanesTQ1_0AVX2 writes the eight int32 lanes Σ digit·q of each 54-byte TQ1_0 block of row (len(row) a positive multiple of 54) into lanes (len ≥ 8·blocks); len(q) ≥ 256·blocks.
+//
+//go:noescape
+func lanesTQ1_0AVX2(lanes []int32, row []byte, q []int8)
+
+// dotQ2_0AVX2 returns the Q2_0 row (len(row) a positive multiple of 18) times the Q8_0 activation (codes q, len ≥ 64·blocks; scales d, len ≥ 2·blocks) in dotQ2_0Ref's float order; it needs FMA.
+//
+//go:noescape
+func dotQ2_0AVX2(row []byte, q []int8, d []float32) float32
+
+// accTQ2_0AVX2 adds the float lanes of each TQ block of row (len(row) a positive multiple of the block size) to acc as accTQRef does; len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ2_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+
+// accTQ1_0AVX2 adds the float lanes of each TQ block of row (len(row) a positive multiple of the block size) to acc as accTQRef does; len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ1_0AVX2(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused bool)
+
+// accQ8_0AVX2 adds the float lanes of each Q8_0 block of row (len(row) a positive multiple of 34) to acc as accQ8_0Ref does; len(q) ≥ 32·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+
+// accQ6KAVX2 adds the float lanes of each Q6_K block of row (len(row) a positive multiple of 210) to acc as accQ6KRef does; len(q) ≥ 256·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accQ6KAVX2(acc *[8]float32, row []byte, q []int8, d []float32)

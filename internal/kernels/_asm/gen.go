@@ -43,6 +43,16 @@ func main() {
 	unpackU8()
 	absSumBF16Blocks()
 	ternarizePackI2S()
+	sumsQ2_0()
+	sumsIQ2BN()
+	sumsIQ1BN()
+	lanesTQ2_0()
+	lanesTQ1_0()
+	dotQ2_0()
+	accTQ(false)
+	accTQ(true)
+	accQ8_0()
+	accQ6K()
 	Generate()
 }
 
