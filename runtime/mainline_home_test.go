@@ -51,12 +51,49 @@ func bitnet384Config() map[string]any {
 	}
 }
 
+// reducedConfig reads testdata/configs/file (a published model's
+// config.json, testdata/configs/README.md) and replaces the keys of set:
+// the reduced-size variant the mainline-home files are made from.
+func reducedConfig(t *testing.T, file string, set map[string]any) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("../testdata/configs", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for k, v := range set {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+// falconeSmallConfig is Falcon-E-1B-Base's config
+// (testdata/configs/tiiuae_Falcon-E-1B-Base.config.json: Llama with packed
+// projections, onebitllms' quantization_config without linear_class or
+// use_rms_norm, so BitLinear's divide; untied head; head_dim 256) at
+// reduced size: hidden 512, FFN 1024, 2 heads / 1 KV head, 2 layers,
+// vocab 512.
+func falconeSmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "tiiuae_Falcon-E-1B-Base.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 2, "num_key_value_heads": 1,
+		"head_dim": 256, "num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// mainlineHomeModels are the models of mainline-home in the order
+// TestWriteMainlineHomeFiles writes them.
+var mainlineHomeModels = []string{"tiny", "llama-small", "bitnet384", "falcone-small"}
+
 // writeMainlineHomeFiles writes the files mainline-home's runs used into
 // dir: our hf2gguf TQ1_0/TQ2_0 (and the F32 mainline's llama-quantize made
 // its Q2_0 files from) of the golden tiny model ("tiny-*") and of the
-// Llama-class dummy ("llama-small-*", its checkpoint in dir/llama-small),
-// and the F32 of the 384-row dummy ("bitnet384-f32", dir/bitnet384); only
-// those of the named models ("tiny", "llama-small", "bitnet384").
+// Llama-class dummy ("llama-small-*", its checkpoint in dir/llama-small)
+// and of the Falcon-E-class one ("falcone-small-*"), and the F32 of the
+// 384-row dummy ("bitnet384-f32", dir/bitnet384); only those of the named
+// models (mainlineHomeModels).
 // It returns the paths by name (file name without .gguf).
 func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[string]string {
 	t.Helper()
@@ -69,6 +106,12 @@ func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[stri
 		case "llama-small":
 			src = filepath.Join(dir, model)
 			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: llamaSmallConfig(), Packed: true, LinearClass: "bitlinear",
+				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		case "falcone-small":
+			src = filepath.Join(dir, model)
+			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: falconeSmallConfig(t), Packed: true,
 				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
 				t.Fatal(err)
 			}
@@ -92,14 +135,20 @@ func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[stri
 }
 
 // TestWriteMainlineHomeFiles writes the mainline-home inputs into
-// $BITNET_MAINLINE_HOME_OUT (a tool for regenerating the golden files, not
-// a check; skipped without the variable).
+// $BITNET_MAINLINE_HOME_OUT, of the models named in
+// $BITNET_MAINLINE_HOME_MODELS (space-separated; default all), plus the g128
+// files (a tool for regenerating the golden files with
+// scripts/mainline-home.sh, not a check; skipped without the variable).
 func TestWriteMainlineHomeFiles(t *testing.T) {
 	dir := os.Getenv("BITNET_MAINLINE_HOME_OUT")
 	if dir == "" {
 		t.Skip("BITNET_MAINLINE_HOME_OUT not set")
 	}
-	for name, p := range writeMainlineHomeFiles(t, dir, "tiny", "llama-small", "bitnet384") {
+	models := mainlineHomeModels
+	if m := strings.Fields(os.Getenv("BITNET_MAINLINE_HOME_MODELS")); len(m) > 0 {
+		models = m
+	}
+	for name, p := range writeMainlineHomeFiles(t, dir, models...) {
 		t.Log(name, p)
 	}
 	for name, p := range writeG128Files(t, dir) {
@@ -236,11 +285,11 @@ func TestMainlineHome(t *testing.T) {
 	dir := t.TempDir()
 	models := []string{"tiny"}
 	if os.Getenv("BITNET_HEAVY") != "" {
-		models = append(models, "llama-small", "bitnet384")
+		models = mainlineHomeModels
 	}
 	paths := writeMainlineHomeFiles(t, dir, models...)
 	q2, q2err := convert.ParseOutType("q2_0")
-	for _, model := range []string{"tiny", "llama-small", "bitnet384"} {
+	for _, model := range mainlineHomeModels {
 		if q2err != nil {
 			break
 		}
