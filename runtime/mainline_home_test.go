@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
@@ -307,6 +308,7 @@ func TestMainlineHome(t *testing.T) {
 		if _, err := convert.ConvertDir(context.Background(), src, out, true, false, convert.Options{OutType: q2}); err != nil {
 			t.Fatal(err)
 		}
+		checkHomeTensors(t, out, home.Files[name].Tensors)
 		paths[name] = out
 	}
 	if q2err == nil {
@@ -341,6 +343,31 @@ func TestMainlineHome(t *testing.T) {
 				t.Errorf("logits are not mainline's bit for bit (sha256 %s, mainline %s)", got, r.Logits)
 			}
 		})
+	}
+}
+
+// checkHomeTensors checks that every tensor of the GGUF at path has the type
+// and data mainline's own file had: want maps a tensor name to "TYPE
+// sha256-of-its-data" (mainline-home.json's tensors), and the file has no
+// other tensor.
+func checkHomeTensors(t *testing.T, path string, want map[string]string) {
+	t.Helper()
+	f, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if len(f.Tensors) != len(want) {
+		t.Errorf("%s: %d tensors, mainline's file had %d", path, len(f.Tensors), len(want))
+	}
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s %x", ti.Type, sha256.Sum256(data)); got != want[ti.Name] {
+			t.Errorf("%s: tensor %s is %q, mainline's llama-quantize wrote %q", path, ti.Name, got, want[ti.Name])
+		}
 	}
 }
 
