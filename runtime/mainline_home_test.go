@@ -84,6 +84,44 @@ func falconeSmallConfig(t *testing.T) map[string]any {
 	})
 }
 
+// mistralSmallConfig is Mistral-7B-v0.1's config
+// (testdata/configs/mistralai_Mistral-7B-v0.1.config.json: untied head,
+// GQA, head_dim 128, rope θ 10000, sliding window 4096, which prompts of
+// 43 tokens never reach) at reduced size: hidden 512, FFN 1792, 4 heads /
+// 1 KV head, 2 layers, vocab 512; an HF BitNet checkpoint (packed,
+// BitLinear's divide).
+func mistralSmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "mistralai_Mistral-7B-v0.1.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1792, "num_attention_heads": 4, "num_key_value_heads": 1,
+		"num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// qwen2SmallConfig is Qwen2.5-0.5B's config
+// (testdata/configs/Qwen_Qwen2.5-0.5B.config.json: q/k/v biases, tied head,
+// rope θ 1e6, eps 1e-6) at reduced size: hidden 512, FFN 1024, 8 heads / 2
+// KV heads (head_dim 64, as the model's 896/14), 2 layers, vocab 512; an HF
+// BitNet checkpoint (packed, BitLinear's divide; the biases stay float).
+func qwen2SmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "Qwen_Qwen2.5-0.5B.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2,
+		"num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// qwen3SmallConfig is Qwen3-0.6B's config
+// (testdata/configs/Qwen_Qwen3-0.6B.config.json: per-head q/k RMS norms,
+// explicit head_dim 128 larger than hidden/heads, tied head, rope θ 1e6) at
+// reduced size: hidden 512, FFN 1024, 8 heads / 4 KV heads of 128 (q rows
+// 1024), 2 layers, vocab 512; an HF BitNet checkpoint with AutoBitLinear
+// (packed, the multiply scale rule).
+func qwen3SmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "Qwen_Qwen3-0.6B.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 4,
+		"head_dim": 128, "num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
 // mainlineHomeModels are the models of mainline-home in the order
 // TestWriteMainlineHomeFiles writes them.
 var mainlineHomeModels = []string{"tiny", "llama-small", "bitnet384", "falcone-small"}
@@ -108,6 +146,20 @@ func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[stri
 			src = filepath.Join(dir, model)
 			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: llamaSmallConfig(), Packed: true, LinearClass: "bitlinear",
 				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		case "mistral-small", "qwen2-small", "qwen3-small":
+			src = filepath.Join(dir, model)
+			opts := dummy.Options{Packed: true, LinearClass: "bitlinear", Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}
+			switch model {
+			case "mistral-small":
+				opts.Config = mistralSmallConfig(t)
+			case "qwen2-small":
+				opts.Config = qwen2SmallConfig(t)
+			default:
+				opts.Config, opts.LinearClass = qwen3SmallConfig(t), "autobitlinear"
+			}
+			if _, err := dummy.Generate(ctx, src, opts); err != nil {
 				t.Fatal(err)
 			}
 		case "falcone-small":
