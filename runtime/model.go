@@ -40,6 +40,9 @@ type archSpec struct {
 	// for BitNet's SubLN attn_sub_norm [q] and ffn_sub_norm [ff] (plain
 	// llama has neither).
 	vectors []vecRow[layer]
+	// biases: the block has q/k/v biases (qwen2); normIn: it may have
+	// per-projection input norms (llama, qwen3). graph_qwen.go.
+	biases, normIn bool
 }
 
 // blockNorms and subLNNorms are the per-layer vectors of the causal archs.
@@ -81,7 +84,12 @@ var archs = map[string]archSpec{
 	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
 	// them (llm_build_llama: SiLU FFN, normal rope, the same attention,
 	// untied output head); testdata/llama holds its reference.
-	"llama": {ffn: SiLU, ropeNorm: true, vectors: blockNorms},
+	"llama": {ffn: SiLU, ropeNorm: true, vectors: blockNorms, normIn: true},
+	// qwen2, qwen3: mainline llama.cpp's graphs (graph_qwen.go; NEOX rope,
+	// SiLU FFN, output head or tied to token_embd), run with its
+	// arithmetic by default (DefaultArith).
+	"qwen2": {ffn: SiLU, vectors: blockNorms, biases: true},
+	"qwen3": {ffn: SiLU, vectors: qwen3Norms, normIn: true},
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -110,6 +118,9 @@ type Params struct {
 	// gives the unscaled model's logits bit for bit.
 	RopeFreqScale float32
 	RMSEps        float32 // {arch}.attention.layer_norm_rms_epsilon (required)
+	// NormInRMSEps is the eps of the per-projection input norms:
+	// {arch}.attention.norm_in_rms_epsilon, else RMSEps (graph_qwen.go).
+	NormInRMSEps float32
 	// FFN is the arch's activation unless {arch}.hidden_activation
 	// ("relu2", "silu") overrides it.
 	FFN FFNActivation
@@ -175,6 +186,7 @@ type Options struct {
 type layer struct {
 	attnNorm, attnSubNorm, ffnNorm, ffnSubNorm []float32
 	projections
+	graphExtra
 }
 
 // projections are the seven ternary weight matrices of one block, shared by
@@ -242,9 +254,12 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
-	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama)")
+	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama, qwen2, qwen3)")
 	if err != nil {
 		return nil, err
+	}
+	if IsEmbeddingFile(f.KVs, f.Tensors) {
+		return nil, fmt.Errorf("general.architecture %s: a sentence-embedding model (pooling_type, or input norms and no output head): %w as a causal LM; run it with embed", l.arch, ErrUnsupportedArch)
 	}
 	resolveArith(&opts, l.arch, f.Tensors)
 	spec := archs[l.arch]
@@ -287,6 +302,9 @@ func Load(f File, opts Options) (*Model, error) {
 		NVocab: nVocab, NCtx: h.NCtx, RopeTheta: h.RopeTheta, RopeFreqScale: h.RopeFreqScale, RMSEps: h.RMSEps, FFN: ffn}
 	m.layers = make([]layer, h.NLayer)
 	if err := loadLayers(l, &h, m.layers, func(x *layer) *projections { return &x.projections }, spec.vectors); err != nil {
+		return nil, err
+	}
+	if err := loadGraphExtra(l, &h, spec, m.layers, &m.Params.NormInRMSEps); err != nil {
 		return nil, err
 	}
 	return m, nil

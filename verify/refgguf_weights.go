@@ -17,12 +17,16 @@ import (
 // HF's row order and rotate_half (ggml NEOX). The table is verify's own
 // reading of the archs, apart from runtime's, as refGeometry is apart from
 // convert.Geometry; the rules are those of llama.cpp src/llama-model.cpp
-// (llm_build_bitnet, llm_build_llama) and bitnet.cpp's fork of it.
-var ggufRefArchs = map[string]struct{ relu2, adjacentRope bool }{
+// (llm_build_bitnet, llm_build_llama) and bitnet.cpp's fork of it; qwen2
+// has q/k/v biases and qwen3 per-head q/k norms (src/models/qwen2.cpp,
+// qwen3.cpp; reference_qwen.go).
+var ggufRefArchs = map[string]struct{ relu2, adjacentRope, qkvBias, qkNorm bool }{
 	"bitnet":       {},
 	"bitnet-b1.58": {relu2: true},
 	"bitnet-25":    {relu2: true},
 	"llama":        {adjacentRope: true},
+	"qwen2":        {qkvBias: true},
+	"qwen3":        {qkNorm: true},
 }
 
 // refGeometryOfGGUF reads the float reference's geometry from a GGUF's KVs
@@ -41,9 +45,13 @@ func refGeometryOfGGUF(f *reader.File, path string) (refGeometry, error) {
 	arch := f.Arch()
 	spec, ok := ggufRefArchs[arch]
 	if !ok {
-		return g, fmt.Errorf("%s: arch %q: the float reference knows bitnet, bitnet-b1.58, bitnet-25 and llama", path, arch)
+		return g, fmt.Errorf("%s: arch %q: the float reference knows bitnet, bitnet-b1.58, bitnet-25, llama, qwen2 and qwen3", path, arch)
 	}
 	g.relu2, g.adjacentRope = spec.relu2, spec.adjacentRope
+	g.qkvBias, g.qkNorm = spec.qkvBias, spec.qkNorm
+	if e, ok := f.Float(arch + ".attention.norm_in_rms_epsilon"); ok && e > 0 {
+		g.normInEps = e
+	}
 	uintKV := func(dst *int, key string, def int) error {
 		v, ok := f.Get(arch + "." + key)
 		if !ok {
