@@ -22,12 +22,12 @@ type CausalSpec struct {
 	// Sizes: hidden size, heads, KV heads, head dimension (written as
 	// attention.key_length / value_length), FFN width, vocabulary, layers.
 	Hidden, Heads, HeadsKV, HeadDim, FF, Vocab, Layers int
-	Eps       float32 // attention.layer_norm_rms_epsilon
-	NormInEps float32 // attention.norm_in_rms_epsilon (0: not written)
-	Theta     float32 // rope.freq_base (0: 10000)
-	Untied    bool    // write output.weight (else the head is token_embd)
-	Biases    bool    // blk.N.attn_{q,k,v}.bias (F32)
-	QKNorm    bool    // blk.N.attn_q_norm / attn_k_norm ([HeadDim], F32)
+	Eps                                                float32 // attention.layer_norm_rms_epsilon
+	NormInEps                                          float32 // attention.norm_in_rms_epsilon (0: not written)
+	Theta                                              float32 // rope.freq_base (0: 10000)
+	Untied                                             bool    // write output.weight (else the head is token_embd)
+	Biases                                             bool    // blk.N.attn_{q,k,v}.bias (F32)
+	QKNorm                                             bool    // blk.N.attn_q_norm / attn_k_norm ([HeadDim], F32)
 	// NormIn are the per-projection input norms written in every layer,
 	// by stem: "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate",
 	// "ffn_up", "ffn_down" (tensor blk.N.<stem>_norm_in.weight, F32).
@@ -102,7 +102,7 @@ func CausalGGUF(t testing.TB, dir, name string, s CausalSpec) string {
 	proj := func(name string, k, m int) {
 		codes := make([]int8, k*m)
 		for i := range codes {
-			codes[i] = int8(math.Floor((unit(name, i) + 1) * 1.5)) - 1 // [−1, 1) → {−1, 0, 1}
+			codes[i] = int8(math.Floor((unit(name, i)+1)*1.5)) - 1 // [−1, 1) → {−1, 0, 1}
 		}
 		scale := float32(1 / math.Sqrt(float64(k)))
 		if s.Type == gguf.TypeF32 {
