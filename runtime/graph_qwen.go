@@ -24,7 +24,7 @@ import (
 //     tensor; the norm is ggml's rms_norm followed by the mul with the
 //     weight (rmsNorm), its eps {arch}.attention.norm_in_rms_epsilon, else
 //     the model's attention.layer_norm_rms_epsilon (docs/glossary.md
-//     "per-projection norm").
+//     "per-projection input norm").
 
 // Indexes of the seven projections of a block, in the order of
 // normInNames.
