@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -41,7 +42,9 @@ var (
 )
 
 func init() {
-	Register("LlamaForCausalLM", newLlama)
+	for _, class := range archtab.Llama.HF {
+		Register(class, newLlama)
+	}
 }
 
 // newLlama accepts a LlamaForCausalLM config only with a BitNet
@@ -81,10 +84,10 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	return &llamaModel{ctxDefault: !hasCtx}, nil
 }
 
-func (m *llamaModel) Arch() string            { return "llama" }
-func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
-func (m *llamaModel) StripPrefix() string     { return "" }
-func (m *llamaModel) Embedding() bool         { return false }
+func (m *llamaModel) Arch() string            { return archtab.Llama.GGUF }
+func (m *llamaModel) Table() *tensormap.Table { return archtab.Llama.Table }
+func (m *llamaModel) StripPrefix() string     { return archtab.Llama.StripPrefix }
+func (m *llamaModel) Embedding() bool         { return archtab.Llama.Embedding }
 
 // Geometry is the shared rule; it also records the head counts RopeHeads
 // needs (NewPlan calls it before any tensor is converted) and refuses an
@@ -119,8 +122,8 @@ func (m *llamaModel) RopeHeads(ggufName string) int {
 // scaling when config.json has one. Other rope_scaling types (llama3's
 // frequency factors) are refused.
 func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
-	const arch = "llama"
-	kvs, err := tableKVs(arch, cfg, llamaHParams)
+	arch := archtab.Llama.GGUF
+	kvs, err := tableKVs(arch, cfg, archtab.Llama.HParams)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package verify
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -14,20 +16,28 @@ import (
 // (--ref-gguf across kernels): the FFN activation each implies and whether
 // its q/k rows were interleaved for llama's adjacent-pair rope
 // (convert.RopePermuter; ggml LLAMA_ROPE_TYPE_NORM). The BitNet archs keep
-// HF's row order and rotate_half (ggml NEOX). The table is verify's own
-// reading of the archs, apart from runtime's, as refGeometry is apart from
-// convert.Geometry; the rules are those of llama.cpp src/llama-model.cpp
-// (llm_build_bitnet, llm_build_llama) and bitnet.cpp's fork of it; qwen2
-// has q/k/v biases and qwen3 per-head q/k norms (src/models/qwen2.cpp,
-// qwen3.cpp; reference_qwen.go).
-var ggufRefArchs = map[string]struct{ relu2, adjacentRope, qkvBias, qkNorm bool }{
-	"bitnet":       {},
-	"bitnet-b1.58": {relu2: true},
-	"bitnet-25":    {relu2: true},
-	"llama":        {adjacentRope: true},
-	"qwen2":        {qkvBias: true},
-	"qwen3":        {qkNorm: true},
-}
+// HF's row order and rotate_half (ggml NEOX). The rows come from archtab
+// (the facts of llama.cpp src/llama-model.cpp llm_build_bitnet /
+// llm_build_llama and bitnet.cpp's fork of it); the reference's arithmetic
+// stays its own, apart from the runtime's, as refGeometry is apart from
+// convert.Geometry. Embedding rows are left out; qwen2's q/k/v biases and
+// qwen3's per-head q/k norms are computed by reference_qwen.go, and
+// per-projection input norms wherever the weights have them.
+var ggufRefArchs, ggufRefArchNames = func() (map[string]ggufRefArch, []string) {
+	m := map[string]ggufRefArch{}
+	var names []string
+	for _, a := range append(archtab.All(), pendingRefRows()...) {
+		if _, dup := m[a.GGUF]; dup || a.Embedding || (a.FFN != archtab.SiLU && a.FFN != archtab.ReLU2) {
+			continue
+		}
+		m[a.GGUF] = ggufRefArch{a.FFN == archtab.ReLU2, a.Rope == archtab.RopeNorm, a.QKVBias, a.QKNorm}
+		names = append(names, a.GGUF)
+	}
+	return m, names
+}()
+
+// ggufRefArch is the float reference's reading of a causal arch's graph.
+type ggufRefArch struct{ relu2, adjacentRope, qkvBias, qkNorm bool }
 
 // refGeometryOfGGUF reads the float reference's geometry from a GGUF's KVs
 // and tensor shapes, as refGeometryOf reads it from config.json:
@@ -45,7 +55,7 @@ func refGeometryOfGGUF(f *reader.File, path string) (refGeometry, error) {
 	arch := f.Arch()
 	spec, ok := ggufRefArchs[arch]
 	if !ok {
-		return g, fmt.Errorf("%s: arch %q: the float reference knows bitnet, bitnet-b1.58, bitnet-25, llama, qwen2 and qwen3", path, arch)
+		return g, fmt.Errorf("%s: arch %q: the float reference knows %s and %s", path, arch, strings.Join(ggufRefArchNames[:len(ggufRefArchNames)-1], ", "), ggufRefArchNames[len(ggufRefArchNames)-1])
 	}
 	g.relu2, g.adjacentRope = spec.relu2, spec.adjacentRope
 	g.qkvBias, g.qkNorm = spec.qkvBias, spec.qkNorm
