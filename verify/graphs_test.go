@@ -231,3 +231,29 @@ func TestRefQKVRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNewGraphs runs verify's own entry point on the new graphs: a
+// runtime-only check (a causal qwen3 file is not taken for an embedding
+// model), and --ref-gguf across kernels (TQ2_0 against the F32 file of the
+// same codes), whose float reference reads the qwen archs from the GGUF.
+func TestRunNewGraphs(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range graphCases() {
+		name := strings.NewReplacer(" ", "_", "/", "").Replace(c.name)
+		s := c.spec
+		s.Type = gguf.TypeTQ2_0
+		tq := testutil.CausalGGUF(t, dir, name+"-tq2_0.gguf", s)
+		s.Type = gguf.TypeF32
+		f32 := testutil.CausalGGUF(t, dir, name+"-f32.gguf", s)
+		ids := []int32{1, 5, 9, 13, 2, 40, 7, 33}
+		rep, err := Run(Options{GGUF: tq, IDs: ids, Tokens: 2})
+		if err != nil || !rep.Pass || rep.Arch != c.spec.Arch {
+			t.Errorf("%s: runtime-only verify: %v, %+v", c.name, err, rep)
+			continue
+		}
+		rep, err = Run(Options{GGUF: tq, RefGGUF: f32, IDs: ids, Tokens: 2})
+		if err != nil || !rep.Pass || rep.Numbers == nil {
+			t.Errorf("%s: verify --ref-gguf: %v, failures %v, notes %v", c.name, err, rep.Failures, rep.Notes)
+		}
+	}
+}
