@@ -124,7 +124,7 @@ func qwen3SmallConfig(t *testing.T) map[string]any {
 
 // mainlineHomeModels are the models of mainline-home in the order
 // TestWriteMainlineHomeFiles writes them.
-var mainlineHomeModels = []string{"tiny", "llama-small", "bitnet384", "falcone-small", "mistral-small", "qwen2-small"}
+var mainlineHomeModels = []string{"tiny", "llama-small", "bitnet384", "falcone-small", "mistral-small", "qwen2-small", "qwen3-small"}
 
 // writeMainlineHomeFiles writes the files mainline-home's runs used into
 // dir: our hf2gguf TQ1_0/TQ2_0 (and the F32 mainline's llama-quantize made
