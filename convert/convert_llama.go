@@ -28,6 +28,9 @@ type llamaModel struct {
 	// llama.cpp cannot load a llama GGUF without llama.context_length, so
 	// transformers' LlamaConfig default is written (with a notice).
 	ctxDefault bool
+	// dense is the refusal used when a checkpoint without
+	// quantization_config is not group-scaled ternary (DenseCandidate).
+	dense error
 }
 
 // llamaDefaultContext is transformers' LlamaConfig default
@@ -35,19 +38,23 @@ type llamaModel struct {
 const llamaDefaultContext = 2048
 
 var (
-	_ Converter    = (*llamaModel)(nil)
-	_ RopePermuter = (*llamaModel)(nil)
-	_ ExtraKVser   = (*llamaModel)(nil)
+	_ Converter      = (*llamaModel)(nil)
+	_ RopePermuter   = (*llamaModel)(nil)
+	_ ExtraKVser     = (*llamaModel)(nil)
+	_ DenseCandidate = (*llamaModel)(nil)
 )
 
 func init() {
 	Register("LlamaForCausalLM", newLlama)
 }
 
-// newLlama accepts a LlamaForCausalLM config only with a BitNet
-// quantization_config; a plain Llama is not ternary and has no business in
-// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
-// every projection's input before activation quantization, transformers
+// newLlama accepts a LlamaForCausalLM config with a BitNet
+// quantization_config, or without any quantization_config as a
+// DenseCandidate: NewPlan then accepts it only when every projection is
+// group-scaled ternary (groupscaled.go) and refuses a plain Llama with the
+// DenseRefusal, since a float model has no business in a ternary GGUF.
+// Falcon-E (quantization_config.use_rms_norm: an RMSNorm on every
+// projection's input before activation quantization, transformers
 // integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
 // such norm, so its file would compute another function.
 func newLlama(cfg *hf.Config) (Converter, error) {
@@ -59,12 +66,23 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 			return nil, err // names config.json and the key
 		}
 	}
+	var dense error
 	if qm != "bitnet" {
-		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+		dense = fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+		if ok {
+			return nil, dense // another quantization method
+		}
+		// No quantization_config: convertible only when every projection
+		// is group-scaled ternary (planGroupScaled reads the values).
 	}
-	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
-		return nil, err
-	} else if set && norm {
+	norm, set := false, false
+	if ok {
+		var err error
+		if norm, set, err = qc.Bool("use_rms_norm"); err != nil {
+			return nil, err
+		}
+	}
+	if set && norm {
 		return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (Falcon-E: an RMSNorm before every projection's activation quantization); GGUF arch llama has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path)
 	}
 	act, _, err := cfg.String("hidden_act")
@@ -78,8 +96,13 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{ctxDefault: !hasCtx}, nil
+	return &llamaModel{ctxDefault: !hasCtx, dense: dense}, nil
 }
+
+// DenseRefusal is the refusal of a LlamaForCausalLM without a
+// quantization_config whose projections are not group-scaled ternary (nil
+// for a BitNet checkpoint).
+func (m *llamaModel) DenseRefusal() error { return m.dense }
 
 func (m *llamaModel) Arch() string            { return "llama" }
 func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
