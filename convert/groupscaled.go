@@ -36,6 +36,21 @@ type DenseCandidate interface {
 	DenseRefusal() error
 }
 
+// ConvertibleGroupScaled is Convertible for a checkpoint of config cfg
+// whose projections are group-scaled ternary (dummy --group-scaled): nil
+// when the architecture is a DenseCandidate without a config refusal of its
+// own, else the error hf2gguf would give.
+func ConvertibleGroupScaled(cfg *hf.Config) error {
+	conv, err := converterFor(cfg)
+	if err != nil {
+		return err
+	}
+	if _, ok := conv.(DenseCandidate); !ok {
+		return fmt.Errorf("%s: %s checkpoints without a BitNet quantization_config are not converted, group-scaled or not (not supported)", cfg.Path, conv.Arch())
+	}
+	return nil
+}
+
 // GroupTernary reports whether raw, the little-endian bytes of an HF
 // [rows, cols] tensor of dtype dt (F16, BF16 or F32), is group-scaled
 // ternary: cols is a positive multiple of GroupScaledQK, len(raw) holds a

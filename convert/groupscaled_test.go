@@ -3,6 +3,7 @@ package convert
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -523,4 +525,67 @@ func FuzzGroupTernary(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGroupScaledDummy: a `dummy --group-scaled` checkpoint (the Ternary
+// Bonsai -unpacked layout at reduced size) is recognised and converts to
+// Q2_0 whose decoded values equal the checkpoint's F16 values bit for bit
+// (zeros as +0), rows in rope order; Convertible refuses the config alone
+// while ConvertibleGroupScaled accepts it.
+func TestGroupScaledDummy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	res, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: nc15Config(), GroupScaled: true, VocabSize: 300, Layers: 1, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Config)
+	cfg, _ := hf.ParseConfig(b, "config.json")
+	if Convertible(cfg) == nil || ConvertibleGroupScaled(cfg) != nil {
+		t.Errorf("Convertible %v, ConvertibleGroupScaled %v", Convertible(cfg), ConvertibleGroupScaled(cfg))
+	}
+	out := filepath.Join(t.TempDir(), "q2.gguf")
+	if _, err := ConvertDir(context.Background(), dir, out, false, false, Options{OutType: "q2_0", NoVocab: true}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := hf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	_, f := ggufTable(t, out)
+	for stem, g := range groupGGUFNames {
+		ref, _ := ck.Lookup("model.layers.0." + stem + ".weight")
+		d, err := ck.Read(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := d.Float32s(nil)
+		d.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, cols := int(ref.Shape[0]), int(ref.Shape[1])
+		want := ggufRows(v, rows, cols, g.heads)
+		data, err := f.TensorData("blk.0." + g.gguf + ".weight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != string(expectQ2_0(want)) {
+			t.Errorf("%s: bytes differ from the expected Q2_0 encoding", g.gguf)
+		}
+		codes := make([]int8, len(v))
+		scales, err := format.Q2_0{}.Decode(codes, data, cols, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			got := float32(codes[i]) * scales[i/64]
+			if w == 0 {
+				w = 0 // −0 reads back as +0
+			}
+			if math.Float32bits(got) != math.Float32bits(w) {
+				t.Fatalf("%s: element %d decodes to %v, want %v", g.gguf, i, got, w)
+			}
+		}
+	}
 }
