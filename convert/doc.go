@@ -35,6 +35,15 @@
 // for llama's rope (the RopePermuter hook). Falcon-E (use_rms_norm) is
 // refused.
 //
+// Group-scaled ternary checkpoints (Ternary Bonsai "-unpacked"; shared/spec
+// formats-2026.md §5) have no quantization_config: an architecture that
+// takes them implements DenseCandidate, and NewPlan then reads every
+// projection (GroupTernary: one nonzero magnitude per 128 inputs of a row,
+// compared bit for bit) and refuses the checkpoint with the architecture's
+// usual refusal when one is not. Their projections keep every code and
+// group scale in Q2_0 (groupscaled.go); coarser-scaled outtypes are refused
+// unless Options.Ternarize asks for the lossy abs-mean conversion.
+//
 // # Adding an architecture
 //
 // One new file per package that needs one, plus table rows. The geometry
