@@ -250,15 +250,10 @@ func (c *converter) groupScaledProjection(ctx context.Context, t *PlannedTensor,
 	if codes, x, err = c.ropeOrder(t, codes, x); err != nil {
 		return nil, err
 	}
-	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
-	if rp, ok := c.plan.Converter.(RopePermuter); ok && rp.RopeHeads(t.GGUFName) > 0 {
-		// The scales of a row move with it.
-		perm := make([]float32, len(scales))
-		if err := permuteRopeRows(perm, scales, rows, cols/GroupScaledQK, rp.RopeHeads(t.GGUFName)); err != nil {
-			return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
-		}
-		scales = perm
+	if scales, err = c.ropeScales(t, scales); err != nil {
+		return nil, err
 	}
+	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
 	f := t.Format
 	if f == nil {
 		return c.encodeFloat(ctx, t, len(x), func(i int) float32 { return x[i] })
@@ -297,4 +292,20 @@ func groupScaledType(t *PlannedTensor, f format.Format, k int, opts Options, rel
 		return nil
 	}
 	return fmt.Errorf("tensor %s (%s) is group-scaled ternary (one scale per %d inputs) and %s has %s, so its scales cannot be kept: use --outtype q2_0 (exact), or --ternarize to re-ternarize with one abs-mean scale per tensor (lossy)", t.GGUFName, t.HFName, GroupScaledQK, f.Name(), scaleGranularity(f, k))
+}
+
+// ropeScales returns the group scales of projection t ([rows, cols/128])
+// in the GGUF's row order: the scales of a row move with it when ropeOrder
+// interleaves the rows.
+func (c *converter) ropeScales(t *PlannedTensor, scales []float32) ([]float32, error) {
+	rp, ok := c.plan.Converter.(RopePermuter)
+	if !ok || rp.RopeHeads(t.GGUFName) <= 0 {
+		return scales, nil
+	}
+	rows, cols := int(t.HFShape[0]), int(t.HFShape[1])
+	perm := make([]float32, len(scales))
+	if err := permuteRopeRows(perm, scales, rows, cols/GroupScaledQK, rp.RopeHeads(t.GGUFName)); err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	}
+	return perm, nil
 }
