@@ -296,6 +296,13 @@ func TestGroupScaledRefusals(t *testing.T) {
 	if got["blk.0.ffn_down.weight"] != "TQ2_0[512 256]" {
 		t.Errorf("ffn_down %s", got["blk.0.ffn_down.weight"])
 	}
+	plan, err = ConvertDir(context.Background(), dir, filepath.Join(t.TempDir(), "q.gguf"), false, true, Options{OutType: "q2_0", NoVocab: true, Ternarize: true})
+	if err != nil {
+		t.Fatalf("q2_0 --ternarize: %v", err)
+	}
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), "--ternarize has no effect: q2_0 keeps the group-scaled projections exactly") {
+		t.Errorf("q2_0 --ternarize: warnings %q", plan.Warnings)
+	}
 }
 
 // TestGroupScaledNearMisses: a dense checkpoint that is not group-scaled
@@ -587,5 +594,39 @@ func TestGroupScaledDummy(t *testing.T) {
 				t.Fatalf("%s: element %d decodes to %v, want %v", g.gguf, i, got, w)
 			}
 		}
+	}
+}
+
+// TestGroupScaledSource: the Source verify reads gives a group-scaled
+// projection's codes with one scale per 128 inputs (rows and their scales
+// in rope order), Float32 the checkpoint's values bit for bit (−0 kept),
+// and TernaryView, which has room for one scale, refuses it.
+func TestGroupScaledSource(t *testing.T) {
+	dir, vals := groupFixture(t, hf.BF16, nil)
+	src, err := OpenSource(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	g := groupGGUFNames["self_attn.q_proj"]
+	want := ggufRows(vals["model.layers.0.self_attn.q_proj.weight"], 256, 256, g.heads)
+	codes, scales, group, err := src.TernaryGroupsView("blk.0.attn_q.weight")
+	if err != nil || group != GroupScaledQK || len(scales) != len(want)/GroupScaledQK {
+		t.Fatalf("TernaryGroupsView: %d scales, group %d, %v", len(scales), group, err)
+	}
+	for i, w := range want {
+		if got := float32(codes[i]) * scales[i/group]; got != w {
+			t.Fatalf("element %d: code %d × scale %v, want %v", i, codes[i], scales[i/group], w)
+		}
+	}
+	f32, err := src.Float32("blk.0.attn_q.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(f32Bytes(f32)) != string(f32Bytes(want)) {
+		t.Error("Float32 differs from the checkpoint's values")
+	}
+	if _, _, err := src.TernaryView("blk.0.attn_q.weight"); err == nil || !strings.Contains(err.Error(), "group-scaled") {
+		t.Errorf("TernaryView: %v", err)
 	}
 }

@@ -502,6 +502,9 @@ func (p *Plan) assignTypes(opts Options) error {
 		}
 		t.Bytes = n
 	}
+	if opts.Ternarize && slices.ContainsFunc(p.Tensors, func(t PlannedTensor) bool { return t.GroupScaled && t.Format != nil }) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("--ternarize has no effect: %s keeps the group-scaled projections exactly", p.OutType))
+	}
 	if len(relossed) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--ternarize: %d group-scaled projection(s) re-ternarized with one abs-mean scale per tensor for %s (lossy; --outtype q2_0 keeps them exactly)", len(relossed), p.OutType))
 	}
