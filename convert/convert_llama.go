@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -31,6 +33,9 @@ type llamaModel struct {
 	// dense is the refusal used when a checkpoint without
 	// quantization_config is not group-scaled ternary (DenseCandidate).
 	dense error
+	// window is config.json sliding_window (MistralForCausalLM), 0 when
+	// absent or null: not written, warned about.
+	window int
 }
 
 // llamaDefaultContext is transformers' LlamaConfig default
@@ -45,19 +50,27 @@ var (
 )
 
 func init() {
-	Register("LlamaForCausalLM", newLlama)
+	for _, class := range archtab.Llama.HF {
+		Register(class, newLlama)
+	}
 }
 
-// newLlama accepts a LlamaForCausalLM config with a BitNet
-// quantization_config, or without any quantization_config as a
-// DenseCandidate: NewPlan then accepts it only when every projection is
-// group-scaled ternary (groupscaled.go) and refuses a plain Llama with the
-// DenseRefusal, since a float model has no business in a ternary GGUF.
-// Falcon-E (quantization_config.use_rms_norm: an RMSNorm on every
-// projection's input before activation quantization, transformers
+// newLlama accepts a LlamaForCausalLM or MistralForCausalLM config (the
+// archtab.Llama row) with a BitNet quantization_config, or without any
+// quantization_config as a DenseCandidate: NewPlan then accepts it only when
+// every projection is group-scaled ternary (groupscaled.go) and refuses a
+// plain Llama with the DenseRefusal, since a float model has no business in
+// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
+// every projection's input before activation quantization, transformers
 // integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
 // such norm, so its file would compute another function.
 func newLlama(cfg *hf.Config) (Converter, error) {
+	class := archtab.Llama.HF[0]
+	if archs, _ := cfg.Raw["architectures"].([]any); len(archs) > 0 {
+		if s, _ := archs[0].(string); slices.Contains(archtab.Llama.HF, s) {
+			class = s
+		}
+	}
 	qc, ok := cfg.Sub("quantization_config")
 	qm := ""
 	if ok {
@@ -68,7 +81,7 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	}
 	var dense error
 	if qm != "bitnet" {
-		dense = fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+		dense = fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, class, ErrUnknownArch)
 		if ok {
 			return nil, dense // another quantization method
 		}
@@ -90,24 +103,34 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 		return nil, err
 	}
 	if act != "" && act != "silu" {
-		return nil, fmt.Errorf("%s: hidden_act %q is not supported for LlamaForCausalLM (supported: silu)", cfg.Path, act)
+		return nil, fmt.Errorf("%s: hidden_act %q is not supported for %s (supported: silu)", cfg.Path, act, class)
 	}
 	_, hasCtx, err := cfg.Int("max_position_embeddings", "n_ctx")
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{ctxDefault: !hasCtx, dense: dense}, nil
+	m := &llamaModel{ctxDefault: !hasCtx, dense: dense}
+	// Mistral-7B-v0.1's sliding_window (4096): the llama graph of every
+	// target runtime attends to the whole context, as mainline's
+	// convert_hf_to_gguf.py writes it (LlamaModel, no window key), so the
+	// file matches transformers only within the window; said, not refused.
+	if w, _, err := cfg.Int("sliding_window"); err != nil {
+		return nil, err
+	} else if w > 0 {
+		m.window = w
+	}
+	return m, nil
 }
 
-// DenseRefusal is the refusal of a LlamaForCausalLM without a
-// quantization_config whose projections are not group-scaled ternary (nil
-// for a BitNet checkpoint).
+// DenseRefusal is the refusal of a LlamaForCausalLM or MistralForCausalLM
+// without a quantization_config whose projections are not group-scaled
+// ternary (nil for a BitNet checkpoint).
 func (m *llamaModel) DenseRefusal() error { return m.dense }
 
-func (m *llamaModel) Arch() string            { return "llama" }
-func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
-func (m *llamaModel) StripPrefix() string     { return "" }
-func (m *llamaModel) Embedding() bool         { return false }
+func (m *llamaModel) Arch() string            { return archtab.Llama.GGUF }
+func (m *llamaModel) Table() *tensormap.Table { return archtab.Llama.Table }
+func (m *llamaModel) StripPrefix() string     { return archtab.Llama.StripPrefix }
+func (m *llamaModel) Embedding() bool         { return archtab.Llama.Embedding }
 
 // Geometry is the shared rule; it also records the head counts RopeHeads
 // needs (NewPlan calls it before any tensor is converted) and refuses an
@@ -142,8 +165,8 @@ func (m *llamaModel) RopeHeads(ggufName string) int {
 // scaling when config.json has one. Other rope_scaling types (llama3's
 // frequency factors) are refused.
 func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
-	const arch = "llama"
-	kvs, err := tableKVs(arch, cfg, llamaHParams)
+	arch := archtab.Llama.GGUF
+	kvs, err := tableKVs(arch, cfg, archtab.Llama.HParams)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +206,9 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 // ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json
 // sets add_prefix_space, as LlamaModel.set_gguf_parameters does.
 func (m *llamaModel) ExtraKVs(dir string) (kvs []gguf.KV, warns []string, err error) {
+	if m.window > 0 {
+		warns = append(warns, fmt.Sprintf("config.json sliding_window %d is not written: llama.cpp's llama graph attends to the whole context (as mainline's converter writes Mistral), so logits match transformers only for contexts up to %d tokens", m.window, m.window))
+	}
 	if m.ctxDefault {
 		warns = append(warns, fmt.Sprintf("config.json has no max_position_embeddings: llama.context_length = %d (transformers' LlamaConfig default; llama.cpp needs the key)", llamaDefaultContext))
 	}

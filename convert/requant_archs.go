@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -14,12 +14,15 @@ import (
 // writes nothing that hf2gguf would not, so a BitNet embedding model
 // (qwen3, gemma3) stays F32/F16/BF16/I2_S, which is what bitnet.cpp's
 // embedding pipeline runs; no other runtime knows their per-projection input
-// norms. An arch no converter writes is not limited here.
-func checkRequantOutType(arch string, t OutType) error {
+// norms. An arch no converter writes is not limited here. When an arch
+// names both a causal and an embedding model (qwen3), embedding (the file
+// has {arch}.pooling_type) picks whose outtypes apply.
+func checkRequantOutType(arch string, embedding bool, t OutType) error {
 	var limits []OutType
 	known := false
+	both := archtab.Causal(arch) != nil && archtab.Embedding(arch) != nil
 	for _, info := range Architectures() {
-		if info.VocabOnly || !slices.Contains(archNames(info), arch) {
+		if info.VocabOnly || !slices.Contains(archNames(info), arch) || (both && info.Embedding != embedding) {
 			continue
 		}
 		known = true
@@ -29,7 +32,7 @@ func checkRequantOutType(arch string, t OutType) error {
 			}
 		}
 	}
-	if _, ok := format.ArchActivation[arch]; ok && !known {
+	if a := archtab.Causal(arch); a != nil && a.BitNet() && !known {
 		// a BitNet arch another converter wrote (llama.cpp's "bitnet",
 		// ik_llama.cpp's "bitnet-25"): every outtype
 		return nil
@@ -56,7 +59,7 @@ func archNames(info ArchInfo) []string {
 
 // RequantArchs lists, sorted, the general.architecture values requant
 // reads: the archs the converters write (Architectures, not vocab-only)
-// and the BitNet archs of the other runtimes (format.ArchActivation:
+// and the BitNet rows of archtab (the archs of the other runtimes too:
 // llama.cpp's bitnet, ik_llama.cpp's bitnet-25).
 func RequantArchs() []string {
 	var out []string
@@ -65,8 +68,10 @@ func RequantArchs() []string {
 			out = append(out, archNames(info)...)
 		}
 	}
-	for a := range format.ArchActivation {
-		out = append(out, a)
+	for _, a := range archtab.All() {
+		if a.BitNet() {
+			out = append(out, a.GGUF)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

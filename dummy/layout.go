@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -30,9 +31,12 @@ const (
 	Embedding
 	// Head is an untied LM head [vocab, hidden], N(0, 0.02²).
 	Head
+	// Bias is a projection's float bias [out] (Qwen2's q/k/v), N(0, 0.02²);
+	// never packed.
+	Bias
 )
 
-var roleNames = map[Role]string{Projection: "projection", WeightScale: "weight_scale", Norm: "norm", OffsetNorm: "offset-norm", Embedding: "embedding", Head: "head"}
+var roleNames = map[Role]string{Projection: "projection", WeightScale: "weight_scale", Norm: "norm", OffsetNorm: "offset-norm", Embedding: "embedding", Head: "head", Bias: "bias"}
 
 // String names r.
 func (r Role) String() string {
@@ -87,14 +91,19 @@ type family struct {
 	// embedding models never have an LM head; causal LMs have lm_head.weight
 	// when tie_word_embeddings is false.
 	embeddingModel bool
+	// tiedDefault is tie_word_embeddings when config.json lacks the key
+	// (archtab.Arch.TiedDefault).
+	tiedDefault bool
 }
 
-// newFamily returns the family whose tensors are layer (names after prefix)
-// plus embed_tokens, norm and lm_head, each shaped by the rule of table
-// that maps it. A name table does not map is a programmer error (a panic at
-// start-up, caught by every test).
-func newFamily(prefix string, table *tensormap.Table, embeddingModel bool, layer []rule) family {
-	f := family{prefix: prefix, embeddingModel: embeddingModel, layer: slices.Clone(layer)}
+// newFamily returns the family of archtab row arch whose tensors are layer
+// (names after prefix) plus embed_tokens, norm and lm_head, each shaped by
+// the rule of the row's tensormap table that maps it; embedding models
+// (arch.Embedding) never get lm_head. A name the table does not map is a
+// programmer error (a panic at start-up, caught by every test).
+func newFamily(prefix string, arch *archtab.Arch, layer []rule) family {
+	table := arch.Table
+	f := family{prefix: prefix, embeddingModel: arch.Embedding, tiedDefault: arch.TiedDefault, layer: slices.Clone(layer)}
 	f.global = []rule{{name: "embed_tokens.weight", role: Embedding}, {name: "norm.weight", role: f.finalNormRole()}, {name: "lm_head.weight", role: Head}}
 	shape := func(rs []rule, global bool) {
 		for i := range rs {
@@ -132,6 +141,25 @@ var (
 		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
 	}
 )
+
+// qkvBiasProj is attnProj with the q/k/v biases after their weights, in
+// the order a Linear's state_dict lists them (Qwen2).
+var qkvBiasProj = []rule{
+	{name: "layers.{i}.self_attn.q_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.q_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.k_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.k_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.v_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.v_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.o_proj.weight", role: Projection},
+}
+
+// qkNorms are Qwen3's per-head q/k RMS norms [head_dim], after o_proj in
+// module order.
+var qkNorms = []rule{
+	{name: "layers.{i}.self_attn.q_norm.weight", role: Norm},
+	{name: "layers.{i}.self_attn.k_norm.weight", role: Norm},
+}
 
 func cat(parts ...[]rule) []rule {
 	var out []rule
@@ -178,14 +206,20 @@ func embeddingLayer(normRole Role, norms []rule) []rule {
 // attn_sub_norm / ffn_sub_norm, Falcon3 and Llama3-8B-1.58 plain llama names,
 // the embedding models no "model." prefix (spec conversion.md §5.5, §6).
 var families = map[string]family{
-	"BitnetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
-	"BitNetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
-	"LlamaForCausalLM":  newFamily("model.", tensormap.Llama, false, cat(attnProj, mlpProj, blockNorms)),
-	"Qwen3Model": newFamily("", tensormap.Qwen3Embedding, true, embeddingLayer(Norm, []rule{
+	"BitnetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
+	"BitNetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
+	"LlamaForCausalLM":  newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
+	// HF BitNet checkpoints of other causal graphs (transformers' BitNet
+	// integration; formats-2026.md §4): Mistral has llama's names, Qwen2
+	// adds the float q/k/v biases.
+	"MistralForCausalLM": newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
+	"Qwen2ForCausalLM":   newFamily("model.", archtab.Qwen2, cat(qkvBiasProj, mlpProj, blockNorms)),
+	"Qwen3ForCausalLM":   newFamily("model.", archtab.Qwen3, cat(attnProj, qkNorms, mlpProj, blockNorms)),
+	"Qwen3Model": newFamily("", archtab.Qwen3Embedding, embeddingLayer(Norm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: Norm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
 	})),
-	"Gemma3TextModel": newFamily("", tensormap.Gemma3Embedding, true, embeddingLayer(OffsetNorm, []rule{
+	"Gemma3TextModel": newFamily("", archtab.Gemma3Embedding, embeddingLayer(OffsetNorm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: OffsetNorm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: OffsetNorm},
 		{name: "layers.{i}.pre_feedforward_layernorm.weight", role: OffsetNorm},
@@ -256,7 +290,7 @@ func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	if len(archs) > 0 {
 		arch, _ = archs[0].(string)
 	}
-	g.Tied = families[arch].embeddingModel
+	g.Tied = families[arch].tiedDefault
 	if v, present := cfg["tie_word_embeddings"]; present && v != nil {
 		b, ok := v.(bool)
 		if !ok {
