@@ -18,6 +18,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
+	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
 
 // groupLlamaConfig is a small LlamaForCausalLM config with no
@@ -628,5 +629,72 @@ func TestGroupScaledSource(t *testing.T) {
 	}
 	if _, _, err := src.TernaryView("blk.0.attn_q.weight"); err == nil || !strings.Contains(err.Error(), "group-scaled") {
 		t.Errorf("TernaryView: %v", err)
+	}
+}
+
+// TestGroupScaledQwen3: Ternary Bonsai's own architecture,
+// Qwen3ForCausalLM without quantization_config (head_dim 128 > hidden/heads
+// as Qwen3 has it), dense F16 group-scaled (dummy --group-scaled): → Q2_0
+// byte-equal to the definition (q/k rows in HF order: NEOX rope) with every
+// group scale; → TQ2_0 refused in one line naming the tensor; the same
+// config with ordinary bf16 weights keeps the not-BitNet refusal.
+func TestGroupScaledQwen3(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: qwen3Config(), GroupScaled: true, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "q2.gguf")
+	plan, err := ConvertDir(context.Background(), dir, out, false, false, Options{OutType: "q2_0", NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Arch != "qwen3" {
+		t.Errorf("arch %s", plan.Arch)
+	}
+	ck, err := hf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	_, f := ggufTable(t, out)
+	n := 0
+	for _, pt := range plan.Tensors {
+		if pt.Class != tensormap.Projection {
+			continue
+		}
+		n++
+		d, err := ck.Read(pt.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := d.Float32s(nil)
+		d.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := f.TensorData(pt.GGUFName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.Type != gguf.TypeQ2_0 || string(data) != string(expectQ2_0(v)) {
+			t.Errorf("%s: %s, bytes differ from the expected Q2_0 encoding", pt.GGUFName, pt.Type)
+		}
+	}
+	if n != 14 {
+		t.Errorf("%d projections, want 14", n)
+	}
+	_, err = ConvertDir(context.Background(), dir, filepath.Join(t.TempDir(), "t.gguf"), false, true, Options{OutType: OutTQ2_0, NoVocab: true})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "tensor blk.") || !strings.Contains(err.Error(), "TQ2_0 has one scale per 256 weights") || !strings.Contains(err.Error(), "--outtype q2_0") {
+		t.Errorf("tq2_0: %v", err)
+	}
+	cfg := qwen3Config()
+	delete(cfg, "quantization_config")
+	plain := filepath.Join(t.TempDir(), "plain")
+	if _, err := dummy.Generate(context.Background(), plain, dummy.Options{Config: cfg, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ConvertDir(context.Background(), plain, filepath.Join(t.TempDir(), "p.gguf"), false, true, Options{OutType: "q2_0", NoVocab: true})
+	if err == nil || !strings.Contains(err.Error(), `Qwen3ForCausalLM without quantization_config.quant_method "bitnet" is not a BitNet checkpoint`) {
+		t.Errorf("plain Qwen3: %v", err)
 	}
 }
