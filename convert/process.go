@@ -201,6 +201,9 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 // projection ternarizes (or unpacks) one of the seven linear weights and
 // encodes it in the planned type.
 func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
+	if t.GroupScaled {
+		return c.groupScaledProjection(ctx, t, d)
+	}
 	codes, scale, x, err := c.ternary(ctx, t, d)
 	if err != nil {
 		return nil, err

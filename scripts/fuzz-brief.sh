@@ -36,6 +36,7 @@ targets=(
   "./runtime                         FuzzQ8KTypes            20000"
   "./runtime                         FuzzReadKLBaseHeader    100000"
   "./torchpt                         FuzzParse               40000"
+  "./convert                         FuzzGroupTernary        60000"
 )
 
 failed=()
