@@ -28,14 +28,17 @@ IDS=1,100,200,300,400,500,7,8
 mkdir -p "$OUT/ml" "$OUT/runs"
 : >"$OUT/files.tsv"; : >"$OUT/runs.tsv"
 
-# kind: ours (a file we wrote), ml (mainline's Q2_0 of our F32), refused (mainline must refuse it)
+# kind: ours (a file we wrote: TQ1_0/TQ2_0, and Q2_0 where the model has no F32, e.g. the group-scaled one and our
+# requant of the g128 file), ml (mainline's Q2_0 of our F32), refused (mainline must refuse it)
 files=()
 for f in "$OUT"/*-f32.gguf; do
   m=$(basename "$f" -f32.gguf)
   "$BIN/quantize-q2_0" "$f" "$OUT/ml/$m-q2_0.gguf" >"$OUT/ml/$m-q2_0.log" 2>&1 || { cat "$OUT/ml/$m-q2_0.log" >&2; exit 1; }
   files+=("ml $m-q2_0 $OUT/ml/$m-q2_0.gguf")
 done
-for f in "$OUT"/*-tq1_0.gguf "$OUT"/*-tq2_0.gguf "$OUT"/tiny-g128-q2_0.gguf; do
+for f in "$OUT"/*-tq1_0.gguf "$OUT"/*-tq2_0.gguf "$OUT"/*-q2_0.gguf; do
+  # our Q2_0 files: those of models without an F32 (mainline's Q2_0 stands for the others)
+  case $f in *-q2_0.gguf) [ -e "${f%-q2_0.gguf}-f32.gguf" ] && continue;; esac
   [ -e "$f" ] && files+=("ours $(basename "$f" .gguf) $f")
 done
 [ -e "$OUT/tiny-g128.gguf" ] && files+=("refused tiny-g128 $OUT/tiny-g128.gguf")
