@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/archtab"
@@ -29,6 +30,9 @@ type llamaModel struct {
 	// llama.cpp cannot load a llama GGUF without llama.context_length, so
 	// transformers' LlamaConfig default is written (with a notice).
 	ctxDefault bool
+	// window is config.json sliding_window (MistralForCausalLM), 0 when
+	// absent or null: not written, warned about.
+	window int
 }
 
 // llamaDefaultContext is transformers' LlamaConfig default
@@ -47,13 +51,19 @@ func init() {
 	}
 }
 
-// newLlama accepts a LlamaForCausalLM config only with a BitNet
-// quantization_config; a plain Llama is not ternary and has no business in
-// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
+// newLlama accepts a LlamaForCausalLM or MistralForCausalLM config (the
+// archtab.Llama row) only with a BitNet quantization_config; a plain Llama
+// is not ternary and has no business in a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
 // every projection's input before activation quantization, transformers
 // integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
 // such norm, so its file would compute another function.
 func newLlama(cfg *hf.Config) (Converter, error) {
+	class := archtab.Llama.HF[0]
+	if archs, _ := cfg.Raw["architectures"].([]any); len(archs) > 0 {
+		if s, _ := archs[0].(string); slices.Contains(archtab.Llama.HF, s) {
+			class = s
+		}
+	}
 	qc, ok := cfg.Sub("quantization_config")
 	qm := ""
 	if ok {
@@ -63,7 +73,7 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 		}
 	}
 	if qm != "bitnet" {
-		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+		return nil, fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, class, ErrUnknownArch)
 	}
 	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
 		return nil, err
@@ -75,13 +85,23 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 		return nil, err
 	}
 	if act != "" && act != "silu" {
-		return nil, fmt.Errorf("%s: hidden_act %q is not supported for LlamaForCausalLM (supported: silu)", cfg.Path, act)
+		return nil, fmt.Errorf("%s: hidden_act %q is not supported for %s (supported: silu)", cfg.Path, act, class)
 	}
 	_, hasCtx, err := cfg.Int("max_position_embeddings", "n_ctx")
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{ctxDefault: !hasCtx}, nil
+	m := &llamaModel{ctxDefault: !hasCtx}
+	// Mistral-7B-v0.1's sliding_window (4096): the llama graph of every
+	// target runtime attends to the whole context, as mainline's
+	// convert_hf_to_gguf.py writes it (LlamaModel, no window key), so the
+	// file matches transformers only within the window; said, not refused.
+	if w, _, err := cfg.Int("sliding_window"); err != nil {
+		return nil, err
+	} else if w > 0 {
+		m.window = w
+	}
+	return m, nil
 }
 
 func (m *llamaModel) Arch() string            { return archtab.Llama.GGUF }
@@ -163,6 +183,9 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 // ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json
 // sets add_prefix_space, as LlamaModel.set_gguf_parameters does.
 func (m *llamaModel) ExtraKVs(dir string) (kvs []gguf.KV, warns []string, err error) {
+	if m.window > 0 {
+		warns = append(warns, fmt.Sprintf("config.json sliding_window %d is not written: llama.cpp's llama graph attends to the whole context (as mainline's converter writes Mistral), so logits match transformers only for contexts up to %d tokens", m.window, m.window))
+	}
 	if m.ctxDefault {
 		warns = append(warns, fmt.Sprintf("config.json has no max_position_embeddings: llama.context_length = %d (transformers' LlamaConfig default; llama.cpp needs the key)", llamaDefaultContext))
 	}
