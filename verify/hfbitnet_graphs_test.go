@@ -13,10 +13,12 @@ import (
 // classes beyond BitNet and Llama (dummy → hf2gguf) and runs verify --hf on
 // each: Qwen2ForCausalLM (q/k/v biases, tied) packed and as online bf16
 // masters to TQ2_0 (mainline's graph), MistralForCausalLM (Llama's graph)
-// to I2_S and TQ2_0. The float reference reads the class from config.json
+// to I2_S and TQ2_0, Qwen3ForCausalLM (per-head q/k norms, head_dim 128 ≠
+// hidden/heads) packed and tied to TQ2_0, online and untied to Q2_0. The float reference reads the class from config.json
 // (reference_qwen.go); the logits must pass the error model's thresholds.
 // Sizes are reduced (hidden 256, 2 layers, vocabulary 512); the other keys
-// are those of Qwen2.5-0.5B and Mistral-7B-v0.3 (testdata/configs).
+// are those of Qwen2.5-0.5B, Qwen3-0.6B and Mistral-7B-v0.3
+// (testdata/configs).
 func TestVerifyHFBitnetGraphs(t *testing.T) {
 	qwen2 := func(qc map[string]any) map[string]any {
 		return map[string]any{
@@ -34,6 +36,15 @@ func TestVerifyHFBitnetGraphs(t *testing.T) {
 		"max_position_embeddings": 32768, "sliding_window": nil, "tie_word_embeddings": false,
 		"quantization_config": map[string]any{"quant_method": "bitnet"},
 	}
+	qwen3 := func(tied bool, qc map[string]any) map[string]any {
+		return map[string]any{
+			"architectures": []any{"Qwen3ForCausalLM"}, "model_type": "qwen3", "hidden_act": "silu",
+			"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+			"num_key_value_heads": 2, "head_dim": 128, "vocab_size": 512, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+			"max_position_embeddings": 40960, "attention_bias": false, "use_sliding_window": false,
+			"tie_word_embeddings": tied, "quantization_config": qc,
+		}
+	}
 	for _, c := range []struct {
 		name   string
 		cfg    map[string]any
@@ -42,6 +53,8 @@ func TestVerifyHFBitnetGraphs(t *testing.T) {
 	}{
 		{"qwen2 packed tq2_0", qwen2(map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0},
 		{"qwen2 online tq2_0", qwen2(map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutTQ2_0},
+		{"qwen3 packed tied tq2_0", qwen3(true, map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0},
+		{"qwen3 online untied q2_0", qwen3(false, map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutType("q2_0")},
 		{"mistral packed i2_s", mistral, true, convert.OutI2S},
 		{"mistral packed tq2_0", mistral, true, convert.OutTQ2_0},
 	} {
