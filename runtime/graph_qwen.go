@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -62,24 +61,6 @@ type graphExtra struct {
 	qNorm, kNorm []float32 // attn_q_norm, attn_k_norm: [head_dim]
 	// normIn[p] is projection p's input norm (normInNames[p]).
 	normIn [numProj][]float32
-}
-
-// pendingRows are the causal qwen graphs the runtime builds whose archtab
-// rows (with their converters) are not in the table yet: each is used only
-// while archtab.Causal has no row of its name, and is to be deleted once it
-// has. The facts are mainline's (src/models/qwen2.cpp, qwen3.cpp): NEOX
-// rope, SiLU FFN, block norms only; qwen2's q/k/v biases, qwen3's q/k norms.
-func pendingRows() []*archtab.Arch {
-	var out []*archtab.Arch
-	for _, a := range []*archtab.Arch{
-		{GGUF: "qwen2", FFN: archtab.SiLU, Rope: archtab.RopeNeox, QKVBias: true},
-		{GGUF: "qwen3", FFN: archtab.SiLU, Rope: archtab.RopeNeox, QKNorm: true},
-	} {
-		if archtab.Causal(a.GGUF) == nil {
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 // qkNormRows are qwen3's per-head q and k norm vectors.

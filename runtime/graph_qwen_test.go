@@ -268,3 +268,100 @@ func TestIsEmbeddingFile(t *testing.T) {
 		t.Errorf("Load of the same tensors as a causal qwen3: %v", err)
 	}
 }
+
+// FuzzLoadQwen: Load never panics on a qwen2, qwen3 or llama file whose
+// biases, q/k norms and input norms have fuzzed shapes, are missing in one
+// layer or appear where the graph has none, and a model it accepts
+// evaluates tokens.
+func FuzzLoadQwen(f *testing.F) {
+	f.Add(uint8(0), uint8(2), uint8(16), uint8(2), uint8(1), uint8(8), uint8(255), uint8(255), uint8(0x7f))
+	f.Add(uint8(1), uint8(2), uint8(16), uint8(2), uint8(2), uint8(16), uint8(255), uint8(255), uint8(0x03))
+	f.Add(uint8(2), uint8(1), uint8(8), uint8(2), uint8(1), uint8(8), uint8(3), uint8(7), uint8(0x42))
+	f.Add(uint8(1), uint8(1), uint8(8), uint8(4), uint8(1), uint8(0), uint8(255), uint8(1), uint8(0))
+	f.Fuzz(func(t *testing.T, variant, nLayer, nEmbd, nHead, nHeadKV, headDim, bad, drop, normIn uint8) {
+		arch := [...]string{"qwen2", "qwen3", "llama"}[variant%3]
+		L, E, H, HKV, HD := int(nLayer%3), int(nEmbd%40), int(nHead%5), int(nHeadKV%5), int(headDim%20)
+		kvs := []gguf.KV{
+			{Key: "general.architecture", Value: gguf.String(arch)},
+			{Key: arch + ".block_count", Value: gguf.Uint32(uint32(L))},
+			{Key: arch + ".embedding_length", Value: gguf.Uint32(uint32(E))},
+			{Key: arch + ".attention.head_count", Value: gguf.Uint32(uint32(H))},
+			{Key: arch + ".attention.head_count_kv", Value: gguf.Uint32(uint32(HKV))},
+			{Key: arch + ".attention.key_length", Value: gguf.Uint32(uint32(HD))},
+			{Key: arch + ".attention.value_length", Value: gguf.Uint32(uint32(HD))},
+			{Key: arch + ".rope.dimension_count", Value: gguf.Uint32(uint32(HD))},
+			{Key: arch + ".feed_forward_length", Value: gguf.Uint32(uint32(2 * E))},
+			{Key: arch + ".attention.layer_norm_rms_epsilon", Value: gguf.Float32(1e-6)},
+			{Key: arch + ".attention.norm_in_rms_epsilon", Value: gguf.Float32(float32(variant) * 1e-9)},
+			{Key: arch + ".context_length", Value: gguf.Uint32(8)},
+		}
+		q, kv, ff := H*HD, HKV*HD, 2*E
+		var ts []gguf.TensorInfo
+		add := func(name string, ne ...uint64) {
+			ts = append(ts, gguf.TensorInfo{Name: name, Type: gguf.TypeF32, Ne: ne})
+		}
+		add("token_embd.weight", uint64(E), 11)
+		add("output_norm.weight", uint64(E))
+		for i := 0; i < L; i++ {
+			b := "blk." + string(rune('0'+i)) + "."
+			add(b+"attn_norm.weight", uint64(E))
+			add(b+"ffn_norm.weight", uint64(E))
+			add(b+"attn_q.weight", uint64(E), uint64(q))
+			add(b+"attn_k.weight", uint64(E), uint64(kv))
+			add(b+"attn_v.weight", uint64(E), uint64(kv))
+			add(b+"attn_output.weight", uint64(q), uint64(E))
+			add(b+"ffn_gate.weight", uint64(E), uint64(ff))
+			add(b+"ffn_up.weight", uint64(E), uint64(ff))
+			add(b+"ffn_down.weight", uint64(ff), uint64(E))
+			if variant%2 == 0 {
+				add(b+"attn_q.bias", uint64(q))
+				add(b+"attn_k.bias", uint64(kv))
+				add(b+"attn_v.bias", uint64(kv))
+			}
+			if variant%3 == 1 || variant&8 != 0 {
+				add(b+"attn_q_norm.weight", uint64(HD))
+				add(b+"attn_k_norm.weight", uint64(HD))
+			}
+			for p, row := range normInNames {
+				if normIn&(1<<p) != 0 {
+					n := map[vecDim]int{vHidden: E, vQ: q, vFF: ff}[row.dim]
+					add(b+row.name+".weight", uint64(n))
+				}
+			}
+		}
+		if i := int(bad) % (len(ts) + 1); i < len(ts) {
+			ts[i].Ne[0]++
+		}
+		if i := int(drop) % (len(ts) + 1); i < len(ts) {
+			ts = append(ts[:i], ts[i+1:]...)
+		}
+		infos := map[string]gguf.TensorInfo{}
+		for _, ti := range ts {
+			infos[ti.Name] = ti
+		}
+		file := File{KVs: kvs, Tensors: ts, Data: func(name string) ([]byte, error) {
+			n, err := infos[name].NBytes()
+			if err != nil {
+				return nil, err
+			}
+			b := make([]byte, n)
+			for i := 3; i < len(b); i += 4 {
+				b[i] = 0x3c
+			}
+			return b, nil
+		}}
+		m, err := Load(file, Options{Threads: 2})
+		if cerr := CheckFile(file, Options{}); (cerr == nil) != (err == nil) {
+			t.Fatalf("CheckFile %v, Load %v", cerr, err)
+		}
+		if err != nil {
+			return
+		}
+		s := m.NewSession(4)
+		for i := int32(0); i < 5; i++ {
+			if logits, err := s.Eval(i % 12); err == nil && len(logits) != m.Params.NVocab {
+				t.Fatalf("%d logits, NVocab %d", len(logits), m.Params.NVocab)
+			}
+		}
+	})
+}

@@ -86,7 +86,7 @@ var causalHeader = headerRule{ctxDefault: 2048}
 var archs, archNames = func() (map[string]archSpec, []string) {
 	m := map[string]archSpec{}
 	var names []string
-	for _, a := range append(archtab.All(), pendingRows()...) {
+	for _, a := range archtab.All() {
 		if spec, ok := archSpecOf(a); ok {
 			m[a.GGUF] = spec
 			names = append(names, a.GGUF)

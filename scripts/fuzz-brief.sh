@@ -35,6 +35,7 @@ targets=(
   "./internal/kernels                FuzzConverterKernels    60000"
   "./runtime                         FuzzQ8KTypes            20000"
   "./runtime                         FuzzReadKLBaseHeader    100000"
+  "./runtime                         FuzzLoadQwen            40000"
   "./torchpt                         FuzzParse               40000"
   "./convert                         FuzzGroupTernary        60000"
 )

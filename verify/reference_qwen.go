@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 )
@@ -27,24 +26,6 @@ import (
 //     Distillation's BitLinear (microsoft/BitNet PR #382,
 //     bitdistill/tools/bitnet/bitnetsrc/core.py, `<proj>.norm.weight`) uses
 //     eps 1e-8 (spec formats-2026.md §3, §4).
-
-// pendingRefRows are the causal qwen archs the GGUF-read reference knows
-// whose archtab rows are not in the table yet; each is used only while
-// archtab.Causal has no row of its name (to be deleted once it has):
-// NEOX rope, SiLU FFN, qwen2's q/k/v biases, qwen3's q/k norms
-// (transformers models/qwen2, models/qwen3).
-func pendingRefRows() []*archtab.Arch {
-	var out []*archtab.Arch
-	for _, a := range []*archtab.Arch{
-		{GGUF: "qwen2", FFN: archtab.SiLU, Rope: archtab.RopeNeox, QKVBias: true},
-		{GGUF: "qwen3", FFN: archtab.SiLU, Rope: archtab.RopeNeox, QKNorm: true},
-	} {
-		if archtab.Causal(a.GGUF) == nil {
-			out = append(out, a)
-		}
-	}
-	return out
-}
 
 // bitDistillNormEps is the eps of BitNet Distillation's per-projection
 // Qwen2RMSNorm (fixed in its BitLinear, not in config.json).

@@ -26,7 +26,7 @@ import (
 var ggufRefArchs, ggufRefArchNames = func() (map[string]ggufRefArch, []string) {
 	m := map[string]ggufRefArch{}
 	var names []string
-	for _, a := range append(archtab.All(), pendingRefRows()...) {
+	for _, a := range archtab.All() {
 		if _, dup := m[a.GGUF]; dup || a.Embedding || (a.FFN != archtab.SiLU && a.FFN != archtab.ReLU2) {
 			continue
 		}
