@@ -413,3 +413,68 @@ func TestQwen3RequantLimits(t *testing.T) {
 		t.Errorf("requant to tq1_0: %v", err)
 	}
 }
+
+// TestModulesNotConverted: a projection quantization_config.
+// modules_to_not_convert lists stays float (transformers keeps it an
+// nn.Linear): in a TQ2_0 file it is F16 holding the checkpoint's bf16
+// values, q rows interleaved for llama's rope like a ternary q, the other
+// projections ternary; listed but stored packed is refused naming it.
+func TestModulesNotConverted(t *testing.T) {
+	cfg := mistralConfig()
+	cfg["quantization_config"] = map[string]any{"quant_method": "bitnet", "modules_to_not_convert": []any{"lm_head", "q_proj"}}
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "tq2_0.gguf")
+	plan, err := ConvertDir(context.Background(), dir, out, false, false, Options{OutType: OutTQ2_0, NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), "kept in full precision (float, not ternary): model.layers.0.self_attn.q_proj, model.layers.1.self_attn.q_proj") {
+		t.Errorf("warnings %q lack the kept modules", plan.Warnings)
+	}
+	got, f := ggufTable(t, out)
+	for name, want := range map[string]string{"blk.0.attn_q.weight": "F16[512 512]", "blk.1.attn_q.weight": "F16[512 512]", "blk.0.attn_k.weight": "TQ2_0[512 128]"} {
+		if got[name] != want {
+			t.Errorf("%s is %s, want %s", name, got[name], want)
+		}
+	}
+	src, err := OpenSource(dir, Options{NoVocab: true, OutType: OutTQ2_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	pt, _ := src.Tensor("blk.0.attn_q.weight")
+	d, err := src.ckpt.Read(pt.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := append([]byte(nil), d.Raw...)
+	d.Release()
+	data, err := f.TensorData("blk.0.attn_q.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cols, dd = 512, 64 // 8 heads of head_dim 64
+	for r := 0; r < 512; r++ {
+		h, rest := r/dd, r%dd
+		from := h*dd + (rest%2)*(dd/2) + rest/2
+		for k := 0; k < cols; k += 97 {
+			want := quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*(from*cols+k):]))
+			g := quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*(r*cols+k):]))
+			if g != quantize.F16ToF32(quantize.F32ToF16(want)) {
+				t.Fatalf("row %d col %d = %v, want the f16 of HF row %d: %v", r, k, g, from, want)
+			}
+		}
+	}
+	// Listed but packed: contradictory, refused in one line.
+	pdir := filepath.Join(t.TempDir(), "packed")
+	if _, err := dummy.Generate(context.Background(), pdir, dummy.Options{Config: cfg, Packed: true, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ConvertDir(context.Background(), pdir, filepath.Join(t.TempDir(), "x.gguf"), false, false, Options{OutType: OutTQ2_0, NoVocab: true})
+	if err == nil || !strings.Contains(err.Error(), "model.layers.0.self_attn.q_proj") || !strings.Contains(err.Error(), "packed") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("packed listed module: %v, want one line naming it", err)
+	}
+}
