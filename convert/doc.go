@@ -94,7 +94,8 @@
 //     HF classes, reading Arch, Table and HParams from the row, with only
 //     the optional hooks it needs (OutTypeLimiter, ExtraKVser,
 //     TokenizerJSONPreferrer, VocabFixer, GemmaNormFixer, RopePermuter;
-//     declared beside the interface in convert.go). Refuse configs you
+//     declared beside the interface in convert.go; DenseCandidate, in
+//     groupscaled.go, to take group-scaled dense checkpoints). Refuse configs you
 //     cannot convert exactly in the NewFunc, one line naming config.json
 //     and the key;
 //   - a graph feature no row has yet: a field of archtab.Arch, the runtime
