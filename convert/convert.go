@@ -96,6 +96,11 @@ type Options struct {
 	TokenEmbeddingType string
 	OutputTensorType   string
 	Threads            int // goroutines per tensor; 0 = GOMAXPROCS
+	// Ternarize asks for the lossy abs-mean ternarization (one scale per
+	// tensor) of a group-scaled ternary checkpoint's projections when the
+	// outtype cannot hold their per-group scales (groupscaled.go); without
+	// it such an outtype is refused. Q2_0 keeps them exactly either way.
+	Ternarize bool
 	// Log receives warnings and notices, one line each (nil: discarded).
 	Log io.Writer
 	// Verbose adds one line per tensor and the weight-scale rule to Log.
@@ -253,6 +258,14 @@ func CheckOutType(cfg *hf.Config, t OutType) error {
 // checkpoint), or nil when a converter accepts it. dummy uses it so it does
 // not suggest an hf2gguf command that cannot work (defect D21).
 func Convertible(cfg *hf.Config) error {
-	_, err := converterFor(cfg)
-	return err
+	conv, err := converterFor(cfg)
+	if err != nil {
+		return err
+	}
+	if dc, ok := conv.(DenseCandidate); ok {
+		// Only group-scaled ternary values would make it convertible, and
+		// the config alone cannot say so.
+		return dc.DenseRefusal()
+	}
+	return nil
 }

@@ -26,9 +26,15 @@ type hfBitnetModel struct {
 	// value_length are written (mainline's TextModel.set_gguf_parameters
 	// writes them exactly then).
 	headDimKey bool
+	// dense is the refusal used when a checkpoint without
+	// quantization_config is not group-scaled ternary (DenseCandidate).
+	dense error
 }
 
-var _ Converter = (*hfBitnetModel)(nil)
+var (
+	_ Converter      = (*hfBitnetModel)(nil)
+	_ DenseCandidate = (*hfBitnetModel)(nil)
+)
 
 func init() {
 	for _, a := range archtab.All() {
@@ -41,8 +47,9 @@ func init() {
 	}
 }
 
-// newHFBitnet accepts a config of class for row only with a BitNet
-// quantization_config. Refused, one line each naming config.json and the
+// newHFBitnet accepts a config of class for row with a BitNet
+// quantization_config, or without one as a DenseCandidate (accepted by
+// NewPlan only when every projection is group-scaled ternary). Refused, one line each naming config.json and the
 // key: quantization_config.use_rms_norm (a norm before every projection the
 // graph lacks), a hidden_act other than the row's, rope_scaling (the graph
 // runs plain rope), use_sliding_window (the mainline graph attends to the
@@ -57,12 +64,24 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 				return nil, err
 			}
 		}
+		var dense error
 		if qm != "bitnet" {
-			return nil, fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary models convert): %w", cfg.Path, class, ErrUnknownArch)
+			dense = fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary models convert): %w", cfg.Path, class, ErrUnknownArch)
+			if ok {
+				return nil, dense // another quantization method
+			}
+			// No quantization_config: convertible only when every
+			// projection is group-scaled ternary (DenseCandidate; Ternary
+			// Bonsai is a Qwen3ForCausalLM of this kind).
 		}
-		if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
-			return nil, err
-		} else if set && norm {
+		norm, set := false, false
+		if ok {
+			var err error
+			if norm, set, err = qc.Bool("use_rms_norm"); err != nil {
+				return nil, err
+			}
+		}
+		if set && norm {
 			return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (an RMSNorm before every projection's activation quantization); GGUF arch %s has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path, row.GGUF)
 		}
 		act, _, err := cfg.String("hidden_act")
@@ -86,9 +105,14 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0}, nil
+		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0, dense: dense}, nil
 	}
 }
+
+// DenseRefusal is the refusal of a checkpoint without quantization_config
+// whose projections are not group-scaled ternary (nil for a BitNet
+// checkpoint).
+func (m *hfBitnetModel) DenseRefusal() error { return m.dense }
 
 func (m *hfBitnetModel) Arch() string            { return m.row.GGUF }
 func (m *hfBitnetModel) Table() *tensormap.Table { return m.row.Table }

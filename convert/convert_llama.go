@@ -30,6 +30,9 @@ type llamaModel struct {
 	// llama.cpp cannot load a llama GGUF without llama.context_length, so
 	// transformers' LlamaConfig default is written (with a notice).
 	ctxDefault bool
+	// dense is the refusal used when a checkpoint without
+	// quantization_config is not group-scaled ternary (DenseCandidate).
+	dense error
 	// window is config.json sliding_window (MistralForCausalLM), 0 when
 	// absent or null: not written, warned about.
 	window int
@@ -40,9 +43,10 @@ type llamaModel struct {
 const llamaDefaultContext = 2048
 
 var (
-	_ Converter    = (*llamaModel)(nil)
-	_ RopePermuter = (*llamaModel)(nil)
-	_ ExtraKVser   = (*llamaModel)(nil)
+	_ Converter      = (*llamaModel)(nil)
+	_ RopePermuter   = (*llamaModel)(nil)
+	_ ExtraKVser     = (*llamaModel)(nil)
+	_ DenseCandidate = (*llamaModel)(nil)
 )
 
 func init() {
@@ -52,8 +56,11 @@ func init() {
 }
 
 // newLlama accepts a LlamaForCausalLM or MistralForCausalLM config (the
-// archtab.Llama row) only with a BitNet quantization_config; a plain Llama
-// is not ternary and has no business in a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
+// archtab.Llama row) with a BitNet quantization_config, or without any
+// quantization_config as a DenseCandidate: NewPlan then accepts it only when
+// every projection is group-scaled ternary (groupscaled.go) and refuses a
+// plain Llama with the DenseRefusal, since a float model has no business in
+// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
 // every projection's input before activation quantization, transformers
 // integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
 // such norm, so its file would compute another function.
@@ -72,12 +79,23 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 			return nil, err // names config.json and the key
 		}
 	}
+	var dense error
 	if qm != "bitnet" {
-		return nil, fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, class, ErrUnknownArch)
+		dense = fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, class, ErrUnknownArch)
+		if ok {
+			return nil, dense // another quantization method
+		}
+		// No quantization_config: convertible only when every projection
+		// is group-scaled ternary (planGroupScaled reads the values).
 	}
-	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
-		return nil, err
-	} else if set && norm {
+	norm, set := false, false
+	if ok {
+		var err error
+		if norm, set, err = qc.Bool("use_rms_norm"); err != nil {
+			return nil, err
+		}
+	}
+	if set && norm {
 		return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (Falcon-E: an RMSNorm before every projection's activation quantization); GGUF arch llama has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path)
 	}
 	act, _, err := cfg.String("hidden_act")
@@ -91,7 +109,7 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &llamaModel{ctxDefault: !hasCtx}
+	m := &llamaModel{ctxDefault: !hasCtx, dense: dense}
 	// Mistral-7B-v0.1's sliding_window (4096): the llama graph of every
 	// target runtime attends to the whole context, as mainline's
 	// convert_hf_to_gguf.py writes it (LlamaModel, no window key), so the
@@ -103,6 +121,11 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	}
 	return m, nil
 }
+
+// DenseRefusal is the refusal of a LlamaForCausalLM or MistralForCausalLM
+// without a quantization_config whose projections are not group-scaled
+// ternary (nil for a BitNet checkpoint).
+func (m *llamaModel) DenseRefusal() error { return m.dense }
 
 func (m *llamaModel) Arch() string            { return archtab.Llama.GGUF }
 func (m *llamaModel) Table() *tensormap.Table { return archtab.Llama.Table }

@@ -44,6 +44,15 @@
 // runtime has the graph (Arch.Targets: mainline's TQ1_0/TQ2_0/Q2_0 and the
 // floats; I2_S/TL are refused, bitnet.cpp has no causal qwen graph).
 //
+// Group-scaled ternary checkpoints (Ternary Bonsai "-unpacked"; shared/spec
+// formats-2026.md §5) have no quantization_config: an architecture that
+// takes them implements DenseCandidate, and NewPlan then reads every
+// projection (GroupTernary: one nonzero magnitude per 128 inputs of a row,
+// compared bit for bit) and refuses the checkpoint with the architecture's
+// usual refusal when one is not. Their projections keep every code and
+// group scale in Q2_0 (groupscaled.go); coarser-scaled outtypes are refused
+// unless Options.Ternarize asks for the lossy abs-mean conversion.
+//
 // # Adding an architecture
 //
 // Every package reads the one architecture table, archtab (archtab.Arch: HF
@@ -85,7 +94,8 @@
 //     HF classes, reading Arch, Table and HParams from the row, with only
 //     the optional hooks it needs (OutTypeLimiter, ExtraKVser,
 //     TokenizerJSONPreferrer, VocabFixer, GemmaNormFixer, RopePermuter;
-//     declared beside the interface in convert.go). Refuse configs you
+//     declared beside the interface in convert.go; DenseCandidate, in
+//     groupscaled.go, to take group-scaled dense checkpoints). Refuse configs you
 //     cannot convert exactly in the NewFunc, one line naming config.json
 //     and the key;
 //   - a graph feature no row has yet: a field of archtab.Arch, the runtime

@@ -40,6 +40,13 @@ type PlannedTensor struct {
 	NotConverted bool
 	// Format encodes a ternary projection (nil for float tensors).
 	Format format.Format
+	// GroupScaled marks a projection of a dense group-scaled ternary
+	// checkpoint (groupscaled.go): its codes and one scale per 128 inputs
+	// are kept exactly.
+	GroupScaled bool
+	// scaleErr describes the first group scale of a GroupScaled projection
+	// that f16 cannot hold ("" when all fit).
+	scaleErr string
 	// scaleNote says, for -v, how the tensor's scale was stored when the
 	// format rounds it (f16 scales of the type table): ", scale S → f16 R".
 	scaleNote string
@@ -248,6 +255,11 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	}
 	if err := p.checkShapes(); err != nil {
 		return nil, err
+	}
+	if dc, ok := conv.(DenseCandidate); ok && dc.DenseRefusal() != nil && !opts.VocabOnly {
+		if err := p.planGroupScaled(ckpt, dc.DenseRefusal()); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.assignTypes(opts); err != nil {
 		return nil, err
@@ -458,7 +470,7 @@ func (p *Plan) assignTypes(opts Options) error {
 		}
 		override[o.class] = typ
 	}
-	var fallbacks []string
+	var fallbacks, relossed []string
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		t.Type = policy[t.Class]
@@ -477,6 +489,9 @@ func (p *Plan) assignTypes(opts Options) error {
 		reason := ""
 		if t.Class == tensormap.Projection && ternary != nil && len(t.HFShape) == 2 && !t.NotConverted {
 			m, k := t.HFShape[0], t.HFShape[1]
+			if err := groupScaledType(t, ternary, int(k), opts, &relossed); err != nil {
+				return err
+			}
 			if err := format.CheckWrite(ternary, int(k), int(m)); err != nil {
 				reason = err.Error()
 			} else {
@@ -503,6 +518,12 @@ func (p *Plan) assignTypes(opts Options) error {
 			return fmt.Errorf("tensor %s: %w", t.GGUFName, err)
 		}
 		t.Bytes = n
+	}
+	if opts.Ternarize && slices.ContainsFunc(p.Tensors, func(t PlannedTensor) bool { return t.GroupScaled && t.Format != nil }) {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("--ternarize has no effect: %s keeps the group-scaled projections exactly", p.OutType))
+	}
+	if len(relossed) > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("--ternarize: %d group-scaled projection(s) re-ternarized with one abs-mean scale per tensor for %s (lossy; --outtype q2_0 keeps them exactly)", len(relossed), p.OutType))
 	}
 	if len(fallbacks) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--allow-fallback: written as F16: %s", strings.Join(fallbacks, ", ")))

@@ -240,6 +240,9 @@ func (c *converter) ropeOrderFloat(t *PlannedTensor, x []float32) ([]float32, er
 // projection ternarizes (or unpacks) one of the seven linear weights and
 // encodes it in the planned type.
 func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
+	if t.GroupScaled {
+		return c.groupScaledProjection(ctx, t, d)
+	}
 	codes, scale, x, err := c.ternary(ctx, t, d)
 	if err != nil {
 		return nil, err

@@ -90,6 +90,9 @@ func (s *Source) TernaryView(ggufName string) ([]int8, float32, error) {
 	if t.Class != tensormap.Projection || t.NotConverted {
 		return nil, 0, fmt.Errorf("tensor %s is not a ternary projection", ggufName)
 	}
+	if t.GroupScaled {
+		return nil, 0, fmt.Errorf("tensor %s is group-scaled ternary (one scale per %d inputs), not one scale per tensor; this command does not take group-scaled checkpoints (not supported)", ggufName, GroupScaledQK)
+	}
 	codes, scale, _, err := s.conv.ternary(context.Background(), &t, d)
 	if err != nil {
 		return nil, 0, err
@@ -98,6 +101,36 @@ func (s *Source) TernaryView(ggufName string) ([]int8, float32, error) {
 		return nil, 0, err
 	}
 	return codes, scale, nil
+}
+
+// TernaryGroupsView is TernaryView with the scales as the checkpoint
+// stores them: for a group-scaled projection (PlannedTensor.GroupScaled)
+// one scale per GroupScaledQK inputs of a row, row-major in the GGUF's row
+// order, with group = GroupScaledQK; for any other projection the one
+// per-tensor scale with group = 0. The codes are s's buffer as in
+// TernaryView; scales is the caller's.
+func (s *Source) TernaryGroupsView(ggufName string) (codes []int8, scales []float32, group int, err error) {
+	t, ok := s.Tensor(ggufName)
+	if !ok || !t.GroupScaled {
+		c, scale, err := s.TernaryView(ggufName)
+		return c, []float32{scale}, 0, err
+	}
+	t, d, err := s.read(ggufName)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer d.Release()
+	codes, scales, _, err = s.conv.groupScaled(context.Background(), &t, d)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if codes, _, err = s.conv.ropeOrder(&t, codes, nil); err != nil {
+		return nil, nil, 0, err
+	}
+	if scales, err = s.conv.ropeScales(&t, scales); err != nil {
+		return nil, nil, 0, err
+	}
+	return codes, scales, GroupScaledQK, nil
 }
 
 // Float32 returns a fresh copy of the float32 values an F32 conversion writes
@@ -116,6 +149,17 @@ func (s *Source) float32(ggufName string, hfOrder bool) ([]float32, error) {
 		return nil, err
 	}
 	defer d.Release()
+	if t.Class == tensormap.Projection && t.GroupScaled {
+		// The checkpoint's values are the weights (−0 kept).
+		_, _, x, err := s.conv.groupScaled(context.Background(), &t, d)
+		if err == nil && !hfOrder {
+			_, x, err = s.conv.ropeOrder(&t, make([]int8, len(x)), x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return append([]float32(nil), x...), nil
+	}
 	if t.Class == tensormap.Projection && !t.NotConverted {
 		codes, scale, x, err := s.conv.ternary(context.Background(), &t, d)
 		if err != nil {

@@ -767,3 +767,92 @@ func FuzzLayout(f *testing.F) {
 		}
 	})
 }
+
+// groupConfig is a small LlamaForCausalLM config with a BitNet
+// quantization_config, which GroupScaled removes.
+func groupConfig() map[string]any {
+	return map[string]any{
+		"architectures": []any{"LlamaForCausalLM"}, "model_type": "llama", "hidden_act": "silu",
+		"hidden_size": 256, "intermediate_size": 384, "num_hidden_layers": 1, "num_attention_heads": 4,
+		"num_key_value_heads": 2, "vocab_size": 300, "rms_norm_eps": 1e-5, "max_position_embeddings": 512,
+		"quantization_config": map[string]any{"quant_method": "bitnet"},
+	}
+}
+
+// TestGroupScaled: --group-scaled projections are F16 with, in every 128
+// inputs of a row, one magnitude d (an f16 in [0.01, 0.03]) and all three
+// codes across the tensor; config.json has no quantization_config; other
+// tensors stay bf16. Packed and a row length that is not a multiple of 128
+// are refused.
+func TestGroupScaled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "g")
+	res, err := Generate(context.Background(), dir, Options{Config: groupConfig(), GroupScaled: true, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Config["quantization_config"]; ok {
+		t.Error("quantization_config kept")
+	}
+	ck, err := hf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	projections := 0
+	for _, ref := range ck.Tensors {
+		isProj := strings.Contains(ref.Name, "_proj.")
+		if !isProj {
+			if ref.DType != hf.BF16 {
+				t.Errorf("%s is %s, want BF16", ref.Name, ref.DType)
+			}
+			continue
+		}
+		projections++
+		if ref.DType != hf.F16 {
+			t.Fatalf("%s is %s, want F16", ref.Name, ref.DType)
+		}
+		d, err := ck.Read(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := d.Float32s(nil)
+		d.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes := map[int]int{}
+		for g := 0; g < len(v); g += GroupSize {
+			var s float32
+			for _, w := range v[g : g+GroupSize] {
+				a := float32(math.Abs(float64(w)))
+				switch {
+				case a == 0:
+					codes[0]++
+					continue
+				case s == 0:
+					s = a
+				case a != s:
+					t.Fatalf("%s: group %d holds %v and %v", ref.Name, g/GroupSize, s, a)
+				}
+				codes[int(math.Copysign(1, float64(w)))]++
+			}
+			if s < 0.01 || s > 0.03 || quantize.F16ToF32(quantize.F32ToF16(s)) != s {
+				t.Fatalf("%s: group %d scale %v outside [0.01, 0.03] or not an f16", ref.Name, g/GroupSize, s)
+			}
+		}
+		if len(codes) != 3 {
+			t.Errorf("%s: codes %v, want all three", ref.Name, codes)
+		}
+	}
+	if projections != 7 {
+		t.Errorf("%d projections, want 7", projections)
+	}
+	if _, err := Generate(context.Background(), filepath.Join(t.TempDir(), "p"), Options{Config: groupConfig(), GroupScaled: true, Packed: true}); err == nil || !strings.Contains(err.Error(), "packed") {
+		t.Errorf("packed: %v", err)
+	}
+	cfg := groupConfig()
+	cfg["intermediate_size"] = 320
+	if _, err := Generate(context.Background(), filepath.Join(t.TempDir(), "r"), Options{Config: cfg, GroupScaled: true}); err == nil || !strings.Contains(err.Error(), "down_proj.weight has shape [256 320]") {
+		t.Errorf("rows of 320: %v", err)
+	}
+}

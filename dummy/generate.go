@@ -57,6 +57,13 @@ type Options struct {
 	// LinearClass, when not empty, sets quantization_config.linear_class
 	// (AutoBitLinear or BitLinear); only with Packed.
 	LinearClass string
+	// GroupScaled writes a dense group-scaled ternary checkpoint, the
+	// layout of PrismML's Ternary Bonsai "-unpacked" repositories (shared/
+	// spec formats-2026.md §5): projections as F16 where every 128 inputs
+	// of a row hold {−d, 0, +d} for one d (GroupScaledD), and no
+	// quantization_config (removed if the config has one). Every projection
+	// row length must be a multiple of 128. Not with Packed.
+	GroupScaled bool
 	// Tokenizer is a directory whose tokenizer files (TokenizerFiles, or
 	// their .gz) are copied (decompressed) into the output; "" for none.
 	Tokenizer string
@@ -117,6 +124,12 @@ func (o Options) config() (map[string]any, error) {
 	if o.LinearClass != "" && o.LinearClass != AutoBitLinear && o.LinearClass != BitLinear {
 		return nil, fmt.Errorf("linear class %q is unknown (use %s or %s)", o.LinearClass, AutoBitLinear, BitLinear)
 	}
+	if o.GroupScaled {
+		if o.Packed {
+			return nil, errors.New("group-scaled weights are dense F16: not with packed weights")
+		}
+		delete(cfg, "quantization_config")
+	}
 	qc, _ := cfg["quantization_config"].(map[string]any)
 	if o.Packed {
 		if qc == nil {
@@ -165,18 +178,39 @@ func Plan(opts Options) (map[string]any, []Tensor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, err := Layout(cfg, opts.Packed)
+	ts, err := opts.layout(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return cfg, ts, nil
 }
 
+// layout is Layout for o: with GroupScaled the projections become F16 and
+// their rows must hold whole 128-input groups.
+func (o Options) layout(cfg map[string]any) ([]Tensor, error) {
+	ts, err := Layout(cfg, o.Packed)
+	if err != nil || !o.GroupScaled {
+		return ts, err
+	}
+	for i := range ts {
+		t := &ts[i]
+		if t.Role != Projection {
+			continue
+		}
+		if len(t.Shape) != 2 || t.Shape[1]%GroupSize != 0 {
+			return nil, fmt.Errorf("group-scaled: %s has shape %v; its rows must be a multiple of %d inputs", t.Name, t.Shape, GroupSize)
+		}
+		t.DType = hf.F16
+	}
+	return ts, nil
+}
+
 // Generate writes a Hugging Face checkpoint with seeded random weights to
 // dir (created if needed): the safetensors file(s) in the layout of Layout,
 // sharded when larger than MaxShardBytes, the tokenizer files, and
 // config.json, written last. Values: projections, embedding and head
-// N(0, 0.02²) as bf16 (biases too); norms 1 + N(0, 0.02²) (Gemma offset norms N(0, 0.02²));
+// N(0, 0.02²) as bf16 (biases too; GroupScaled projections: F16 groups of
+// {−d, 0, +d}, drawGroups); norms 1 + N(0, 0.02²) (Gemma offset norms N(0, 0.02²));
 // packed codes uniform in {0, 1, 2} (ternary −1, 0, +1), four per byte along
 // rows as spec conversion.md §2.4 unpacks them; weight_scale s in
 // [0.015, 0.025) stored as s (autobitlinear) or 1/s (bitlinear), so the
@@ -212,7 +246,7 @@ func Generate(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := checkSpace(dir, need, reclaim); err != nil {
 		return nil, err
 	}
-	tensors, err := Layout(cfg, opts.Packed)
+	tensors, err := opts.layout(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -536,7 +570,11 @@ func fill(ctx context.Context, w io.Writer, t Tensor, seed uint64, multiply bool
 			for i := uint64(lo); i < uint64(hi); i++ {
 				c := c0 + i
 				m := min(uint64(chunkElems), n-c*chunkElems)
-				drawChunk(bufs[i][:m*es], t.Role, t.DType, rand.New(rand.NewPCG(s, c)))
+				if t.DType == hf.F16 && t.Role == Projection {
+					drawGroups(bufs[i][:m*es], rand.New(rand.NewPCG(s, c)))
+				} else {
+					drawChunk(bufs[i][:m*es], t.Role, t.DType, rand.New(rand.NewPCG(s, c)))
+				}
 			}
 		})
 		for i := uint64(0); i < k; i++ {
@@ -589,5 +627,35 @@ func drawChunk(buf []byte, role Role, dt hf.DType, r *rand.Rand) {
 	for i := 0; i+1 < len(buf); i += 2 {
 		v := float32(centre + Std*r.NormFloat64())
 		binary.LittleEndian.PutUint16(buf[i:], quantize.F32ToBF16(v))
+	}
+}
+
+// GroupSize is the number of inputs of a row sharing one scale in a
+// GroupScaled checkpoint.
+const GroupSize = 128
+
+// GroupScaledD returns the scale of one group of a GroupScaled checkpoint
+// for u in [0, 1): Std·(0.5 + u) rounded to f16, so that f16 (the stored
+// dtype and Q2_0's scale type) holds it exactly.
+func GroupScaledD(u float64) float32 {
+	return quantize.F16ToF32(quantize.F32ToF16(float32(Std * (0.5 + u))))
+}
+
+// drawGroups fills buf (F16, a whole number of 128-value groups: chunks
+// start at multiples of chunkElems, a multiple of GroupSize) with groups of
+// {−d, 0, +d}: d from GroupScaledD, codes uniform in {−1, 0, +1}.
+func drawGroups(buf []byte, r *rand.Rand) {
+	for g := 0; g < len(buf); g += 2 * GroupSize {
+		d := quantize.F32ToF16(GroupScaledD(r.Float64()))
+		for i := g; i < min(len(buf), g+2*GroupSize); i += 2 {
+			var v uint16
+			switch r.IntN(3) {
+			case 0:
+				v = d | 0x8000
+			case 2:
+				v = d
+			}
+			binary.LittleEndian.PutUint16(buf[i:], v)
+		}
 	}
 }

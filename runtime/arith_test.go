@@ -85,6 +85,8 @@ func TestDefaultArith(t *testing.T) {
 		{"bitnet-b1.58", []gguf.Type{gguf.TypeIQ2BN}, ArithIK},
 		{"bitnet", []gguf.Type{gguf.TypeF16, typeQ2_0}, ArithMainline},
 		{"qwen3", []gguf.Type{gguf.TypeF16}, ArithMainline},
+		{"qwen2", []gguf.Type{gguf.TypeTQ2_0}, ArithMainline},
+		{"qwen3", []gguf.Type{gguf.TypeTQ1_0, gguf.TypeF16}, ArithMainline},
 	}
 	for _, c := range cases {
 		if got := DefaultArith(c.arch, c.types); got != c.want {

@@ -90,6 +90,19 @@
 // projections run with per-token int8 activations (I2_S, TL1/TL2) or in
 // float (F16/F32) as for the BitNet archs.
 //
+// Archs qwen2 and qwen3 (causal) are mainline llama.cpp's graphs
+// (graph_qwen.go, run with its arithmetic by default, DefaultArith): NEOX
+// rope, SiLU FFN, no sub-norms, output head or tied; qwen2 adds its q/k/v
+// biases after the projections, qwen3 RMS-norms each q and k head before
+// the rope (head dimension from qwen3.attention.key_length). The llama and
+// qwen3 graphs take optional per-projection input norms
+// (blk.N.<proj>_norm_in.weight: all seven, or any set that every layer
+// shares), an RMS norm of the projection's input with eps
+// {arch}.attention.norm_in_rms_epsilon (else the model's). A qwen3 file is
+// a causal LM unless IsEmbeddingFile says it is one of the embedding models
+// below (pooling_type, or all input norms with no output head and no
+// norm_in eps key).
+//
 // Sentence-embedding models (GGUF arch qwen3 and gemma3 as bitnet.cpp's
 // embedding converter writes them: BitNet embedding 0.6B and 270M) load with
 // LoadEmbedding / OpenEmbedding into an EmbeddingModel (embed*.go): the whole

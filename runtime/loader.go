@@ -359,18 +359,16 @@ func checkMatrixType(typ gguf.Type, k, m int, layout format.Layout, kern format.
 	return nil
 }
 
-// CheckFile runs Load's checks (LoadEmbedding's for an embedding arch) on
+// CheckFile runs Load's checks (LoadEmbedding's for an embedding model, IsEmbeddingFile) on
 // a file's KVs and tensor infos without reading tensor data (f.Data is not
 // used): the keys, the tensor set, the shapes and the types. It refuses
 // what Load refuses before the data, with the same error; requant runs it
 // on the file it plans to write (defect H8).
 func CheckFile(f File, opts Options) error {
 	opts.checkOnly = true
-	if v, ok := gguf.Lookup(f.KVs, "general.architecture"); ok {
-		if a, isString := v.V.(string); isString && IsEmbeddingArch(a) {
-			_, err := LoadEmbedding(f, opts)
-			return err
-		}
+	if IsEmbeddingFile(f.KVs, f.Tensors) {
+		_, err := LoadEmbedding(f, opts)
+		return err
 	}
 	_, err := Load(f, opts)
 	return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
+	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 )
 
@@ -51,12 +52,100 @@ func bitnet384Config() map[string]any {
 	}
 }
 
+// reducedConfig reads testdata/configs/file (a published model's
+// config.json, testdata/configs/README.md) and replaces the keys of set:
+// the reduced-size variant the mainline-home files are made from.
+func reducedConfig(t *testing.T, file string, set map[string]any) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("../testdata/configs", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	for k, v := range set {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+// falconeSmallConfig is Falcon-E-1B-Base's config
+// (testdata/configs/tiiuae_Falcon-E-1B-Base.config.json: Llama with packed
+// projections, onebitllms' quantization_config without linear_class or
+// use_rms_norm, so BitLinear's divide; untied head; head_dim 256) at
+// reduced size: hidden 512, FFN 1024, 2 heads / 1 KV head, 2 layers,
+// vocab 512.
+func falconeSmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "tiiuae_Falcon-E-1B-Base.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 2, "num_key_value_heads": 1,
+		"head_dim": 256, "num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// mistralSmallConfig is Mistral-7B-v0.1's config
+// (testdata/configs/mistralai_Mistral-7B-v0.1.config.json: untied head,
+// GQA, head_dim 128, rope θ 10000, sliding window 4096, which prompts of
+// 43 tokens never reach) at reduced size: hidden 512, FFN 1792, 4 heads /
+// 1 KV head, 2 layers, vocab 512; an HF BitNet checkpoint (packed,
+// BitLinear's divide).
+func mistralSmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "mistralai_Mistral-7B-v0.1.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1792, "num_attention_heads": 4, "num_key_value_heads": 1,
+		"num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// qwen2SmallConfig is Qwen2.5-0.5B's config
+// (testdata/configs/Qwen_Qwen2.5-0.5B.config.json: q/k/v biases, tied head,
+// rope θ 1e6, eps 1e-6) at reduced size: hidden 512, FFN 1024, 8 heads / 2
+// KV heads (head_dim 64, as the model's 896/14), 2 layers, vocab 512; an HF
+// BitNet checkpoint (packed, BitLinear's divide; the biases stay float).
+func qwen2SmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "Qwen_Qwen2.5-0.5B.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2,
+		"num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// qwen3SmallConfig is Qwen3-0.6B's config
+// (testdata/configs/Qwen_Qwen3-0.6B.config.json: per-head q/k RMS norms,
+// explicit head_dim 128 larger than hidden/heads, tied head, rope θ 1e6) at
+// reduced size: hidden 512, FFN 1024, 8 heads / 4 KV heads of 128 (q rows
+// 1024), 2 layers, vocab 512; an HF BitNet checkpoint with AutoBitLinear
+// (packed, the multiply scale rule).
+func qwen3SmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "Qwen_Qwen3-0.6B.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 4,
+		"head_dim": 128, "num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// bonsaiSmallConfig is Ternary-Bonsai-8B-unpacked's config
+// (testdata/configs/prism-ml_Ternary-Bonsai-8B-unpacked.config.json: Qwen3,
+// dense F16, no quantization_config, untied head) at reduced size: hidden
+// 512, FFN 1024, 8 heads / 4 KV heads of 128, 2 layers, vocab 512. With
+// dummy's GroupScaled its projections are group-scaled ternary (one scale
+// per 128 inputs), which only Q2_0 holds exactly.
+func bonsaiSmallConfig(t *testing.T) map[string]any {
+	return reducedConfig(t, "prism-ml_Ternary-Bonsai-8B-unpacked.config.json", map[string]any{
+		"hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 4,
+		"head_dim": 128, "num_hidden_layers": 2, "vocab_size": 512,
+	})
+}
+
+// mainlineHomeModels are the models of mainline-home in the order
+// TestWriteMainlineHomeFiles writes them.
+var mainlineHomeModels = []string{"tiny", "llama-small", "bitnet384", "falcone-small", "mistral-small", "qwen2-small", "qwen3-small", "bonsai-small"}
+
 // writeMainlineHomeFiles writes the files mainline-home's runs used into
 // dir: our hf2gguf TQ1_0/TQ2_0 (and the F32 mainline's llama-quantize made
 // its Q2_0 files from) of the golden tiny model ("tiny-*") and of the
-// Llama-class dummy ("llama-small-*", its checkpoint in dir/llama-small),
-// and the F32 of the 384-row dummy ("bitnet384-f32", dir/bitnet384); only
-// those of the named models ("tiny", "llama-small", "bitnet384").
+// Llama-class dummy ("llama-small-*", its checkpoint in dir/llama-small)
+// and of the Falcon-E-class one ("falcone-small-*"), and the F32 of the
+// 384-row dummy ("bitnet384-f32", dir/bitnet384); only those of the named
+// models (mainlineHomeModels).
 // It returns the paths by name (file name without .gguf).
 func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[string]string {
 	t.Helper()
@@ -69,6 +158,37 @@ func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[stri
 		case "llama-small":
 			src = filepath.Join(dir, model)
 			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: llamaSmallConfig(), Packed: true, LinearClass: "bitlinear",
+				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		case "mistral-small", "qwen2-small", "qwen3-small":
+			src = filepath.Join(dir, model)
+			opts := dummy.Options{Packed: true, LinearClass: "bitlinear", Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}
+			switch model {
+			case "mistral-small":
+				opts.Config = mistralSmallConfig(t)
+			case "qwen2-small":
+				opts.Config = qwen2SmallConfig(t)
+			default:
+				opts.Config, opts.LinearClass = qwen3SmallConfig(t), "autobitlinear"
+			}
+			if _, err := dummy.Generate(ctx, src, opts); err != nil {
+				t.Fatal(err)
+			}
+		case "bonsai-small":
+			src = filepath.Join(dir, model)
+			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: bonsaiSmallConfig(t), GroupScaled: true,
+				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			q2, err := convert.ParseOutType("q2_0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			types = []convert.OutType{q2} // exact only in Q2_0: our file is the one mainline runs
+		case "falcone-small":
+			src = filepath.Join(dir, model)
+			if _, err := dummy.Generate(ctx, src, dummy.Options{Config: falconeSmallConfig(t), Packed: true,
 				Tokenizer: filepath.Join(tinyDir, "hf"), Seed: 1, Force: true}); err != nil {
 				t.Fatal(err)
 			}
@@ -92,14 +212,20 @@ func writeMainlineHomeFiles(t *testing.T, dir string, models ...string) map[stri
 }
 
 // TestWriteMainlineHomeFiles writes the mainline-home inputs into
-// $BITNET_MAINLINE_HOME_OUT (a tool for regenerating the golden files, not
-// a check; skipped without the variable).
+// $BITNET_MAINLINE_HOME_OUT, of the models named in
+// $BITNET_MAINLINE_HOME_MODELS (space-separated; default all), plus the g128
+// files (a tool for regenerating the golden files with
+// scripts/mainline-home.sh, not a check; skipped without the variable).
 func TestWriteMainlineHomeFiles(t *testing.T) {
 	dir := os.Getenv("BITNET_MAINLINE_HOME_OUT")
 	if dir == "" {
 		t.Skip("BITNET_MAINLINE_HOME_OUT not set")
 	}
-	for name, p := range writeMainlineHomeFiles(t, dir, "tiny", "llama-small", "bitnet384") {
+	models := mainlineHomeModels
+	if m := strings.Fields(os.Getenv("BITNET_MAINLINE_HOME_MODELS")); len(m) > 0 {
+		models = m
+	}
+	for name, p := range writeMainlineHomeFiles(t, dir, models...) {
 		t.Log(name, p)
 	}
 	for name, p := range writeG128Files(t, dir) {
@@ -236,17 +362,17 @@ func TestMainlineHome(t *testing.T) {
 	dir := t.TempDir()
 	models := []string{"tiny"}
 	if os.Getenv("BITNET_HEAVY") != "" {
-		models = append(models, "llama-small", "bitnet384")
+		models = mainlineHomeModels
 	}
 	paths := writeMainlineHomeFiles(t, dir, models...)
 	q2, q2err := convert.ParseOutType("q2_0")
-	for _, model := range []string{"tiny", "llama-small", "bitnet384"} {
+	for _, model := range mainlineHomeModels {
 		if q2err != nil {
 			break
 		}
 		name := model + "-q2_0"
-		if _, ok := home.Files[name]; !ok {
-			continue
+		if _, ok := home.Files[name]; !ok || home.Files[name].Tensors == nil {
+			continue // not recorded, or our own file (its sha256 is checked with its runs)
 		}
 		src := filepath.Join(dir, model)
 		if model == "tiny" {
@@ -258,6 +384,7 @@ func TestMainlineHome(t *testing.T) {
 		if _, err := convert.ConvertDir(context.Background(), src, out, true, false, convert.Options{OutType: q2}); err != nil {
 			t.Fatal(err)
 		}
+		checkHomeTensors(t, out, home.Files[name].Tensors)
 		paths[name] = out
 	}
 	if q2err == nil {
@@ -292,6 +419,31 @@ func TestMainlineHome(t *testing.T) {
 				t.Errorf("logits are not mainline's bit for bit (sha256 %s, mainline %s)", got, r.Logits)
 			}
 		})
+	}
+}
+
+// checkHomeTensors checks that every tensor of the GGUF at path has the type
+// and data mainline's own file had: want maps a tensor name to "TYPE
+// sha256-of-its-data" (mainline-home.json's tensors), and the file has no
+// other tensor.
+func checkHomeTensors(t *testing.T, path string, want map[string]string) {
+	t.Helper()
+	f, err := reader.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if len(f.Tensors) != len(want) {
+		t.Errorf("%s: %d tensors, mainline's file had %d", path, len(f.Tensors), len(want))
+	}
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s %x", ti.Type, sha256.Sum256(data)); got != want[ti.Name] {
+			t.Errorf("%s: tensor %s is %q, mainline's llama-quantize wrote %q", path, ti.Name, got, want[ti.Name])
+		}
 	}
 }
 

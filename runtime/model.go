@@ -42,6 +42,9 @@ type archSpec struct {
 	// for BitNet's SubLN attn_sub_norm [q] and ffn_sub_norm [ff] (plain
 	// llama has neither).
 	vectors []vecRow[layer]
+	// biases: the block has q/k/v biases (qwen2); normIn: it may have
+	// per-projection input norms (llama, qwen3). graph_qwen.go.
+	biases, normIn bool
 }
 
 // blockNorms and subLNNorms are the per-layer vectors of the causal archs.
@@ -94,13 +97,19 @@ var archs, archNames = func() (map[string]archSpec, []string) {
 
 // archSpecOf is the runtime's reading of a causal archtab row, false for a
 // row whose graph the runtime does not build (embedding models load through
-// LoadEmbedding; q/k/v biases, q/k norms and per-projection norms are not
-// part of this graph).
+// LoadEmbedding). q/k/v biases, per-head q/k norms and per-projection input
+// norms are built as mainline's qwen2/qwen3 graphs compute them
+// (graph_qwen.go); input norms are optional on every causal graph without
+// sub-norms or biases (llama, qwen3), required nowhere.
 func archSpecOf(a *archtab.Arch) (archSpec, bool) {
-	if a.Embedding || a.QKVBias || a.QKNorm || a.NormIn {
+	if a.Embedding {
 		return archSpec{}, false
 	}
-	spec := archSpec{ropeNorm: a.Rope == archtab.RopeNorm, vectors: blockNorms}
+	spec := archSpec{ropeNorm: a.Rope == archtab.RopeNorm, vectors: blockNorms,
+		biases: a.QKVBias, normIn: a.NormIn || (!a.SubLN && !a.QKVBias)}
+	if a.QKNorm {
+		spec.vectors = qwen3Norms
+	}
 	switch a.FFN {
 	case archtab.SiLU:
 		spec.ffn = SiLU
@@ -141,6 +150,9 @@ type Params struct {
 	// gives the unscaled model's logits bit for bit.
 	RopeFreqScale float32
 	RMSEps        float32 // {arch}.attention.layer_norm_rms_epsilon (required)
+	// NormInRMSEps is the eps of the per-projection input norms:
+	// {arch}.attention.norm_in_rms_epsilon, else RMSEps (graph_qwen.go).
+	NormInRMSEps float32
 	// FFN is the arch's activation unless {arch}.hidden_activation
 	// ("relu2", "silu") overrides it.
 	FFN FFNActivation
@@ -206,6 +218,7 @@ type Options struct {
 type layer struct {
 	attnNorm, attnSubNorm, ffnNorm, ffnSubNorm []float32
 	projections
+	graphExtra
 }
 
 // projections are the seven ternary weight matrices of one block, shared by
@@ -277,6 +290,9 @@ func Load(f File, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if IsEmbeddingFile(f.KVs, f.Tensors) {
+		return nil, fmt.Errorf("general.architecture %s: a sentence-embedding model (pooling_type, or input norms and no output head): %w as a causal LM; run it with embed", l.arch, ErrUnsupportedArch)
+	}
 	resolveArith(&opts, l.arch, f.Tensors)
 	spec := archs[l.arch]
 	ffn := spec.ffn
@@ -318,6 +334,9 @@ func Load(f File, opts Options) (*Model, error) {
 		NVocab: nVocab, NCtx: h.NCtx, RopeTheta: h.RopeTheta, RopeFreqScale: h.RopeFreqScale, RMSEps: h.RMSEps, FFN: ffn}
 	m.layers = make([]layer, h.NLayer)
 	if err := loadLayers(l, &h, m.layers, func(x *layer) *projections { return &x.projections }, spec.vectors); err != nil {
+		return nil, err
+	}
+	if err := loadGraphExtra(l, &h, spec, m.layers, &m.Params.NormInRMSEps); err != nil {
 		return nil, err
 	}
 	return m, nil

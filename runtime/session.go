@@ -31,6 +31,7 @@ type Session struct {
 	ropeCos, ropeSin        [][]float32
 	vh                      []uint16    // one token's V row in F16 before the transposed store
 	logits                  [][]float32 // rows of the last call's logits
+	nin                     [][]float32 // normed projection inputs (Session.project)
 	mm                      batchScratch
 	work                    []attnScratch // per worker
 
@@ -218,7 +219,6 @@ func (s *Session) forward(tokens []int32) {
 	n := len(tokens)
 	s.grow(n)
 	s.lastRows = n
-	th := m.opts.Threads
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd
 	qDim := p.NHead * hd
@@ -244,9 +244,10 @@ func (s *Session) forward(tokens []int32) {
 			s.rmsNorm(xnE[t], x[t], l.attnNorm, p.RMSEps)
 			s.emit("attn_norm", li, xnE[t])
 		}
-		l.wq.matMul(q, xnE, &s.mm, th)
-		l.wk.matMul(k, xnE, &s.mm, th)
-		l.wv.matMul(v, xnE, &s.mm, th)
+		s.project(l, projQ, q, xnE)
+		s.project(l, projK, k, xnE)
+		s.project(l, projV, v, xnE)
+		s.qkvExtra(l, q, k, v)
 		kc, vc := s.kCache[li], s.vCache[li]
 		rope := ropeNeox
 		if m.spec.ropeNorm {
@@ -279,7 +280,7 @@ func (s *Session) forward(tokens []int32) {
 			s.rmsNorm(xnQ[t], att[t], l.attnSubNorm, p.RMSEps)
 			s.emit("attn_sub_norm", li, xnQ[t])
 		}
-		l.wo.matMul(o, xnQ, &s.mm, th)
+		s.project(l, projO, o, xnQ)
 		for t := range x {
 			s.emit("attn_o_out", li, o[t])
 			for i := range x[t] {
@@ -287,8 +288,8 @@ func (s *Session) forward(tokens []int32) {
 			}
 			s.rmsNorm(xnE[t], x[t], l.ffnNorm, p.RMSEps)
 		}
-		l.wGate.matMul(gate, xnE, &s.mm, th)
-		l.wUp.matMul(up, xnE, &s.mm, th)
+		s.project(l, projGate, gate, xnE)
+		s.project(l, projUp, up, xnE)
 		for t := range x {
 			g, u := gate[t], up[t]
 			switch p.FFN {
@@ -311,7 +312,7 @@ func (s *Session) forward(tokens []int32) {
 			}
 			s.rmsNorm(xnF[t], g, l.ffnSubNorm, p.RMSEps)
 		}
-		l.wDown.matMul(down, xnF, &s.mm, th)
+		s.project(l, projDown, down, xnF)
 		for t := range x {
 			s.emit("ffn_down", li, down[t])
 			for i := range x[t] {

@@ -36,7 +36,9 @@ targets=(
   "./internal/kernels                FuzzTernarySums         60000"
   "./runtime                         FuzzQ8KTypes            20000"
   "./runtime                         FuzzReadKLBaseHeader    100000"
+  "./runtime                         FuzzLoadQwen            40000"
   "./torchpt                         FuzzParse               40000"
+  "./convert                         FuzzGroupTernary        60000"
 )
 
 failed=()

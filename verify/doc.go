@@ -15,7 +15,13 @@
 // prompt positions, has no int8 activations and no F16 KV cache. It also
 // reads the model geometry from config.json itself (refGeometry) instead of
 // using convert.Geometry, on purpose: a mistake in the shared geometry rule
-// would otherwise be made on both sides of the comparison.
+// would otherwise be made on both sides of the comparison. The class in
+// config.json picks the graph (reference_qwen.go): Qwen2ForCausalLM adds
+// q/k/v biases, Qwen3ForCausalLM per-head q/k RMS norms, MistralForCausalLM
+// is Llama's (a prompt past its sliding_window is refused); per-projection
+// input norms (*_norm_in) are applied where the checkpoint has them, with
+// quantization_config.rms_norm_eps for use_rms_norm and 1e-8 for BitNet
+// Distillation's `<proj>.norm.weight`.
 //
 // Memory is bounded by the largest matrix, not the model. The structure
 // check goes one tensor at a time, the token embedding and output head in

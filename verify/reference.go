@@ -30,6 +30,9 @@ type refGeometry struct {
 	// relu2 selects the squared-ReLU gate (hidden_act "relu2", 2B-4T);
 	// otherwise SiLU (hidden_act "silu", 1bitLLM, Llama3, Falcon3).
 	relu2 bool
+	// refGraph: Qwen2's biases, Qwen3's q/k norms, the per-projection
+	// norms' eps (reference_qwen.go).
+	refGraph
 	// adjacentRope: the weights come in the GGUF's row order with q/k rows
 	// interleaved for llama's rope (convert.RopePermuter, arch llama), so
 	// rope pairs dimensions 2i and 2i+1; per head this is HF's rotate_half
@@ -128,7 +131,8 @@ func refGeometryOf(cfg *hf.Config) (refGeometry, error) {
 	default:
 		return g, fmt.Errorf("%s: hidden_act %q: the float reference knows silu and relu2", cfg.Path, act)
 	}
-	return g, nil
+	g.refGraph, err = refGraphOf(cfg)
+	return g, err
 }
 
 // refWeights gives the reference its weights by GGUF tensor name, one tensor
@@ -186,6 +190,10 @@ func refLogits(w refWeights, g refGeometry, ids []int32, layerDone func(layer in
 		if err := checkMatrix(w, name, outDim, inDim); err != nil {
 			return nil, err
 		}
+		in, nerr := refNormIn(w, g, name, in, inDim)
+		if nerr != nil {
+			return nil, nerr
+		}
 		if g.observe != nil {
 			g.observe(name, in, inDim)
 		}
@@ -225,6 +233,9 @@ func refLogits(w refWeights, g refGeometry, ids []int32, layerDone func(layer in
 		}
 		v, err := proj(b+"attn_v.weight", a, g.hidden, kvDim)
 		if err != nil {
+			return nil, err
+		}
+		if err := refQKV(w, g, b, q, k, v, P); err != nil {
 			return nil, err
 		}
 		rot := rotateHalf
@@ -433,6 +444,9 @@ func referenceLogits(src *convert.Source, dir string, seq []int32, types func(st
 		return nil, nil, err
 	}
 	_, g.adjacentRope = src.Plan().Converter.(convert.RopePermuter)
+	if g.normInEps == 0 && bitDistillNorms(src.Plan()) {
+		g.normInEps = bitDistillNormEps
+	}
 	w, err := openSourceWeights(src, dir)
 	if err != nil {
 		return nil, nil, err

@@ -264,7 +264,7 @@ func runRefGGUF(f *reader.File, rep *Report, opts Options) (*Report, error) {
 		rep.Pass = len(rep.Failures) == 0
 		return rep, nil
 	}
-	if runtime.IsEmbeddingArch(rep.Arch) {
+	if runtime.IsEmbeddingFile(f.KVs, f.Tensors) {
 		rep.Notes = append(rep.Notes, "logits not compared: embedding model (the tensor checks decide)")
 		rep.Pass = len(rep.Failures) == 0
 		return rep, nil

@@ -20,20 +20,24 @@ import (
 // (the facts of llama.cpp src/llama-model.cpp llm_build_bitnet /
 // llm_build_llama and bitnet.cpp's fork of it); the reference's arithmetic
 // stays its own, apart from the runtime's, as refGeometry is apart from
-// convert.Geometry. Rows with graph features the reference does not compute
-// (biases, q/k norms, per-projection norms, embedding models) are left out.
-var ggufRefArchs, ggufRefArchNames = func() (map[string]struct{ relu2, adjacentRope bool }, []string) {
-	m := map[string]struct{ relu2, adjacentRope bool }{}
+// convert.Geometry. Embedding rows are left out; qwen2's q/k/v biases and
+// qwen3's per-head q/k norms are computed by reference_qwen.go, and
+// per-projection input norms wherever the weights have them.
+var ggufRefArchs, ggufRefArchNames = func() (map[string]ggufRefArch, []string) {
+	m := map[string]ggufRefArch{}
 	var names []string
 	for _, a := range archtab.All() {
-		if !a.Plain() || (a.FFN != archtab.SiLU && a.FFN != archtab.ReLU2) {
+		if _, dup := m[a.GGUF]; dup || a.Embedding || (a.FFN != archtab.SiLU && a.FFN != archtab.ReLU2) {
 			continue
 		}
-		m[a.GGUF] = struct{ relu2, adjacentRope bool }{a.FFN == archtab.ReLU2, a.Rope == archtab.RopeNorm}
+		m[a.GGUF] = ggufRefArch{a.FFN == archtab.ReLU2, a.Rope == archtab.RopeNorm, a.QKVBias, a.QKNorm}
 		names = append(names, a.GGUF)
 	}
 	return m, names
 }()
+
+// ggufRefArch is the float reference's reading of a causal arch's graph.
+type ggufRefArch struct{ relu2, adjacentRope, qkvBias, qkNorm bool }
 
 // refGeometryOfGGUF reads the float reference's geometry from a GGUF's KVs
 // and tensor shapes, as refGeometryOf reads it from config.json:
@@ -54,6 +58,10 @@ func refGeometryOfGGUF(f *reader.File, path string) (refGeometry, error) {
 		return g, fmt.Errorf("%s: arch %q: the float reference knows %s and %s", path, arch, strings.Join(ggufRefArchNames[:len(ggufRefArchNames)-1], ", "), ggufRefArchNames[len(ggufRefArchNames)-1])
 	}
 	g.relu2, g.adjacentRope = spec.relu2, spec.adjacentRope
+	g.qkvBias, g.qkNorm = spec.qkvBias, spec.qkNorm
+	if e, ok := f.Float(arch + ".attention.norm_in_rms_epsilon"); ok && e > 0 {
+		g.normInEps = e
+	}
 	uintKV := func(dst *int, key string, def int) error {
 		v, ok := f.Get(arch + "." + key)
 		if !ok {

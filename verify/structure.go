@@ -127,9 +127,13 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 	if err != nil {
 		return err.Error()
 	}
-	want, wantScale, err := src.TernaryView(ti.Name)
+	want, wantScales, wantGroup, err := src.TernaryGroupsView(ti.Name)
 	if err != nil {
 		return err.Error()
+	}
+	wantScale := wantScales[0] // the per-tensor scale (group 0), for messages
+	if d := firstDiff(got, want); d >= 0 && wantGroup > 0 {
+		wantScale = wantScales[d/wantGroup]
 	}
 	if d := firstDiff(got, want); d >= 0 {
 		// Decode gives 0 codes for a group whose scale is 0: name the
@@ -150,7 +154,7 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 		}
 		return codeMismatch(d, k, got[d], want[d])
 	}
-	exp, err := format.Regroup(want, []float32{wantScale}, 0, f.ScaleGroup(k))
+	exp, err := format.Regroup(want, wantScales, wantGroup, f.ScaleGroup(k))
 	if err != nil {
 		return err.Error()
 	}

@@ -204,7 +204,7 @@ func Run(opts Options) (*Report, error) {
 	if opts.RefGGUF != "" {
 		return runRefGGUF(f, rep, opts)
 	}
-	if runtime.IsEmbeddingArch(rep.Arch) {
+	if runtime.IsEmbeddingFile(f.KVs, f.Tensors) {
 		opts.stage("embed the prompts")
 		return runEmbedding(f, rep, opts)
 	}

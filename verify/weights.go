@@ -167,16 +167,20 @@ func (s *sourceWeights) blocks(name string, maxElems int, fn func(lo, hi int, w 
 	if t.Class == tensormap.Projection {
 		// The codes are the Source's buffer, valid until its next read;
 		// fn only multiplies.
-		codes, scale, err := s.src.TernaryView(name)
+		// One scale per tensor (group 0), or per group of inputs for a
+		// group-scaled checkpoint.
+		codes, scales, group, err := s.src.TernaryGroupsView(name)
 		if err != nil {
 			return err
 		}
-		vals := [3]float64{-float64(scale), 0, float64(scale)}
+		if group == 0 {
+			group = len(codes)
+		}
 		for lo := 0; lo < rows; lo += per {
 			hi := min(lo+per, rows)
 			w := buf[:(hi-lo)*cols]
 			for i, c := range codes[lo*cols : hi*cols] {
-				w[i] = vals[c+1]
+				w[i] = float64(c) * float64(scales[(lo*cols+i)/group])
 			}
 			fn(lo, hi, w)
 		}

@@ -41,6 +41,9 @@ type DummyOptions struct {
 	Packed, PackedSet bool
 	// LinearClass sets quantization_config.linear_class (with Packed).
 	LinearClass string
+	// GroupScaled writes dense F16 group-scaled ternary projections and no
+	// quantization_config (dummy.Options.GroupScaled).
+	GroupScaled bool
 	// Tokenizer is a directory of tokenizer files to copy.
 	Tokenizer string
 	// Seed makes the weights.
@@ -70,7 +73,8 @@ func NewCmdDummy(runF func(*DummyOptions) error) *cobra.Command {
 		Long: `Write a Hugging Face checkpoint directory (config.json, safetensors, tokenizer files) in the exact
 layout of a real BitNet model, with seeded random weights: bf16 master weights, or with --packed U8
 ternary codes [out/4, in] plus a bf16 0-d weight_scale, as the 2B-4T, Falcon3 and Llama3-8B-1.58
-checkpoints ship. Checkpoints larger than --max-shard-size are split into model-0000i-of-0000N
+checkpoints ship, or with --group-scaled dense F16 projections that are ternary times one scale per 128
+inputs and no quantization_config (the Ternary Bonsai -unpacked layout). Checkpoints larger than --max-shard-size are split into model-0000i-of-0000N
 shards with an index. Without --tokenizer no tokenizer files are written (convert with --no-vocab).
 --preset without a name lists the presets. Data streams to disk; memory stays small. Before writing,
 the checkpoint size is checked against the free space of --out's filesystem (with a 5% margin) and
@@ -112,6 +116,7 @@ shapes over 2^40 elements are refused; an interrupted or failed run removes what
 	f.IntVar(&opts.Layers, "layers", 0, "number of layers (default: the config's num_hidden_layers)")
 	f.BoolVar(&opts.Packed, "packed", false, "write packed U8 projections + weight_scale (default: as the real checkpoint)")
 	f.StringVar(&opts.LinearClass, "linear-class", "", "with --packed: quantization_config.linear_class, autobitlinear (scale multiplies) or bitlinear (divides)")
+	f.BoolVar(&opts.GroupScaled, "group-scaled", false, "write dense F16 projections that are ternary times one scale per 128 inputs, with no quantization_config (Ternary Bonsai -unpacked layout; hf2gguf converts them exactly to --outtype q2_0)")
 	f.StringVar(&opts.Tokenizer, "tokenizer", "", "directory of tokenizer files to copy (.gz files are decompressed)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed; the same seed gives the same bytes")
 	f.StringVar(&opts.MaxShardSize, "max-shard-size", "5GB", "split safetensors larger than this into shards (bytes, or with KB/MB/GB, decimal as Hugging Face counts)")
@@ -187,7 +192,7 @@ func dummyRun(opts *DummyOptions) error {
 			return usage.Errorf("--preset: %v", err)
 		}
 		gopts.Config = m.Config
-		if !opts.PackedSet {
+		if !opts.PackedSet && !opts.GroupScaled {
 			gopts.Packed = m.Packed
 		}
 		source = "preset " + m.Name
@@ -202,6 +207,10 @@ func dummyRun(opts *DummyOptions) error {
 	if opts.LinearClass != "" && !gopts.Packed {
 		return usage.Errorf("--linear-class %s needs packed weights: add --packed", opts.LinearClass)
 	}
+	if opts.GroupScaled && gopts.Packed {
+		return usage.Errorf("--group-scaled writes dense F16 weights: not with --packed")
+	}
+	gopts.GroupScaled = opts.GroupScaled
 	ctx := opts.Context
 	if ctx == nil {
 		var stop context.CancelFunc
@@ -222,17 +231,24 @@ func dummyRun(opts *DummyOptions) error {
 		return fmt.Errorf("dummy %s: %w", source, err)
 	}
 	layout := "bf16 master weights"
-	if gopts.Packed {
+	hint := ""
+	switch {
+	case gopts.Packed:
 		layout = "packed U8 + weight_scale"
+	case gopts.GroupScaled:
+		layout = "F16 group-scaled ternary (one scale per 128 inputs)"
+		hint = " --outtype q2_0"
 	}
 	g, _ := dummy.ReadGeometry(res.Config)
 	fmt.Fprintf(opts.Stdout, "wrote %s: %s, %d layer(s), %s, %d tensors, %d bytes in %d file(s), seed %d\n",
 		opts.Out, source, g.Layers, layout, len(res.Tensors), res.Bytes, len(res.Files), opts.Seed)
-	if err := convertible(res.Config); err != nil {
+	if err := convertible(res.Config, gopts.GroupScaled); err != nil {
 		// No hint that cannot work (defect D21).
 		fmt.Fprintf(opts.Stdout, "not convertible yet: %v\n", err)
 	} else if len(res.TokenizerFiles) == 0 {
-		fmt.Fprintf(opts.Stdout, "no tokenizer files: convert with `bitnet-convert hf2gguf %s --no-vocab`\n", opts.Out)
+		fmt.Fprintf(opts.Stdout, "no tokenizer files: convert with `bitnet-convert hf2gguf %s --no-vocab%s`\n", opts.Out, hint)
+	} else if hint != "" {
+		fmt.Fprintf(opts.Stdout, "convert with `bitnet-convert hf2gguf %s%s`\n", opts.Out, hint)
 	}
 	if len(res.TokenizerFiles) > 0 {
 		fmt.Fprintf(opts.Stdout, "tokenizer: %s\n", strings.Join(res.TokenizerFiles, ", "))
@@ -313,8 +329,10 @@ func decimal(n uint64, units [3]string) string {
 	return fmt.Sprint(n)
 }
 
-// convertible reports hf2gguf's refusal of the architecture of cfg, if any.
-func convertible(cfg map[string]any) error {
+// convertible reports hf2gguf's refusal of the architecture of cfg, if any
+// (for a group-scaled checkpoint: whether the architecture takes dense
+// group-scaled checkpoints).
+func convertible(cfg map[string]any, groupScaled bool) error {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil
@@ -322,6 +340,9 @@ func convertible(cfg map[string]any) error {
 	hc, err := hf.ParseConfig(b, "config.json")
 	if err != nil {
 		return nil
+	}
+	if groupScaled {
+		return convert.ConvertibleGroupScaled(hc)
 	}
 	return convert.Convertible(hc)
 }

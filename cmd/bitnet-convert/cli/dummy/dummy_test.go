@@ -95,6 +95,7 @@ func TestUsageErrors(t *testing.T) {
 		{DummyOptions{Preset: "bitnet_b1_58-large", Out: out, LinearClass: "bitlinear", MaxShardSize: "5GB"}, "add --packed"},
 		{DummyOptions{Preset: "bitnet_b1_58-large", Out: out, MaxShardSize: "lots"}, "--max-shard-size"},
 		{DummyOptions{Preset: listPresets, ConfigFile: "c.json"}, "cannot be combined"},
+		{DummyOptions{Preset: "bitnet_b1_58-large", Out: out, GroupScaled: true, Packed: true, PackedSet: true, MaxShardSize: "5GB"}, "--group-scaled writes dense F16 weights: not with --packed"},
 	}
 	for _, tc := range cases {
 		tc.opts.Stdout = &bytes.Buffer{}
@@ -340,5 +341,54 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
+	}
+}
+
+// TestRunGroupScaled: --group-scaled on a Llama config writes F16
+// projections without quantization_config and suggests hf2gguf with
+// --outtype q2_0; on an architecture without a dense path (bitnet) it says
+// the checkpoint is not convertible.
+func TestRunGroupScaled(t *testing.T) {
+	cfg := map[string]any{
+		"architectures": []any{"LlamaForCausalLM"}, "model_type": "llama", "hidden_act": "silu",
+		"hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 1, "num_attention_heads": 2,
+		"num_key_value_heads": 1, "vocab_size": 64, "max_position_embeddings": 256,
+		"quantization_config": map[string]any{"quant_method": "bitnet"},
+	}
+	b, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	var out bytes.Buffer
+	if err := dummyRun(&DummyOptions{ConfigFile: cfgPath, Out: dir, GroupScaled: true, Seed: 1, MaxShardSize: "5GB", Stdout: &out, Context: context.Background()}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "F16 group-scaled ternary (one scale per 128 inputs)") || !strings.Contains(out.String(), "hf2gguf "+dir+" --no-vocab --outtype q2_0`") {
+		t.Errorf("summary %q", out.String())
+	}
+	ck, err := hf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	if ck.Config.Has("quantization_config") {
+		t.Error("quantization_config kept")
+	}
+	if ref, _ := ck.Lookup("model.layers.0.self_attn.q_proj.weight"); ref.DType != hf.F16 {
+		t.Errorf("q_proj %+v", ref)
+	}
+	out.Reset()
+	cfg["architectures"] = []any{"BitnetForCausalLM"}
+	b, _ = json.Marshal(cfg)
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dummyRun(&DummyOptions{ConfigFile: cfgPath, Out: filepath.Join(t.TempDir(), "b"), GroupScaled: true, Seed: 1, MaxShardSize: "5GB", Stdout: &out, Context: context.Background()}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "not convertible yet: ") || strings.Contains(out.String(), "hf2gguf ") {
+		t.Errorf("bitnet --group-scaled: %q", out.String())
 	}
 }

@@ -42,6 +42,7 @@ type Options struct {
 	WeightScale      string
 	AllowFallback    bool
 	AllowTieFallback bool
+	Ternarize        bool // --ternarize (convert.Options.Ternarize)
 	Pre              string
 	KernelConfig     string
 	Threads          int
@@ -70,7 +71,10 @@ func NewCmd(runF func(*Options) error) *cobra.Command {
 		Short: "Convert a Hugging Face BitNet checkpoint (directory or repo id) to GGUF (" + strings.ToUpper(convert.OutTypeList(", ")) + ")",
 		Long: `Convert a Hugging Face BitNet b1.58 checkpoint (config.json + model.safetensors or shards)
 to a GGUF file for ` + format.RuntimeList() + `. Master weights are ternarized with abs-mean; packed checkpoints
-(U8 + weight_scale) are unpacked and never re-quantized. The input directory is only read; the
+(U8 + weight_scale) are unpacked and never re-quantized. A dense checkpoint without quantization_config
+whose projections are ternary times one scale per 128 inputs (group-scaled, e.g. Ternary Bonsai
+-unpacked; recognised from the values) converts exactly to --outtype q2_0; other ternary outtypes
+are refused unless --ternarize asks for the lossy abs-mean conversion. The input directory is only read; the
 output is written atomically. A Hugging Face repo id (org/name[@revision]; a directory that
 exists wins) is downloaded first into the Hugging Face cache (HF_HUB_CACHE, HF_HOME; HF_TOKEN,
 HF_ENDPOINT, HF_HUB_OFFLINE=1 as for huggingface_hub); a cache folder models--org--name
@@ -158,6 +162,7 @@ converts the snapshot its refs/main names.`,
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor and the weight-scale rule")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply (AutoBitLinear) or divide (BitLinear) by weight_scale; default from quantization_config.linear_class")
 	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the ternary packing as F16 instead of failing")
+	f.BoolVar(&opts.Ternarize, "ternarize", false, "group-scaled ternary checkpoints (dense F16/BF16, one scale per 128 inputs, e.g. Ternary Bonsai -unpacked): re-ternarize with one abs-mean scale per tensor for an outtype that cannot hold the group scales (lossy; without it such an outtype is refused; --outtype q2_0 keeps them exactly)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: the tiling of the preset with the checkpoint's shapes, else derived from the shapes as codegen --from-config)")
@@ -182,6 +187,7 @@ func Run(opts *Options) error {
 		WeightScale:        convert.WeightScaleRule(opts.WeightScale),
 		AllowFallback:      opts.AllowFallback,
 		AllowTieFallback:   opts.AllowTieFallback,
+		Ternarize:          opts.Ternarize,
 		NoVocab:            opts.NoVocab,
 		VocabOnly:          opts.VocabOnly,
 		Pre:                opts.Pre,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 
 	"github.com/bitnet-convert/bitnet-convert/internal/osx"
@@ -269,5 +270,43 @@ func TestRunTQNotice(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "relu²") || !strings.Contains(stderr, "hidden_activation") {
 		t.Errorf("stderr %q lacks the relu² notice", stderr)
+	}
+}
+
+// TestGroupScaledOuttypes: a group-scaled dense checkpoint (dummy
+// --group-scaled) converts with --outtype q2_0; the default I2_S and TQ2_0
+// are refused with one line naming the tensor and --outtype q2_0; the
+// --ternarize flag reaches the converter and makes TQ2_0 the lossy
+// conversion with a warning.
+func TestGroupScaledOuttypes(t *testing.T) {
+	cfg := map[string]any{
+		"architectures": []any{"LlamaForCausalLM"}, "model_type": "llama", "hidden_act": "silu",
+		"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1, "num_attention_heads": 4,
+		"num_key_value_heads": 2, "vocab_size": 300, "rms_norm_eps": 1e-5, "max_position_embeddings": 512,
+	}
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, GroupScaled: true, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ot := range []string{"i2_s", "tq2_0"} {
+		_, _, err := run(t, Options{Dir: dir, OutType: ot, OutFile: filepath.Join(t.TempDir(), "x.gguf"), NoVocab: true, I2SLayout: "x86"})
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "tensor blk.0.") || !strings.Contains(err.Error(), "use --outtype q2_0") {
+			t.Errorf("%s: %v", ot, err)
+		}
+	}
+	if _, _, err := run(t, Options{Dir: dir, OutType: "q2_0", OutFile: filepath.Join(t.TempDir(), "q.gguf"), NoVocab: true, I2SLayout: "x86"}); err != nil {
+		t.Fatalf("q2_0: %v", err)
+	}
+	var got *Options
+	cmd := NewCmd(func(o *Options) error { got = o; return nil })
+	cmd.SetArgs([]string{dir, "--outtype", "tq2_0", "--ternarize", "--no-vocab"})
+	cmd.SetOut(&bytes.Buffer{})
+	if err := cmd.Execute(); err != nil || !got.Ternarize {
+		t.Fatalf("--ternarize: %v %+v", err, got)
+	}
+	got.OutFile = filepath.Join(t.TempDir(), "t.gguf")
+	_, stderr, err := run(t, *got)
+	if err != nil || !strings.Contains(stderr, "--ternarize: 7 group-scaled projection(s) re-ternarized") {
+		t.Errorf("--ternarize tq2_0: %v, stderr %q", err, stderr)
 	}
 }
