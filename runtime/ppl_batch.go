@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
@@ -53,6 +54,20 @@ type ubatchArith struct {
 	cellOff int
 }
 
+// fma32Fast is fma32 (b·c + a rounded once to float32) by the hardware's
+// float64 fused multiply-add (math.FMA): the exact sum rounded to float64,
+// then to float32. The second rounding differs from a single one only
+// when the float64 result lies exactly halfway between two float32 values
+// (a float64 rounding to nearest cannot cross such a midpoint, which is a
+// float64 itself) or below float32's normal range; those take fma32.
+func fma32Fast(a, b, c float32) float32 {
+	r := math.FMA(float64(b), float64(c), float64(a))
+	if bits := math.Float64bits(r); bits&(1<<29-1) == 1<<28 || (r != 0 && math.Abs(r) < 0x1p-126) {
+		return fma32(a, b, c)
+	}
+	return float32(r)
+}
+
 // hsum8 is tinyBLAS's hsum(__m256) on AVX: the upper and lower halves
 // added, then (0+2) and (1+3), then their sum, in float32.
 func hsum8(l *[8]float32) float32 {
@@ -70,7 +85,7 @@ func dotTinyBLAS8Off(w []uint16, x []float32, off int) float32 {
 	x = x[:len(w)]
 	for j, h := range w {
 		i := (off + j) & 7
-		l[i] = fma32(l[i], f16Table[h], x[j])
+		l[i] = fma32Fast(l[i], f16Table[h], x[j])
 	}
 	return hsum8(&l)
 }
@@ -85,7 +100,7 @@ func dotTinyBLAS8Wide(w, x []float32) float32 {
 	for k := 0; k+8 <= len(w); k += 8 {
 		wk, xk := (*[8]float32)(w[k:k+8]), (*[8]float32)(x[k:k+8])
 		for i := range l {
-			l[i] = fma32(l[i], wk[i], xk[i])
+			l[i] = fma32Fast(l[i], wk[i], xk[i])
 		}
 	}
 	return hsum8(&l)
@@ -165,7 +180,9 @@ type pplSegment struct {
 // pplPlan returns, for each of the nSeqBatch chunks of one llama_decode
 // group, the segments llama-perplexity's batches cut it into, in position
 // order (see the comment at the top of this file). b must pass Check.
-func pplPlan(nCtx, nSeqBatch int, b PerplexityBatching) [][]pplSegment {
+// Positions from nCtx/2 on have logits, or every position when allOut
+// (the --kl-divergence run, which decodes with logits_all).
+func pplPlan(nCtx, nSeqBatch int, b PerplexityBatching, allOut bool) [][]pplSegment {
 	nSeq := max(1, b.Batch/nCtx)
 	nKV := nSeq * nCtx
 	nBatch := min(b.Batch, nKV)
@@ -189,7 +206,7 @@ func pplPlan(nCtx, nSeqBatch int, b PerplexityBatching) [][]pplSegment {
 			ubt := call[u:min(u+nUB, len(call))]
 			nOut := 0
 			for _, t := range ubt {
-				if t.pos >= first {
+				if allOut || t.pos >= first {
 					nOut++
 				}
 			}
@@ -240,11 +257,12 @@ func PerplexityBatched(m *Model, ids []int32, nCtx, chunks int, bos int32, b Per
 	if err := b.Check(nCtx); err != nil {
 		return PerplexityResult{}, err
 	}
-	return perplexityPlanned(m, ids, nCtx, n, bos, b, progress, nil)
+	return perplexityPlanned(m, ids, nCtx, n, bos, b, false, progress, nil)
 }
 
-// perplexityPlanned is perplexity with the chunks cut as b says.
-func perplexityPlanned(m *Model, ids []int32, nCtx, n int, bos int32, b PerplexityBatching, progress func(ChunkProgress), scored func(c int, rows [][]float32, next []int32) error) (PerplexityResult, error) {
+// perplexityPlanned is perplexity with the chunks cut as b says (pplPlan;
+// allOut as there).
+func perplexityPlanned(m *Model, ids []int32, nCtx, n int, bos int32, b PerplexityBatching, allOut bool, progress func(ChunkProgress), scored func(c int, rows [][]float32, next []int32) error) (PerplexityResult, error) {
 	if b == OneToken || m.opts.Arith != ArithBitnetCpp || m.opts.F32Attention {
 		return perplexity(m, ids, nCtx, n, bos, progress, scored)
 	}
@@ -256,7 +274,7 @@ func perplexityPlanned(m *Model, ids []int32, nCtx, n int, bos int32, b Perplexi
 	chunk := make([]int32, nCtx)
 	var kept [][]float32
 	for c0 := 0; c0 < n; c0 += nSeq {
-		plan := pplPlan(nCtx, min(nSeq, n-c0), b)
+		plan := pplPlan(nCtx, min(nSeq, n-c0), b, allOut)
 		for q, segs := range plan {
 			c := c0 + q
 			copy(chunk, ids[c*nCtx:(c+1)*nCtx])

@@ -200,7 +200,7 @@ func (s *Session) head(dst, hidden [][]float32) {
 		out.matMul(dst, hidden, &s.mm, th)
 		return
 	}
-	if s.ub.headTiny && !s.m.opts.F32Attention && len(hidden) >= 2 && s.headTinyBLASBitnet(dst, hidden) {
+	if s.ub.headTiny && !s.m.opts.F32Attention && s.m.opts.Arith == ArithBitnetCpp && s.headTinyBLASBitnet(dst, hidden) {
 		return
 	}
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
