@@ -62,11 +62,25 @@ type ubatchArith struct {
 // float64 itself) or below float32's normal range; those take fma32.
 func fma32Fast(a, b, c float32) float32 {
 	r := math.FMA(float64(b), float64(c), float64(a))
-	if bits := math.Float64bits(r); bits&(1<<29-1) == 1<<28 || (r != 0 && math.Abs(r) < 0x1p-126) {
-		return fma32(a, b, c)
+	if fma64Unsafe(r) {
+		return fma32Slow(a, b, c)
 	}
 	return float32(r)
 }
+
+// fma64Unsafe reports whether the float64 r = a + b·c may not round to
+// a + b·c's float32: r exactly halfway between two float32 values, or a
+// non-zero |r| below 2^−126 (u<<1 drops the sign; such r has a biased
+// exponent under 1023−126 = 897; zero wraps to the largest value).
+func fma64Unsafe(r float64) bool {
+	u := math.Float64bits(r)
+	return u&(1<<29-1) == 1<<28 || u<<1-1 < 897<<53-1
+}
+
+// fma32Slow is fma32 kept out of line, so that fma32Fast inlines.
+//
+//go:noinline
+func fma32Slow(a, b, c float32) float32 { return fma32(a, b, c) }
 
 // hsum8 is tinyBLAS's hsum(__m256) on AVX: the upper and lower halves
 // added, then (0+2) and (1+3), then their sum, in float32.
@@ -85,7 +99,13 @@ func dotTinyBLAS8Off(w []uint16, x []float32, off int) float32 {
 	x = x[:len(w)]
 	for j, h := range w {
 		i := (off + j) & 7
-		l[i] = fma32Fast(l[i], f16Table[h], x[j])
+		// fma32Fast, written out so that the loop makes no call.
+		w := f16Table[h]
+		if r := math.FMA(float64(w), float64(x[j]), float64(l[i])); fma64Unsafe(r) {
+			l[i] = fma32Slow(l[i], w, x[j])
+		} else {
+			l[i] = float32(r)
+		}
 	}
 	return hsum8(&l)
 }
@@ -100,7 +120,12 @@ func dotTinyBLAS8Wide(w, x []float32) float32 {
 	for k := 0; k+8 <= len(w); k += 8 {
 		wk, xk := (*[8]float32)(w[k:k+8]), (*[8]float32)(x[k:k+8])
 		for i := range l {
-			l[i] = fma32Fast(l[i], wk[i], xk[i])
+			// fma32Fast, written out so that the loop makes no call.
+			if r := math.FMA(float64(wk[i]), float64(xk[i]), float64(l[i])); fma64Unsafe(r) {
+				l[i] = fma32Slow(l[i], wk[i], xk[i])
+			} else {
+				l[i] = float32(r)
+			}
 		}
 	}
 	return hsum8(&l)
