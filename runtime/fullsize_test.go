@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,8 +42,9 @@ var fullsizeCases = []fullsizeCase{
 // fullsizeInputs returns the directory holding both GGUFs:
 // BITNET_FULLSIZE_DIR when set (missing files are generated there, so a
 // developer can keep them), else a temporary directory. Generating takes
-// about a minute and 4 GB of disk.
-func fullsizeInputs(t *testing.T) string {
+// about a minute and 4 GB of disk. only, when given, names the files
+// wanted (fullsizeCase.gguf); the others are not generated.
+func fullsizeInputs(t *testing.T, only ...string) string {
 	t.Helper()
 	dir := os.Getenv("BITNET_FULLSIZE_DIR")
 	if dir == "" {
@@ -50,6 +52,9 @@ func fullsizeInputs(t *testing.T) string {
 	}
 	var bin string
 	for _, c := range fullsizeCases {
+		if len(only) > 0 && !slices.Contains(only, c.gguf) {
+			continue
+		}
 		if _, err := os.Stat(filepath.Join(dir, c.gguf)); err == nil {
 			continue
 		}

@@ -302,8 +302,17 @@ func Sorted(v []float32) []float32 {
 // anything runs; the message gives the largest chunk count that fits), a
 // write error.
 func PerplexityBase(m *Model, ids []int32, nCtx, chunks int, bos int32, w io.Writer, progress func(ChunkProgress)) (PerplexityResult, error) {
+	return PerplexityBaseBatched(m, ids, nCtx, chunks, bos, OneToken, w, progress)
+}
+
+// PerplexityBaseBatched is PerplexityBase with llama-perplexity's batches
+// b (PerplexityBatched); errors also b failing Check.
+func PerplexityBaseBatched(m *Model, ids []int32, nCtx, chunks int, bos int32, b PerplexityBatching, w io.Writer, progress func(ChunkProgress)) (PerplexityResult, error) {
 	n, err := PerplexityChunks(len(ids), nCtx, chunks)
 	if err != nil {
+		return PerplexityResult{}, err
+	}
+	if err := b.Check(nCtx); err != nil {
 		return PerplexityResult{}, err
 	}
 	nVocab := m.Params.NVocab
@@ -318,7 +327,7 @@ func PerplexityBase(m *Model, ids []int32, nCtx, chunks int, bos int32, w io.Wri
 	}
 	row := make([]uint16, KLRowWords(nVocab))
 	raw := make([]byte, 2*len(row))
-	res, err := perplexity(m, ids, nCtx, n, bos, progress, func(_ int, rows [][]float32, _ []int32) error {
+	res, err := perplexityPlanned(m, ids, nCtx, n, bos, b, false, progress, func(_ int, rows [][]float32, _ []int32) error {
 		for _, logits := range rows {
 			EncodeLogProbs(row, logits)
 			for i, v := range row {
@@ -350,6 +359,19 @@ type KLDChunk struct {
 // model's context, a token outside the vocabulary, a short read, a row
 // whose scale or min is NaN or ±Inf.
 func KLDivergence(m *Model, base *KLBase, r io.Reader, bos int32, progress func(KLDChunk)) (*KLDStats, error) {
+	return KLDivergenceBatched(m, base, r, bos, OneToken, progress)
+}
+
+// KLDivergenceBatched is KLDivergence with llama-perplexity's batches as
+// its --kl-divergence run makes them (function kl_divergence of
+// examples/perplexity/perplexity.cpp): one chunk per cache, fed in calls of
+// min(b.Batch, chunk) tokens, every position with logits. Errors also b
+// with a batch or physical batch below 1.
+func KLDivergenceBatched(m *Model, base *KLBase, r io.Reader, bos int32, b PerplexityBatching, progress func(KLDChunk)) (*KLDStats, error) {
+	b.Batch = min(b.Batch, base.NCtx)
+	if err := b.Check(base.NCtx); err != nil {
+		return nil, err
+	}
 	if base.NVocab != m.Params.NVocab {
 		return nil, fmt.Errorf("the base logits are over a vocabulary of %d tokens, the model has %d: the base must come from a model with the same vocabulary", base.NVocab, m.Params.NVocab)
 	}
@@ -363,7 +385,7 @@ func KLDivergence(m *Model, base *KLBase, r io.Reader, bos int32, progress func(
 	row := make([]uint16, nv)
 	st := &KLDStats{}
 	br := bufio.NewReaderSize(r, 1<<20)
-	_, err := perplexity(m, base.Tokens, base.NCtx, base.NChunk, bos, func(p ChunkProgress) {
+	_, err := perplexityPlanned(m, base.Tokens, base.NCtx, base.NChunk, bos, b, true, func(p ChunkProgress) {
 		if progress != nil {
 			progress(KLDChunk{Chunk: p.Chunk, Chunks: p.Chunks, Stats: st})
 		}

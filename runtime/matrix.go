@@ -274,6 +274,10 @@ type batchScratch struct {
 
 	// fmaAcc is copied into every Activation (Activation.fmaAcc).
 	fmaAcc bool
+	// tinyF32 makes F32 weights (K a multiple of 8) take llamafile's
+	// tinyBLAS order, as a llama_decode ubatch of ≥ 2 tokens does in
+	// bitnet.cpp's fork (ppl_batch.go), even for one row.
+	tinyF32 bool
 }
 
 func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
@@ -287,6 +291,17 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		}
 	}
 	if n == 0 {
+		return
+	}
+	if sc.tinyF32 && w.Type == gguf.TypeF32 && w.K%8 == 0 {
+		parallel.ForHot(w.M, threads, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				row := w.f32[r*w.K : (r+1)*w.K]
+				for t := range xs {
+					dst[t][r] = dotTinyBLAS8Wide(row, xs[t])
+				}
+			}
+		})
 		return
 	}
 	if cap(sc.acts) < n {

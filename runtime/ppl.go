@@ -75,10 +75,9 @@ func PerplexityChunks(nIDs, nCtx, chunks int) (int, error) {
 // rows (positions nCtx/2 … nCtx−2) and their next tokens before they are
 // summed, and may stop the run with an error.
 func perplexity(m *Model, ids []int32, nCtx, n int, bos int32, progress func(ChunkProgress), scored func(c int, rows [][]float32, next []int32) error) (PerplexityResult, error) {
-	var res PerplexityResult
+	var acc pplSums
 	s := m.NewSession(nCtx)
 	first := nCtx / 2
-	var nll, nll2 float64
 	chunk := make([]int32, nCtx)
 	for c := 0; c < n; c++ {
 		copy(chunk, ids[c*nCtx:(c+1)*nCtx])
@@ -88,37 +87,66 @@ func perplexity(m *Model, ids []int32, nCtx, n int, bos int32, progress func(Chu
 		s.Reset()
 		rows, err := s.EvalBatch(chunk[:nCtx-1], first)
 		if err != nil {
-			return res, fmt.Errorf("chunk %d: %w", c, err)
+			return acc.res, fmt.Errorf("chunk %d: %w", c, err)
 		}
-		for i, logits := range rows {
-			if next := chunk[first+i+1]; next < 0 || int(next) >= len(logits) {
-				return res, fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, first+i+1, next)
-			}
-		}
-		if scored != nil {
-			if err := scored(c, rows, chunk[first+1:]); err != nil {
-				return res, fmt.Errorf("chunk %d: %w", c, err)
-			}
-		}
-		for i, logits := range rows {
-			next := chunk[first+i+1]
-			v := -LogSoftmax(logits, int(next))
-			nll += v
-			nll2 += v * v
-			res.Tokens++
+		if err := acc.add(c, first, rows, chunk[first+1:], scored); err != nil {
+			return acc.res, err
 		}
 		if progress != nil {
-			progress(ChunkProgress{Chunk: c + 1, Chunks: n, PPL: math.Exp(nll / float64(res.Tokens)), Tokens: res.Tokens})
+			progress(acc.progress(c+1, n))
 		}
 	}
+	return acc.finish(n), nil
+}
+
+// pplSums accumulates the scored tokens of a perplexity run.
+type pplSums struct {
+	res       PerplexityResult
+	nll, nll2 float64
+}
+
+// add checks and scores chunk c's rows (the logits of positions first …
+// nCtx−2) against next (the tokens at positions first+1 …), after passing
+// them to scored when set.
+func (a *pplSums) add(c, first int, rows [][]float32, next []int32, scored func(c int, rows [][]float32, next []int32) error) error {
+	if len(next) < len(rows) {
+		return fmt.Errorf("chunk %d: %d rows of logits for %d next tokens", c, len(rows), len(next))
+	}
+	for i, logits := range rows {
+		if t := next[i]; t < 0 || int(t) >= len(logits) {
+			return fmt.Errorf("chunk %d position %d: token id %d is outside the vocabulary", c, first+i+1, t)
+		}
+	}
+	if scored != nil {
+		if err := scored(c, rows, next); err != nil {
+			return fmt.Errorf("chunk %d: %w", c, err)
+		}
+	}
+	for i, logits := range rows {
+		v := -LogSoftmax(logits, int(next[i]))
+		a.nll += v
+		a.nll2 += v * v
+		a.res.Tokens++
+	}
+	return nil
+}
+
+// progress is the running perplexity after chunk (1-based) of n.
+func (a *pplSums) progress(chunk, n int) ChunkProgress {
+	return ChunkProgress{Chunk: chunk, Chunks: n, PPL: math.Exp(a.nll / float64(a.res.Tokens)), Tokens: a.res.Tokens}
+}
+
+// finish returns the result of n chunks.
+func (a *pplSums) finish(n int) PerplexityResult {
+	res := a.res
 	res.Chunks = n
-	res.NLL = nll / float64(res.Tokens)
-	res.NLL2 = nll2 / float64(res.Tokens)
+	res.NLL = a.nll / float64(res.Tokens)
+	res.NLL2 = a.nll2 / float64(res.Tokens)
 	res.PPL = math.Exp(res.NLL)
 	if v := res.NLL2 - res.NLL*res.NLL; v > 0 && res.Tokens > 1 {
 		res.PPLErr = res.PPL * math.Sqrt(v/float64(res.Tokens-1))
 	}
-	return res, nil
+	return res
 }
 
 // LogSoftmax returns log(softmax(logits)[tok]) as llama-perplexity computes

@@ -38,6 +38,10 @@ type Session struct {
 	// trace, when set (tests), receives named intermediate tensors of
 	// each layer and token row, as ggml's eval callback names them.
 	trace func(name string, layer int, v []float32)
+
+	// ub is the llama_decode arithmetic of the rows evaluated next
+	// (ppl_batch.go); the zero value is the one-token path.
+	ub ubatchArith
 }
 
 // attnScratch is one attention worker's memory.
@@ -197,6 +201,9 @@ func (s *Session) head(dst, hidden [][]float32) {
 		out.matMul(dst, hidden, &s.mm, th)
 		return
 	}
+	if s.ub.headTiny && !s.m.opts.F32Attention && s.m.opts.Arith == ArithBitnetCpp && s.headTinyBLASBitnet(dst, hidden) {
+		return
+	}
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
 		parallel.ForHot(out.M, th, func(lo, hi int) {
@@ -223,6 +230,7 @@ func (s *Session) forward(tokens []int32) {
 	kvDim := p.NHeadKV * hd
 	qDim := p.NHead * hd
 	pos0 := s.pos
+	s.mm.tinyF32 = s.ub.f32Tiny && !m.opts.F32Attention && m.opts.Arith == ArithBitnetCpp
 	x, xn := s.x[:n], s.xn[:n]
 	q, k, v, att, o := s.q[:n], s.k[:n], s.v[:n], s.attn[:n], s.o[:n]
 	gate, up, down := s.gate[:n], s.up[:n], s.down[:n]
@@ -458,7 +466,14 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	f16Ops := !s.m.opts.F32Attention
 	roundQ, roundP := f16Ops, f16Ops && !s.m.opts.Batched
-	np := (n + 31) &^ 31
+	tiny := f16Ops && s.ub.kqvTiny
+	if tiny {
+		roundP = false
+	}
+	// off: the chunk's first cell within its 32-cell group of llama.cpp's
+	// cache (ppl_batch.go); the cells before it count as masked zeros.
+	off := s.ub.cellOff & 31
+	np := (off + n + 31) &^ 31
 	sc.qh = resizeF32(sc.qh, hd)
 	sc.scores = resizeF32(sc.scores, n)
 	sc.probs = resizeF32(sc.probs, np)
@@ -489,8 +504,8 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	var sum float64
 	for j := range padded {
 		e := float32(0)
-		if j < n {
-			e = expVec(scores[j] - mx)
+		if j >= off && j < off+n {
+			e = expVec(scores[j-off] - mx)
 		}
 		padded[j] = e
 	}
@@ -504,6 +519,13 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	if roundP {
 		kernels.RoundF16(padded, padded)
 	}
+	if tiny {
+		for i := range out {
+			col := (kvh*hd + i) * s.nCtx
+			out[i] = dotTinyBLAS8Off(vc[col:col+n], padded[off:off+n], off)
+		}
+		return
+	}
 	if roundP {
 		// The columns of the head's dimensions, each zero-padded to np,
 		// in one buffer for one DotF16Rows call (dotF16ggml per row).
@@ -515,16 +537,18 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 		vbuf := sc.vcol[:hd*np]
 		for i := range out {
 			col := (kvh*hd + i) * s.nCtx
-			copy(vbuf[i*np:i*np+n], vc[col:col+n])
-			clear(vbuf[i*np+n : (i+1)*np])
+			clear(vbuf[i*np : i*np+off])
+			copy(vbuf[i*np+off:i*np+off+n], vc[col:col+n])
+			clear(vbuf[i*np+off+n : (i+1)*np])
 		}
 		kernels.DotF16Rows(out, vbuf, padded)
 		return
 	}
 	for i := range out {
 		col := (kvh*hd + i) * s.nCtx
-		copy(vcol, vc[col:col+n])
-		clear(vcol[n:])
+		clear(vcol[:off])
+		copy(vcol[off:], vc[col:col+n])
+		clear(vcol[off+n:])
 		out[i] = dotF16F32(vcol, padded)
 	}
 }

@@ -111,3 +111,39 @@ func containsWord(list, w string) bool {
 	}
 	return false
 }
+
+// llamaSingleDash maps, per command, llama.cpp's multi-letter single-dash
+// spellings of flags the command has under a long name; pflag would read
+// -ub as the shorthands -u -b.
+var llamaSingleDash = map[string]map[string]string{
+	"perplexity": {"-ub": "--ubatch-size"},
+}
+
+// llamaLongSpellings returns args with the llamaSingleDash spellings of
+// the command args run (before "--", as FLAG or FLAG=VALUE) replaced by
+// their long names.
+func llamaLongSpellings(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		return args
+	}
+	m := llamaSingleDash[cmd.Name()]
+	if m == nil {
+		return args
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		flag, val, hasVal := strings.Cut(a, "=")
+		if long, ok := m[flag]; ok {
+			out[i] = long
+			if hasVal {
+				out[i] += "=" + val
+			}
+		}
+	}
+	return out
+}

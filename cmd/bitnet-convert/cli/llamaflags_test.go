@@ -63,6 +63,8 @@ func TestLlamaFlagHintsNameOurs(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "-m", "nope.gguf", "-p", "hi", "-t", "2", "-c", "64", "-s", "1", "--top-k", "40", "--top-p", "0.9", "--repeat-penalty", "1.1", "--repeat-last-n", "64"},
 		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "-t", "2", "-c", "64"},
+		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "-c", "64", "-b", "128", "-ub", "32"},
+		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "-b", "1", "-ub=1"},
 		{"bench", "-m", "nope.gguf", "-t", "2", "-o", "csv"},
 		{"embed", "-m", "nope.gguf", "-p", "hi", "-t", "2"},
 		{"verify", "nope.gguf", "-t", "2"},
@@ -73,6 +75,36 @@ func TestLlamaFlagHintsNameOurs(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := Main(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "nope") {
 			t.Errorf("%q: exit %d, stderr %q, want exit 1 naming the missing file", args, code, errb.String())
+		}
+	}
+}
+
+// TestLlamaSingleDash: perplexity's -ub (llama-perplexity's spelling of
+// --ubatch-size, which pflag would read as -u -b) reaches the flag, in both
+// forms; after "--" it is left alone, and other commands keep cobra's
+// reading.
+func TestLlamaSingleDash(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"perplexity", "-m", "x.gguf", "-f", "t.txt", "-ub", "0"}, "perplexity: -ub 0: the physical batch size must be ≥ 1"},
+		{[]string{"perplexity", "-m", "x.gguf", "-f", "t.txt", "-ub=0"}, "-ub 0: the physical batch size must be ≥ 1"},
+		{[]string{"perplexity", "-m", "x.gguf", "-f", "t.txt", "-c", "64", "-b", "100"}, "-b 100: a batch of at least one chunk must be a multiple of -c 64"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), strings.TrimPrefix(c.want, "perplexity: ")) {
+			t.Errorf("%q: exit %d, stderr %q, want exit 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+	root := NewRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"perplexity", "-ub", "7", "-m", "x"}, []string{"perplexity", "--ubatch-size", "7", "-m", "x"}},
+		{[]string{"perplexity", "-ub=7", "--", "-ub"}, []string{"perplexity", "--ubatch-size=7", "--", "-ub"}},
+		{[]string{"run", "-ub", "7"}, []string{"run", "-ub", "7"}},
+	} {
+		if got := llamaLongSpellings(root, c.in); strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%q → %q, want %q", c.in, got, c.want)
 		}
 	}
 }

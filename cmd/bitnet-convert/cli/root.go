@@ -110,7 +110,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	interrupt.Reset()
 	out := &stdoutWriter{w: stdout}
 	root := NewRootCmd(out, stderr)
-	root.SetArgs(args)
+	root.SetArgs(llamaLongSpellings(root, args))
 	err := root.Execute()
 	if err == nil && out.err != nil {
 		// The report is lost (stdout on a full disk, a closed pipe):

@@ -52,7 +52,7 @@ func writeBase(opts *PerplexityOptions, m *runtime.Model, ids []int32, bos int32
 		return runtime.PerplexityResult{}, fmt.Errorf("--kl-divergence-base: %w", err)
 	}
 	defer out.Abort()
-	r, err := runtime.PerplexityBase(m, ids, opts.Ctx, opts.Chunks, bos, ctxWriter{ctx, out}, progress)
+	r, err := runtime.PerplexityBaseBatched(m, ids, opts.Ctx, opts.Chunks, bos, opts.batching(), ctxWriter{ctx, out}, progress)
 	if ctx.Err() != nil {
 		return r, fmt.Errorf("interrupted; --kl-divergence-base %s was not written", opts.KLBase)
 	}
@@ -162,7 +162,7 @@ func kldRun(opts *PerplexityOptions) error {
 	}
 	w := opts.Out
 	printed := false
-	st, err := runtime.KLDivergence(m, base, bf, chunkBOS(tok), func(c runtime.KLDChunk) {
+	st, err := runtime.KLDivergenceBatched(m, base, bf, chunkBOS(tok), opts.batching(), func(c runtime.KLDChunk) {
 		if opts.JSON {
 			return
 		}

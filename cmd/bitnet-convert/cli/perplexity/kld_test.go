@@ -2,8 +2,10 @@ package perplexity
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -224,5 +226,56 @@ func TestKLDivergenceNaNModel(t *testing.T) {
 	want := "model " + nan + ": the perplexity is NaN and the mean KL divergence NaN (the logits are not finite)"
 	if err := perplexityRun(o); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("--kl-divergence on a NaN model: %v, want %q…", err, want)
+	}
+}
+
+// TestKLDivergenceBatchedGolden: with the defaults (-c 512 -b 2048 -ub
+// 512) the base file of the golden tiny I2_S model on the Coriolanus text
+// is byte for byte the one llama-perplexity (bitnet.cpp build A, AVX2)
+// writes with its defaults (sha256 in testdata/golden/ppl-batch/README.md),
+// and --kl-divergence of the F32 model against it prints llama-perplexity's
+// per-chunk rows (tiny-f32_kld_vs_i2_s.txt: one chunk per cache, batches of
+// min(-b, -c), every position with logits).
+func TestKLDivergenceBatchedGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2908 tokens, twice")
+	}
+	const wantSHA = "0fdcd5e5d5bb9eaa3ddd00601d4ddc386675cba5249eeef448709ffc6ef88e95"
+	base := filepath.Join(t.TempDir(), "base.kld")
+	text := filepath.Join(golden, "../ppl-batch/coriolanus.txt")
+	o := &PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-i2_s.gguf"), File: text, Ctx: 512, Batch: 2048, UBatch: 512,
+		Threads: 2, KLBase: base, Out: &bytes.Buffer{}}
+	if err := perplexityRun(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != wantSHA {
+		t.Errorf("base sha256 %s, want llama-perplexity's %s", got, wantSHA)
+	}
+	var out bytes.Buffer
+	o = &PerplexityOptions{Model: filepath.Join(golden, "gguf/ggml-model-f32.gguf"), KLD: true, KLBase: base, Ctx: 512, Batch: 2048, UBatch: 512,
+		Threads: 2, Out: &out}
+	if err := kldRun(o); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := os.ReadFile(filepath.Join(golden, "../ppl-batch/tiny-f32_kld_vs_i2_s.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(ref), "\n") {
+		if !strings.HasPrefix(l, "   ") && !strings.HasPrefix(l, "Mean ") {
+			continue // the chunk rows and the means
+		}
+		n++
+		if !strings.Contains(out.String(), l+"\n") {
+			t.Errorf("llama-perplexity's line %q not in our output", l)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d reference lines", n)
 	}
 }

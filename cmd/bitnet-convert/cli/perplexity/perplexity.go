@@ -25,8 +25,10 @@ import (
 type PerplexityOptions struct {
 	Model        string // -m: GGUF file
 	File         string // -f: UTF-8 text file, "-" for stdin, or a pipe
-	Ctx          int    // -c: tokens per chunk
+	Ctx          int    // -c: tokens per chunk (llama-perplexity's default 512)
 	Chunks       int    // --chunks: at most this many chunks (0: all)
+	Batch        int    // -b: logical batch (2048), runtime.PerplexityBatching.Batch
+	UBatch       int    // -ub: physical batch (512), runtime.PerplexityBatching.UBatch
 	Threads      int    // --threads
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
@@ -56,11 +58,16 @@ type PerplexityOptions struct {
 func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
-		Use:   "perplexity -m FILE (-f TEXT [--kl-divergence-base OUT] | --kl-divergence --kl-divergence-base FILE) [-c 128] [--chunks N] [--json]",
+		Use:   "perplexity -m FILE (-f TEXT [--kl-divergence-base OUT] | --kl-divergence --kl-divergence-base FILE) [-c 512] [-b 2048] [-ub 512] [--chunks N] [--json]",
 		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
-		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens, replace each chunk's first token by BOS,
-run each chunk on an empty KV cache as one batch (the same logits as one token per call), and score positions c/2 … c−2 with the
-log-probability of the next token, as llama-perplexity does. Prints the running perplexity after
+		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens (default 512), replace each chunk's first token by BOS,
+run each chunk on an empty KV cache, and score positions c/2 … c−2 with the log-probability of the next
+token, as llama-perplexity does. -b (default 2048) and -ub (default 512) are llama-perplexity's batch
+sizes with its meaning: -b/-c chunks are evaluated together, each physical batch of -ub tokens with the
+arithmetic bitnet.cpp's AVX2 build gives it, so the figures equal llama-perplexity's for the same -c, -b
+and -ub (tested digit for digit on I2_S and F32 files); -b 1 -ub 1 gives the logits of one token per
+call. -b ≥ -c must be a multiple of -c. Files computed with mainline or ik_llama.cpp arithmetic
+(--arith) always take the one-token arithmetic. Prints the running perplexity after
 each chunk ("[1]x,[2]y,…") and then "Final estimate: PPL = X +/- E", E being llama-perplexity's
 uncertainty PPL·√(var(NLL)/(N−1)). TEXT may be "-" (stdin) or a pipe such as <(zcat wiki.gz); at
 most 512 MiB of text is read. On a terminal stderr shows a progress bar. -c must not exceed the
@@ -98,6 +105,15 @@ another vocabulary or chunk size (-c) is refused.`,
 			if opts.Ctx < 4 {
 				return usage.Errorf("-c %d: the chunk size must be ≥ 4", opts.Ctx)
 			}
+			// --kl-divergence takes the base's chunk size and at most one
+			// chunk per batch: there only -b, -ub ≥ 1 is checked.
+			bctx := opts.Ctx
+			if opts.KLD {
+				bctx = math.MaxInt
+			}
+			if err := (runtime.PerplexityBatching{Batch: opts.Batch, UBatch: opts.UBatch}).Check(bctx); err != nil {
+				return usage.Errorf("%v", err)
+			}
 			if opts.Chunks < 0 {
 				return usage.Errorf("--chunks %d: must be ≥ 0 (0 scores every whole chunk)", opts.Chunks)
 			}
@@ -124,7 +140,9 @@ another vocabulary or chunk size (-c) is refused.`,
 	f := cmd.Flags()
 	f.StringVarP(&opts.Model, "model", "m", "", "GGUF model file (required)")
 	f.StringVarP(&opts.File, "file", "f", "", `text file to score, "-" for stdin (required)`)
-	f.IntVarP(&opts.Ctx, "ctx-size", "c", 128, "tokens per chunk")
+	f.IntVarP(&opts.Ctx, "ctx-size", "c", 512, "tokens per chunk")
+	f.IntVarP(&opts.Batch, "batch-size", "b", 2048, "logical batch: -b/-c chunks evaluated together (llama-perplexity's -b)")
+	f.IntVar(&opts.UBatch, "ubatch-size", 512, "physical batch, also spelled -ub (llama-perplexity's -ub)")
 	f.IntVar(&opts.Chunks, "chunks", 0, "score at most this many chunks (0: every whole chunk)")
 	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
@@ -137,11 +155,19 @@ another vocabulary or chunk size (-c) is refused.`,
 	return cmd
 }
 
+// batching is -b and -ub; a zero (options built without the flags, as
+// tests do) counts as 1, the one-token arithmetic.
+func (opts *PerplexityOptions) batching() runtime.PerplexityBatching {
+	return runtime.PerplexityBatching{Batch: max(opts.Batch, 1), UBatch: max(opts.UBatch, 1)}
+}
+
 // Result is the --json output of perplexity.
 type Result struct {
 	Model    string    `json:"model"`
 	File     string    `json:"file"`
 	Ctx      int       `json:"ctx"`
+	Batch    int       `json:"batch"`  // -b
+	UBatch   int       `json:"ubatch"` // -ub
 	Tokens   int       `json:"tokens"`
 	Chunks   int       `json:"chunks"`
 	Scored   int       `json:"scored"`
@@ -213,7 +239,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	text = nil
 	// llama-perplexity replaces each chunk's first token by BOS.
 	bos := chunkBOS(tok)
-	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Tokens: len(ids), ChunkPPL: []float64{}}
+	res := Result{Model: opts.Model, File: opts.File, Ctx: opts.Ctx, Batch: opts.Batch, UBatch: opts.UBatch, Tokens: len(ids), ChunkPPL: []float64{}}
 	var bar *progressbar.ProgressBar
 	start := time.Now()
 	progress := func(p runtime.ChunkProgress) {
@@ -243,7 +269,7 @@ func perplexityRun(opts *PerplexityOptions) error {
 	if opts.KLBase != "" {
 		r, err = writeBase(opts, m, ids, bos, progress)
 	} else {
-		r, err = runtime.PerplexityProgress(m, ids, opts.Ctx, opts.Chunks, bos, progress)
+		r, err = runtime.PerplexityBatched(m, ids, opts.Ctx, opts.Chunks, bos, opts.batching(), progress)
 	}
 	if bar != nil {
 		_ = bar.Finish()
