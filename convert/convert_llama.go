@@ -28,6 +28,11 @@ type llamaModel struct {
 	// llama.cpp cannot load a llama GGUF without llama.context_length, so
 	// transformers' LlamaConfig default is written (with a notice).
 	ctxDefault bool
+	// norms is the per-projection input-norm state (normin.go).
+	norms normIn
+	// ternarize: master weights without quantization_config, accepted
+	// on --ternarize (BitNet Distillation checkpoints).
+	ternarize bool
 }
 
 // llamaDefaultContext is transformers' LlamaConfig default
@@ -36,8 +41,9 @@ const llamaDefaultContext = 2048
 
 var (
 	_ Converter    = (*llamaModel)(nil)
-	_ RopePermuter = (*llamaModel)(nil)
-	_ ExtraKVser   = (*llamaModel)(nil)
+	_ RopePermuter     = (*llamaModel)(nil)
+	_ ExtraKVser       = (*llamaModel)(nil)
+	_ TensorSetChecker = (*llamaModel)(nil)
 )
 
 func init() {
@@ -46,11 +52,21 @@ func init() {
 
 // newLlama accepts a LlamaForCausalLM config only with a BitNet
 // quantization_config; a plain Llama is not ternary and has no business in
-// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
-// every projection's input before activation quantization, transformers
-// integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
-// such norm, so its file would compute another function.
-func newLlama(cfg *hf.Config) (Converter, error) {
+// a ternary GGUF, unless --ternarize asks for its float projections to be
+// ternarized (newLlamaTernarize: BitNet Distillation's bf16 masters carry no
+// quantization_config). quantization_config.use_rms_norm (transformers
+// integrations/bitnet.py: an RMSNorm on every projection's input before
+// activation quantization) and BitNet Distillation's "<proj>.norm" are
+// written as blk.N.<proj>_norm_in (normin.go), never dropped. Falcon-E is no
+// special case: its scale rule and norms follow its config's keys like any
+// HF BitNet checkpoint (formats-2026.md §2: the public sources disagree on
+// whether it sets use_rms_norm).
+func newLlama(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, false) }
+
+// newLlamaTernarize is newLlama for --ternarize.
+func newLlamaTernarize(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, true) }
+
+func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
 	qc, ok := cfg.Sub("quantization_config")
 	qm := ""
 	if ok {
@@ -59,13 +75,20 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 			return nil, err // names config.json and the key
 		}
 	}
-	if qm != "bitnet" {
-		return nil, fmt.Errorf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, ErrUnknownArch)
+	switch {
+	case qm == "bitnet":
+		ternarize = false // the checkpoint says how its weights are ternary
+	case ok && qm != "":
+		return nil, fmt.Errorf("%s: LlamaForCausalLM with quantization_config.quant_method %q is not a BitNet checkpoint (want \"bitnet\"): %w", cfg.Path, qm, ErrUnknownArch)
+	case !ternarize:
+		return nil, &ternarizeError{
+			msg:   fmt.Sprintf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert); if its projections are BitNet master weights (e.g. BitNet Distillation), pass --ternarize to ternarize them (abs-mean per tensor)", cfg.Path),
+			retry: newLlamaTernarize,
+		}
 	}
-	if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
+	norms, err := readNormIn(cfg, qc, ok)
+	if err != nil {
 		return nil, err
-	} else if set && norm {
-		return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (Falcon-E: an RMSNorm before every projection's activation quantization); GGUF arch llama has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path)
 	}
 	act, _, err := cfg.String("hidden_act")
 	if err != nil {
@@ -78,11 +101,30 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{ctxDefault: !hasCtx}, nil
+	return &llamaModel{ctxDefault: !hasCtx, norms: norms, ternarize: ternarize}, nil
 }
 
-func (m *llamaModel) Arch() string            { return "llama" }
-func (m *llamaModel) Table() *tensormap.Table { return tensormap.Llama }
+func (m *llamaModel) Arch() string { return "llama" }
+
+// Table is tensormap.Llama with the optional per-projection input norms
+// (tensormap.LlamaNormIn); CheckTensors decides which a checkpoint may hold.
+func (m *llamaModel) Table() *tensormap.Table { return tensormap.LlamaNormIn }
+
+// CheckTensors applies the per-projection input-norm rules (normIn.check):
+// which norms the config allows, all seven or BitNet Distillation's two,
+// and the outtypes whose runtime reads them.
+func (m *llamaModel) CheckTensors(p *Plan) error {
+	if err := m.norms.check(p); err != nil {
+		return err
+	}
+	if s := m.norms.summary(); s != "" {
+		p.Warnings = append(p.Warnings, "notice: "+s)
+	}
+	if m.ternarize {
+		p.Warnings = append(p.Warnings, "--ternarize: config.json has no BitNet quantization_config; the float projections are ternarized with abs-mean per tensor (lossy unless they were trained for it)")
+	}
+	return nil
+}
 func (m *llamaModel) StripPrefix() string     { return "" }
 func (m *llamaModel) Embedding() bool         { return false }
 
@@ -154,7 +196,7 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 			gguf.KV{Key: arch + ".rope.scaling.type", Value: gguf.String("linear")},
 			gguf.KV{Key: arch + ".rope.scaling.factor", Value: gguf.Float32(float32(f))})
 	}
-	return kvs, nil
+	return append(kvs, m.norms.kvs(arch)...), nil
 }
 
 // ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json

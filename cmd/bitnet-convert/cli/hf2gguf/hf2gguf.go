@@ -42,6 +42,7 @@ type Options struct {
 	WeightScale      string
 	AllowFallback    bool
 	AllowTieFallback bool
+	Ternarize        bool // convert.Options.Ternarize
 	Pre              string
 	KernelConfig     string
 	Threads          int
@@ -159,6 +160,7 @@ converts the snapshot its refs/main names.`,
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply (AutoBitLinear) or divide (BitLinear) by weight_scale; default from quantization_config.linear_class")
 	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the ternary packing as F16 instead of failing")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
+	f.BoolVar(&opts.Ternarize, "ternarize", false, "ternarize float master weights that have no BitNet quantization_config (e.g. BitNet Distillation checkpoints) with abs-mean per tensor; without it they are refused")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: the tiling of the preset with the checkpoint's shapes, else derived from the shapes as codegen --from-config)")
 	flagx.ThreadsVar(f, &opts.Threads)
@@ -182,6 +184,7 @@ func Run(opts *Options) error {
 		WeightScale:        convert.WeightScaleRule(opts.WeightScale),
 		AllowFallback:      opts.AllowFallback,
 		AllowTieFallback:   opts.AllowTieFallback,
+		Ternarize:          opts.Ternarize,
 		NoVocab:            opts.NoVocab,
 		VocabOnly:          opts.VocabOnly,
 		Pre:                opts.Pre,
