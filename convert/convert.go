@@ -84,10 +84,7 @@ type Options struct {
 	WeightScale      WeightScaleRule // override for packed checkpoints
 	AllowFallback    bool            // write projections whose row length does not fit the packing as F16
 	AllowTieFallback bool            // tie_word_embeddings false without lm_head: tie instead of failing
-	// Ternarize accepts float master weights without a BitNet
-	// quantization_config (BitNet Distillation checkpoints) and ternarizes
-	// them with abs-mean per tensor; without it they are refused.
-	Ternarize bool
+	Ternarize        bool            // ternarize float masters without a BitNet quantization_config (abs-mean per tensor; BitNet Distillation)
 	NoVocab          bool            // convert without tokenizer
 	VocabOnly        bool            // write KVs only, no tensors
 	Pre              string          // override tokenizer.ggml.pre for byte-level BPE

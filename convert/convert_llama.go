@@ -40,7 +40,7 @@ type llamaModel struct {
 const llamaDefaultContext = 2048
 
 var (
-	_ Converter    = (*llamaModel)(nil)
+	_ Converter        = (*llamaModel)(nil)
 	_ RopePermuter     = (*llamaModel)(nil)
 	_ ExtraKVser       = (*llamaModel)(nil)
 	_ TensorSetChecker = (*llamaModel)(nil)
@@ -125,8 +125,8 @@ func (m *llamaModel) CheckTensors(p *Plan) error {
 	}
 	return nil
 }
-func (m *llamaModel) StripPrefix() string     { return "" }
-func (m *llamaModel) Embedding() bool         { return false }
+func (m *llamaModel) StripPrefix() string { return "" }
+func (m *llamaModel) Embedding() bool     { return false }
 
 // Geometry is the shared rule; it also records the head counts RopeHeads
 // needs (NewPlan calls it before any tensor is converted) and refuses an
