@@ -149,11 +149,20 @@ func (n *normIn) check(p *Plan) error {
 	}
 	var first *seen
 	perLayer := make([]map[string]bool, p.Geometry.Layers)
+	// In GGUF order (layer, then projection), whatever the checkpoint's.
+	rank := func(t PlannedTensor) int {
+		_, stem, _ := tensormap.NormInOf(t.Match)
+		return t.Match.Block*len(tensormap.NormInProjections) + slices.IndexFunc(tensormap.NormInProjections, func(pr tensormap.NormInProjection) bool { return pr.GGUF == stem })
+	}
+	var norms []PlannedTensor
 	for _, t := range p.Tensors {
-		sp, stem, ok := tensormap.NormInOf(t.Match)
-		if !ok {
-			continue
+		if _, _, ok := tensormap.NormInOf(t.Match); ok {
+			norms = append(norms, t)
 		}
+	}
+	slices.SortStableFunc(norms, func(a, b PlannedTensor) int { return rank(a) - rank(b) })
+	for _, t := range norms {
+		sp, stem, _ := tensormap.NormInOf(t.Match)
 		if first == nil {
 			first = &seen{sp, t.HFName, t.GGUFName}
 		} else if sp != first.spelling {
@@ -215,11 +224,7 @@ func (n *normIn) check(p *Plan) error {
 	}
 	n.found, n.spelling = true, first.spelling
 	if !slices.Contains(NormInOutTypes, p.OutType) {
-		rt := format.RuntimeBitnetCpp
-		if s, ok := format.Lookup(string(p.OutType)); ok {
-			rt = s.Runtime
-		}
-		return fmt.Errorf("tensor %s (%s): --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", first.ggufName, first.hfName, p.OutType, rt, joinOutTypes(NormInOutTypes))
+		return fmt.Errorf("tensor %s (%s): --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", first.ggufName, first.hfName, p.OutType, runtimeOf(p.OutType), joinOutTypes(NormInOutTypes))
 	}
 	return nil
 }
@@ -254,12 +259,21 @@ func checkNormInRequant(f *reader.File, path string, o OutType) error {
 	}
 	for _, ti := range f.Tensors {
 		if strings.HasPrefix(ti.Name, "blk.") && strings.HasSuffix(ti.Name, "_norm_in.weight") {
-			rt := format.RuntimeBitnetCpp
-			if s, ok := format.Lookup(string(o)); ok {
-				rt = s.Runtime
-			}
-			return fmt.Errorf("%s: tensor %s: --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", path, reader.Printable(ti.Name), o, rt, joinOutTypes(NormInOutTypes))
+			return fmt.Errorf("%s: tensor %s: --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", path, reader.Printable(ti.Name), o, runtimeOf(o), joinOutTypes(NormInOutTypes))
 		}
 	}
 	return nil
+}
+
+// runtimeOf names the runtime family an outtype's file is written for, as
+// an error message says it ("mainline llama.cpp" for format's llama.cpp).
+func runtimeOf(o OutType) string {
+	s, ok := format.Lookup(string(o))
+	switch {
+	case !ok:
+		return format.RuntimeBitnetCpp
+	case s.Runtime == format.RuntimeLlamaCpp:
+		return "mainline " + s.Runtime
+	}
+	return s.Runtime
 }

@@ -30,15 +30,20 @@ const (
 	SpellNorm NormInSpelling = "norm"
 )
 
+// NormInProjection is one projection that may carry an input norm: its HF
+// module under the layer ("self_attn.q_proj"), its GGUF stem under blk.N
+// ("attn_q") and the norm's width (the projection's input).
+type NormInProjection struct {
+	HF, GGUF string
+	In       Dim
+}
+
 // NormInProjections are the seven projections that may carry an input norm,
 // as (HF module under the layer, GGUF stem under blk.N, input width):
 // q/k/v/gate/up read hidden_size, o reads heads·head_dim, down reads
 // intermediate_size. The GGUF names are those of bitnet.cpp's
 // convert-bitnet-embedding-to-gguf.py (microsoft/BitNet 16da220).
-var NormInProjections = []struct {
-	HF, GGUF string
-	In       Dim
-}{
+var NormInProjections = []NormInProjection{
 	{"self_attn.q_proj", "attn_q", DimHidden},
 	{"self_attn.k_proj", "attn_k", DimHidden},
 	{"self_attn.v_proj", "attn_v", DimHidden},
