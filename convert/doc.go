@@ -30,10 +30,16 @@
 // the sentence-transformers files (spec §1.4, §5.5, §6).
 //
 // LlamaForCausalLM checkpoints with quantization_config.quant_method
-// "bitnet" (Llama3-8B-1.58, Falcon3 1.58bit) convert to GGUF arch llama
-// (convert_llama.go): plain llama names, untied output, q/k rows interleaved
-// for llama's rope (the RopePermuter hook). Falcon-E (use_rms_norm) is
-// refused.
+// "bitnet" (Llama3-8B-1.58, Falcon3 1.58bit, Falcon-E) convert to GGUF arch
+// llama (convert_llama.go): plain llama names, untied output, q/k rows
+// interleaved for llama's rope (the RopePermuter hook). Per-projection input
+// norms (quantization_config.use_rms_norm's "<proj>.rms_norm", BitNet
+// Distillation's "<proj>.norm") become blk.N.<proj>_norm_in with the eps in
+// {arch}.attention.norm_in_rms_epsilon, for I2_S and the float types only
+// (normin.go, the TensorSetChecker hook); Falcon-E is no special case, its
+// config's keys decide. Float masters without a quantization_config convert
+// only with --ternarize (Options.Ternarize). Falcon's pre-tokenizer name per
+// outtype: pre.go.
 //
 // # Adding an architecture
 //
@@ -52,7 +58,7 @@
 //     the HF architectures[0] name, plus only the optional hooks it needs,
 //     declared beside the interface in convert.go: OutTypeLimiter,
 //     ExtraKVser, TokenizerJSONPreferrer, VocabFixer,
-//     GemmaNormFixer, RopePermuter. Refuse configs you cannot convert
+//     GemmaNormFixer, RopePermuter (and TensorSetChecker, in normin.go). Refuse configs you cannot convert
 //     exactly in the NewFunc, one line naming config.json and the key.
 //  3. runtime: a row of archs in runtime/model.go (FFN activation, rope
 //     pairing, the per-layer norm vectors) when the graph is one of the

@@ -23,7 +23,7 @@ import (
 )
 
 // falconEConfig is a Falcon-E-shaped config.json at reduced size, built
-// from the facts of ../shared/spec/formats-2026.md §2 and §1 (no literal
+// from the facts of formats-2026.md §2 and §1 (no literal
 // Falcon-E config.json was found): LlamaForCausalLM / llama, an untied
 // lm_head, SiLU, the onebitllms quantization_config
 // {"quant_method": "bitnet", "modules_to_not_convert": [...]} with no

@@ -15,7 +15,7 @@ import (
 )
 
 // Per-projection input norms on causal graphs (docs/glossary.md "*_norm_in";
-// ../shared/spec/formats-2026.md §1, §3, §4).
+// formats-2026.md §1, §3, §4).
 //
 // Two kinds of HF checkpoint put an RMSNorm on the input of a ternary
 // projection, before its activation quantization:
