@@ -443,17 +443,17 @@ func TestNormInRefusals(t *testing.T) {
 // and float outtypes; requant renames falcon_e to falcon3 for mainline only.
 func TestPreForOutType(t *testing.T) {
 	for _, o := range OutTypes {
-		err := checkPre("falcon_e", o)
+		err := CheckPre("falcon_e", o)
 		s, _ := format.Lookup(string(o))
 		mainline := s.Runtime == format.RuntimeLlamaCpp
 		if mainline != (err != nil) {
-			t.Errorf("%s: checkPre(falcon_e) = %v", o, err)
+			t.Errorf("%s: CheckPre(falcon_e) = %v", o, err)
 		}
 		if err != nil && (!strings.Contains(err.Error(), "--pre falcon3") || strings.Contains(err.Error(), "\n")) {
 			t.Errorf("%s: %v", o, err)
 		}
-		if err := checkPre("falcon3", o); err != nil {
-			t.Errorf("%s: checkPre(falcon3) = %v", o, err)
+		if err := CheckPre("falcon3", o); err != nil {
+			t.Errorf("%s: CheckPre(falcon3) = %v", o, err)
 		}
 	}
 	for rt, want := range map[string]string{format.RuntimeLlamaCpp: "falcon3", format.RuntimeIKLlama: "falcon_e", format.RuntimeBitnetCpp: "falcon_e"} {

@@ -124,7 +124,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
-	if err := checkPre(opts.Pre, opts.OutType); err != nil {
+	if err := CheckPre(opts.Pre, opts.OutType); err != nil {
 		return nil, err
 	}
 	cfg := ckpt.Config

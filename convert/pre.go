@@ -25,7 +25,7 @@ import (
 //   - hf2gguf writes "falcon3" for I2_S/TL1/TL2, TQ1_0/TQ2_0/Q2_0,
 //     IQ1_BN/IQ2_BN and the float types alike; `--pre falcon_e` (to match
 //     TII's files) is accepted for bitnet.cpp and ik_llama.cpp outtypes and
-//     the float types, and refused for the mainline ones (checkPre);
+//     the float types, and refused for the mainline ones (CheckPre);
 //   - requant keeps the input's name, except "falcon_e" written for
 //     mainline llama.cpp, which becomes "falcon3" with a notice
 //     (retargetPre): TII's I2_S file requantized to TQ2_0 loads in mainline.
@@ -37,9 +37,12 @@ import (
 // name mainline llama.cpp knows with the same split rule.
 var mainlinePre = map[string]string{"falcon_e": "falcon3"}
 
-// checkPre refuses --pre NAME for an outtype whose runtime does not know
-// NAME (one line naming the flag, the runtime and the name to use).
-func checkPre(pre string, o OutType) error {
+// CheckPre refuses --pre NAME for an outtype whose runtime does not know
+// NAME: falcon_e for the mainline llama.cpp outtypes (TQ1_0, TQ2_0, Q2_0).
+// The error is one line naming the flag, the runtime and the name to use;
+// nil for every other pair. NewPlan applies it; hf2gguf checks it first as a
+// usage error.
+func CheckPre(pre string, o OutType) error {
 	s, ok := format.Lookup(string(o))
 	if !ok || s.Runtime != format.RuntimeLlamaCpp {
 		return nil

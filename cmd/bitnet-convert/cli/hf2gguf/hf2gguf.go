@@ -133,6 +133,9 @@ converts the snapshot its refs/main names.`,
 			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
 				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
 			}
+			if ot, _ := convert.ParseOutType(opts.OutType); convert.CheckPre(opts.Pre, ot) != nil {
+				return usage.Errorf("%v", convert.CheckPre(opts.Pre, ot))
+			}
 			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
 				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
 			}

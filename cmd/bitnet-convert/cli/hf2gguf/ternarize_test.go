@@ -3,10 +3,12 @@ package hf2gguf
 import (
 	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 )
 
@@ -45,5 +47,28 @@ func TestTernarizeFlag(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "I2_S 7") || !strings.Contains(stderr, "--ternarize") {
 		t.Errorf("stdout %q stderr %q", stdout, stderr)
+	}
+}
+
+// TestPreFalconEUsage: --pre falcon_e with a mainline outtype is a usage
+// error (exit 2) naming falcon3; with i2_s it reaches Run.
+func TestPreFalconEUsage(t *testing.T) {
+	for _, tc := range []struct {
+		outtype string
+		ok      bool
+	}{{"tq2_0", false}, {"q2_0", false}, {"tq1_0", false}, {"i2_s", true}, {"iq2_bn", true}, {"f16", true}} {
+		ran := false
+		cmd := NewCmd(func(*Options) error { ran = true; return nil })
+		cmd.SetArgs([]string{"dir", "--outtype", tc.outtype, "--pre", "falcon_e"})
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.Execute()
+		if ran != tc.ok || (err == nil) != tc.ok {
+			t.Errorf("%s: ran %v err %v", tc.outtype, ran, err)
+		}
+		var ue *usage.Error
+		if err != nil && (!strings.Contains(err.Error(), "--pre falcon3") || !errors.As(err, &ue)) {
+			t.Errorf("%s: %v, want a usage error (exit 2) naming falcon3", tc.outtype, err)
+		}
 	}
 }
