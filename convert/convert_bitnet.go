@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -12,12 +13,17 @@ import (
 
 // bitnetActArch maps config.json hidden_act to the GGUF arch of a
 // BitnetForCausalLM / BitNetForCausalLM checkpoint: the FFN activation is the
-// one graph difference (spec §1.2, our rule). "" stands for an absent key.
-var bitnetActArch = map[string]string{
-	"relu2": "bitnet-b1.58",
-	"silu":  "bitnet",
-	"":      "bitnet",
-}
+// one graph difference (spec §1.2, our rule), read from the HiddenAct of
+// archtab's BitNet rows. "" stands for an absent key.
+var bitnetActArch = func() map[string]string {
+	m := map[string]string{}
+	for _, a := range archtab.ByHF(archtab.Bitnet.HF[0]) {
+		for _, act := range a.HiddenAct {
+			m[act] = a.GGUF
+		}
+	}
+	return m
+}()
 
 // bitnetModel converts the 1bitLLM (bitnet_b1_58-large/3B) and the 2B-4T
 // checkpoints.
@@ -29,8 +35,9 @@ type bitnetModel struct {
 var _ Converter = (*bitnetModel)(nil)
 
 func init() {
-	Register("BitnetForCausalLM", newBitnet)
-	Register("BitNetForCausalLM", newBitnet)
+	for _, class := range archtab.Bitnet.HF {
+		Register(class, newBitnet)
+	}
 }
 
 func newBitnet(cfg *hf.Config) (Converter, error) {
@@ -49,7 +56,7 @@ func newBitnet(cfg *hf.Config) (Converter, error) {
 }
 
 func (m *bitnetModel) Arch() string                              { return m.arch }
-func (m *bitnetModel) Table() *tensormap.Table                   { return tensormap.BitNet }
+func (m *bitnetModel) Table() *tensormap.Table                   { return archtab.Causal(m.arch).Table }
 func (m *bitnetModel) StripPrefix() string                       { return "" }
 func (m *bitnetModel) Embedding() bool                           { return false }
 func (m *bitnetModel) Geometry(cfg *hf.Config) (Geometry, error) { return geometry(cfg) }
@@ -58,7 +65,7 @@ func (m *bitnetModel) Geometry(cfg *hf.Config) (Geometry, error) { return geomet
 // scaling pair that bitnet.cpp's converter writes (linear, factor 1 unless the
 // config says otherwise) and the head_dim keys.
 func (m *bitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
-	kvs, err := tableKVs(m.arch, cfg, llamaHParams)
+	kvs, err := tableKVs(m.arch, cfg, archtab.Causal(m.arch).HParams)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -47,7 +48,9 @@ var (
 )
 
 func init() {
-	Register("LlamaForCausalLM", newLlama)
+	for _, class := range archtab.Llama.HF {
+		Register(class, newLlama)
+	}
 }
 
 // newLlama accepts a LlamaForCausalLM config only with a BitNet
@@ -104,11 +107,17 @@ func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
 	return &llamaModel{ctxDefault: !hasCtx, norms: norms, ternarize: ternarize}, nil
 }
 
-func (m *llamaModel) Arch() string { return "llama" }
+func (m *llamaModel) Arch() string        { return archtab.Llama.GGUF }
+func (m *llamaModel) StripPrefix() string { return archtab.Llama.StripPrefix }
+func (m *llamaModel) Embedding() bool     { return archtab.Llama.Embedding }
 
-// Table is tensormap.Llama with the optional per-projection input norms
-// (tensormap.LlamaNormIn); CheckTensors decides which a checkpoint may hold.
-func (m *llamaModel) Table() *tensormap.Table { return tensormap.LlamaNormIn }
+// llamaNormInTable is the Llama row's table plus the optional
+// per-projection input norms (tensormap.NormInRules).
+var llamaNormInTable = archtab.Llama.Table.With(tensormap.NormInRules("model.layers.")...)
+
+// Table is the Llama row's table with the optional per-projection input
+// norms; CheckTensors decides which a checkpoint may hold.
+func (m *llamaModel) Table() *tensormap.Table { return llamaNormInTable }
 
 // CheckTensors applies the per-projection input-norm rules (normIn.check):
 // which norms the config allows, all seven or BitNet Distillation's two,
@@ -125,8 +134,6 @@ func (m *llamaModel) CheckTensors(p *Plan) error {
 	}
 	return nil
 }
-func (m *llamaModel) StripPrefix() string { return "" }
-func (m *llamaModel) Embedding() bool     { return false }
 
 // Geometry is the shared rule; it also records the head counts RopeHeads
 // needs (NewPlan calls it before any tensor is converted) and refuses an
@@ -161,8 +168,8 @@ func (m *llamaModel) RopeHeads(ggufName string) int {
 // scaling when config.json has one. Other rope_scaling types (llama3's
 // frequency factors) are refused.
 func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
-	const arch = "llama"
-	kvs, err := tableKVs(arch, cfg, llamaHParams)
+	arch := archtab.Llama.GGUF
+	kvs, err := tableKVs(arch, cfg, archtab.Llama.HParams)
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,17 @@
 package convert
 
-import "github.com/bitnet-convert/bitnet-convert/tensormap"
+import "github.com/bitnet-convert/bitnet-convert/archtab"
 
 // qwen3Embedding is BitNet embedding 0.6B: HF model_type qwen3,
 // architectures Qwen3Model, GGUF arch qwen3 (spec §1.1 P5, §1.4, §5.5).
 // SiLU-gated FFN, q/k head norms, plain RMSNorm weights (no Gemma fix).
 var qwen3Embedding = &embedArch{
-	modelType: "qwen3",
-	arch:      "qwen3",
-	hfArch:    "Qwen3Model",
-	table:     tensormap.Qwen3Embedding,
+	modelType: archtab.Qwen3Embedding.ModelType,
+	arch:      archtab.Qwen3Embedding.GGUF,
+	hfArch:    archtab.Qwen3Embedding.HF[0],
+	table:     archtab.Qwen3Embedding.Table,
 	actKeys:   []string{"hidden_act"},
-	act:       "silu",
+	act:       string(archtab.Qwen3Embedding.FFN),
 	eosText:   "<|endoftext|>",
 }
 

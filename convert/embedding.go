@@ -91,14 +91,14 @@ func (m *embeddingModel) Geometry(cfg *hf.Config) (Geometry, error) { return geo
 // embedHParams is P5's hyper-parameter table (spec §1.4); context_length
 // defaults to 32768 below.
 var embedHParams = []hparam{
-	{"block_count", []string{"num_hidden_layers"}, gguf.ValueUint32, true},
-	{"context_length", []string{"max_position_embeddings"}, gguf.ValueUint32, false},
-	{"embedding_length", []string{"hidden_size"}, gguf.ValueUint32, true},
-	{"feed_forward_length", []string{"intermediate_size"}, gguf.ValueUint32, true},
-	{"attention.head_count", []string{"num_attention_heads"}, gguf.ValueUint32, true},
-	{"attention.head_count_kv", []string{"num_key_value_heads"}, gguf.ValueUint32, false},
-	{"rope.freq_base", []string{"rope_theta"}, gguf.ValueFloat32, false},
-	{"attention.layer_norm_rms_epsilon", []string{"rms_norm_eps"}, gguf.ValueFloat32, true},
+	{Key: "block_count", CfgKeys: []string{"num_hidden_layers"}, Float: false, Required: true},
+	{Key: "context_length", CfgKeys: []string{"max_position_embeddings"}, Float: false, Required: false},
+	{Key: "embedding_length", CfgKeys: []string{"hidden_size"}, Float: false, Required: true},
+	{Key: "feed_forward_length", CfgKeys: []string{"intermediate_size"}, Float: false, Required: true},
+	{Key: "attention.head_count", CfgKeys: []string{"num_attention_heads"}, Float: false, Required: true},
+	{Key: "attention.head_count_kv", CfgKeys: []string{"num_key_value_heads"}, Float: false, Required: false},
+	{Key: "rope.freq_base", CfgKeys: []string{"rope_theta"}, Float: true, Required: false},
+	{Key: "attention.layer_norm_rms_epsilon", CfgKeys: []string{"rms_norm_eps"}, Float: true, Required: true},
 }
 
 // embedDefaultContext is P5's max_position_embeddings default.

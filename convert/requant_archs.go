@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 )
 
@@ -29,7 +29,7 @@ func checkRequantOutType(arch string, t OutType) error {
 			}
 		}
 	}
-	if _, ok := format.ArchActivation[arch]; ok && !known {
+	if a := archtab.Causal(arch); a != nil && a.BitNet() && !known {
 		// a BitNet arch another converter wrote (llama.cpp's "bitnet",
 		// ik_llama.cpp's "bitnet-25"): every outtype
 		return nil
@@ -56,7 +56,7 @@ func archNames(info ArchInfo) []string {
 
 // RequantArchs lists, sorted, the general.architecture values requant
 // reads: the archs the converters write (Architectures, not vocab-only)
-// and the BitNet archs of the other runtimes (format.ArchActivation:
+// and the BitNet rows of archtab (the archs of the other runtimes too:
 // llama.cpp's bitnet, ik_llama.cpp's bitnet-25).
 func RequantArchs() []string {
 	var out []string
@@ -65,8 +65,10 @@ func RequantArchs() []string {
 			out = append(out, archNames(info)...)
 		}
 	}
-	for a := range format.ArchActivation {
-		out = append(out, a)
+	for _, a := range archtab.All() {
+		if a.BitNet() {
+			out = append(out, a.GGUF)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

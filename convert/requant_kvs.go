@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/internal/version"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -22,10 +23,11 @@ func (p *RequantPlan) requantKVs(f *reader.File, opts RequantOptions) []gguf.KV 
 		act = v
 	}
 	// A file for mainline llama.cpp names every BitNet model "bitnet";
-	// bitnet.cpp and ik_llama.cpp run relu² models as bitnet-b1.58.
+	// bitnet.cpp and ik_llama.cpp run relu² models as bitnet-b1.58 (the
+	// archtab row hidden_act selects, bitnetActArch).
 	base := src
-	if src == "bitnet" && act == "relu2" {
-		base = "bitnet-b1.58"
+	if a, ok := bitnetActArch[act]; ok && src == archtab.Bitnet.GGUF && act != "" {
+		base = a
 	}
 	p.Arch = format.TargetArch(base, p.Runtime)
 	if p.Arch != base && act == "relu2" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
@@ -20,8 +21,8 @@ import (
 // llama.cpp's ggml-vocab-*.gguf files of Llama-family tokenizers have. Keyed
 // like the registry: architectures[0] or "model_type:" + model_type.
 var vocabOnlyArchs = map[string]string{
-	"LlamaForCausalLM": "llama",
-	"model_type:llama": "llama",
+	archtab.Llama.HF[0]:                     archtab.Llama.GGUF,
+	"model_type:" + archtab.Llama.ModelType: archtab.Llama.GGUF,
 }
 
 // vocabOnlyModel is the converter of a vocabOnlyArchs entry: llama-style
@@ -40,7 +41,7 @@ func (m vocabOnlyModel) Geometry(cfg *hf.Config) (Geometry, error) { return geom
 // HParams writes the llama hyper-parameter table, vocab_size and the head_dim
 // keys.
 func (m vocabOnlyModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
-	kvs, err := tableKVs(m.arch, cfg, llamaHParams)
+	kvs, err := tableKVs(m.arch, cfg, archtab.LlamaHParams)
 	if err != nil {
 		return nil, err
 	}

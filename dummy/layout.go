@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -87,14 +88,19 @@ type family struct {
 	// embedding models never have an LM head; causal LMs have lm_head.weight
 	// when tie_word_embeddings is false.
 	embeddingModel bool
+	// tiedDefault is tie_word_embeddings when config.json lacks the key
+	// (archtab.Arch.TiedDefault).
+	tiedDefault bool
 }
 
-// newFamily returns the family whose tensors are layer (names after prefix)
-// plus embed_tokens, norm and lm_head, each shaped by the rule of table
-// that maps it. A name table does not map is a programmer error (a panic at
-// start-up, caught by every test).
-func newFamily(prefix string, table *tensormap.Table, embeddingModel bool, layer []rule) family {
-	f := family{prefix: prefix, embeddingModel: embeddingModel, layer: slices.Clone(layer)}
+// newFamily returns the family of archtab row arch whose tensors are layer
+// (names after prefix) plus embed_tokens, norm and lm_head, each shaped by
+// the rule of the row's tensormap table that maps it; embedding models
+// (arch.Embedding) never get lm_head. A name the table does not map is a
+// programmer error (a panic at start-up, caught by every test).
+func newFamily(prefix string, arch *archtab.Arch, layer []rule) family {
+	table := arch.Table
+	f := family{prefix: prefix, embeddingModel: arch.Embedding, tiedDefault: arch.TiedDefault, layer: slices.Clone(layer)}
 	f.global = []rule{{name: "embed_tokens.weight", role: Embedding}, {name: "norm.weight", role: f.finalNormRole()}, {name: "lm_head.weight", role: Head}}
 	shape := func(rs []rule, global bool) {
 		for i := range rs {
@@ -178,14 +184,14 @@ func embeddingLayer(normRole Role, norms []rule) []rule {
 // attn_sub_norm / ffn_sub_norm, Falcon3 and Llama3-8B-1.58 plain llama names,
 // the embedding models no "model." prefix (spec conversion.md §5.5, §6).
 var families = map[string]family{
-	"BitnetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
-	"BitNetForCausalLM": newFamily("model.", tensormap.BitNet, false, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
-	"LlamaForCausalLM":  newFamily("model.", tensormap.Llama, false, cat(attnProj, mlpProj, blockNorms)),
-	"Qwen3Model": newFamily("", tensormap.Qwen3Embedding, true, embeddingLayer(Norm, []rule{
+	"BitnetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
+	"BitNetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
+	"LlamaForCausalLM":  newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
+	"Qwen3Model": newFamily("", archtab.Qwen3Embedding, embeddingLayer(Norm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: Norm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},
 	})),
-	"Gemma3TextModel": newFamily("", tensormap.Gemma3Embedding, true, embeddingLayer(OffsetNorm, []rule{
+	"Gemma3TextModel": newFamily("", archtab.Gemma3Embedding, embeddingLayer(OffsetNorm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: OffsetNorm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: OffsetNorm},
 		{name: "layers.{i}.pre_feedforward_layernorm.weight", role: OffsetNorm},
@@ -256,7 +262,7 @@ func ReadGeometry(cfg map[string]any) (Geometry, error) {
 	if len(archs) > 0 {
 		arch, _ = archs[0].(string)
 	}
-	g.Tied = families[arch].embeddingModel
+	g.Tied = families[arch].tiedDefault
 	if v, present := cfg["tie_word_embeddings"]; present && v != nil {
 		b, ok := v.(bool)
 		if !ok {

@@ -3,6 +3,7 @@ package format
 import (
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
 
@@ -15,26 +16,25 @@ const HiddenActivationSuffix = ".hidden_activation"
 
 // ArchActivation is the FFN activation each BitNet GGUF arch implies in
 // bitnet.cpp and ik_llama.cpp ("bitnet" is SiLU, "bitnet-b1.58" and
-// "bitnet-25" relu²).
-var ArchActivation = map[string]string{
-	"bitnet":       "silu",
-	"bitnet-b1.58": "relu2",
-	"bitnet-25":    "relu2",
-}
+// "bitnet-25" relu²): the BitNet rows of archtab.
+var ArchActivation = func() map[string]string {
+	m := map[string]string{}
+	for _, a := range archtab.All() {
+		if a.BitNet() {
+			m[a.GGUF] = string(a.FFN)
+		}
+	}
+	return m
+}()
 
-// TargetArch returns the GGUF arch a runtime family loads for a BitNet model
-// written as arch by bitnet.cpp's converter: mainline llama.cpp knows only
-// "bitnet" (ggml-org/llama.cpp src/llama-arch.cpp), so every BitNet arch
-// becomes "bitnet" there; bitnet.cpp and ik_llama.cpp
+// TargetArch returns the GGUF arch a runtime family loads for a model
+// written as arch by bitnet.cpp's converter (archtab.TargetArch): mainline
+// llama.cpp knows only "bitnet" (ggml-org/llama.cpp src/llama-arch.cpp), so
+// every BitNet arch becomes "bitnet" there; bitnet.cpp and ik_llama.cpp
 // (ikawrakow/ik_llama.cpp src/llama-arch.cpp: bitnet, bitnet-25,
 // bitnet-b1.58) keep it. Other archs are unchanged.
 func TargetArch(arch, runtime string) string {
-	if runtime == RuntimeLlamaCpp {
-		if _, ok := ArchActivation[arch]; ok {
-			return "bitnet"
-		}
-	}
-	return arch
+	return archtab.TargetArch(arch, archtab.Runtime(runtime))
 }
 
 // RenameArch returns kvs with general.architecture set to to and every key

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"slices"
+
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 )
 
 // Type is a ggml tensor type id as stored in a GGUF tensor info.
@@ -116,12 +117,6 @@ func (t Type) ID() uint32 { return uint32(t &^ (mainlineID | forkID | unknownID)
 // MOSTLY_Q1_0 in mainline's; see FileTypeName.)
 var collisions = map[Type]Type{TypeTL2: TypeMXFP4}
 
-// tl2Archs are the general.architecture values whose files may hold TL2
-// tensors: bitnet.cpp's BitNet architectures, and llama, which bitnet.cpp
-// uses for Llama3-8B-1.58 and Falcon3 (setup_env.py's TL2 route for them).
-// A mainline llama file with MXFP4 tensors is still told apart by size.
-var tl2Archs = []string{"bitnet", "bitnet-b1.58", "bitnet-25", "llama"}
-
 // ResolveCollision decides what a stored type id that means different
 // types in bitnet.cpp and mainline ggml (id 39: TL2 or MXFP4) is for one
 // tensor: the bitnet.cpp type when the file's arch is a BitNet one and the
@@ -135,7 +130,11 @@ func ResolveCollision(t Type, arch string, ne []uint64, span uint64) Type {
 	if !ok {
 		return t
 	}
-	if !slices.Contains(tl2Archs, arch) {
+	// archtab.TL2: bitnet.cpp's BitNet architectures, and llama, which
+	// bitnet.cpp uses for Llama3-8B-1.58 and Falcon3 (setup_env.py's TL2
+	// route for them). A mainline llama file with MXFP4 tensors is still
+	// told apart by size.
+	if !archtab.TL2(arch) {
 		return alt
 	}
 	if n, err := NBytes(t, ne); err == nil && n <= span {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -70,7 +71,7 @@ func openHF(dir string, threads int) (*hfSource, error) {
 	s.m = model{arch: s.plan.Arch, layers: g.Layers, heads: g.Heads, kvHeads: g.HeadsKV, rows: map[string][2]int{}, embed: "token_embd.weight"}
 	// GGUF llama stores q/k interleaved for rope (the same permutation):
 	// convert.Source returns codes in that order already.
-	s.m.permuteStoredQK = s.plan.Arch != "llama"
+	s.m.permuteStoredQK = !ropeInterleaved(s.plan.Arch)
 	for _, t := range s.plan.Tensors {
 		if t.Class == tensormap.Projection && len(t.HFShape) == 2 {
 			s.m.rows[t.GGUFName] = [2]int{int(t.HFShape[0]), int(t.HFShape[1])}
@@ -231,9 +232,24 @@ type ggufSource struct {
 }
 
 // ggufBitnetArchs are the GGUF archs whose q/k rows are stored in Hugging
-// Face order (bitnet.cpp's and mainline's BitNet archs); arch llama stores
-// them interleaved for rope already.
-var ggufBitnetArchs = []string{"bitnet-b1.58", "bitnet", "bitnet-25"}
+// Face order (bitnet.cpp's and mainline's BitNet archs, archtab's BitNet
+// rows); arch llama stores them interleaved for rope already.
+var ggufBitnetArchs = func() []string {
+	var out []string
+	for _, a := range archtab.All() {
+		if a.BitNet() && a.Plain() {
+			out = append(out, a.GGUF)
+		}
+	}
+	return out
+}()
+
+// ropeInterleaved reports whether arch's GGUF stores q/k rows interleaved
+// for the adjacent-pair rope (archtab.RopeNorm: llama).
+func ropeInterleaved(arch string) bool {
+	a := archtab.Causal(arch)
+	return a != nil && a.Rope == archtab.RopeNorm
+}
 
 func openGGUF(path string) (*ggufSource, error) {
 	f, err := reader.Open(path)
@@ -254,7 +270,7 @@ func openGGUF(path string) (*ggufSource, error) {
 	}
 	s := &ggufSource{path: path, f: f, src: src, plan: plan}
 	arch := f.Arch()
-	if arch != "llama" && !slices.Contains(ggufBitnetArchs, arch) {
+	if a := archtab.Causal(arch); a == nil || !a.Plain() || (!a.BitNet() && a.GGUF != archtab.Llama.GGUF) {
 		s.close()
 		return nil, fmt.Errorf("%s: arch %s: gpu-pack reads the BitNet archs (%s) and llama", path, arch, strings.Join(ggufBitnetArchs, ", "))
 	}
@@ -262,7 +278,7 @@ func openGGUF(path string) (*ggufSource, error) {
 		v, _ := f.Uint(arch + "." + key)
 		return int(v)
 	}
-	s.m = model{arch: arch, layers: u("block_count"), heads: u("attention.head_count"), kvHeads: u("attention.head_count_kv"), rows: map[string][2]int{}, embed: "token_embd.weight", permuteStoredQK: arch != "llama"}
+	s.m = model{arch: arch, layers: u("block_count"), heads: u("attention.head_count"), kvHeads: u("attention.head_count_kv"), rows: map[string][2]int{}, embed: "token_embd.weight", permuteStoredQK: !ropeInterleaved(arch)}
 	if s.m.kvHeads == 0 {
 		s.m.kvHeads = s.m.heads
 	}

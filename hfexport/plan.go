@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
@@ -120,17 +121,32 @@ type archSpec struct {
 }
 
 // archSpecs maps the GGUF archs gguf2hf reads to the HF class written for
-// them: every BitNet arch (bitnet.cpp's bitnet / bitnet-b1.58,
-// ik_llama.cpp's bitnet-25, mainline's bitnet) to transformers'
-// BitNetForCausalLM (model_type bitnet, attn_sub_norm / ffn_sub_norm,
-// hidden_act from the file), and llama (Llama3-8B-1.58, Falcon3) to
-// LlamaForCausalLM with the same quantization_config.
-var archSpecs = map[string]archSpec{
-	"bitnet":       {"BitNetForCausalLM", "bitnet", tensormap.BitNet, false},
-	"bitnet-b1.58": {"BitNetForCausalLM", "bitnet", tensormap.BitNet, false},
-	"bitnet-25":    {"BitNetForCausalLM", "bitnet", tensormap.BitNet, false},
-	"llama":        {"LlamaForCausalLM", "llama", tensormap.Llama, true},
-}
+// them, from archtab: every BitNet arch (bitnet.cpp's bitnet /
+// bitnet-b1.58, ik_llama.cpp's bitnet-25, mainline's bitnet) to
+// transformers' BitNetForCausalLM (model_type bitnet, attn_sub_norm /
+// ffn_sub_norm, hidden_act from the file), and llama (Llama3-8B-1.58,
+// Falcon3) to LlamaForCausalLM with the same quantization_config. Rows with
+// graph features this export does not write (biases, q/k norms,
+// per-projection norms, embedding models) are left out.
+var archSpecs = func() map[string]archSpec {
+	m := map[string]archSpec{}
+	for _, a := range archtab.All() {
+		if !a.Plain() {
+			continue
+		}
+		class := ""
+		if len(a.HF) > 0 {
+			class = a.HF[0]
+		} else if c := archtab.Causal(a.AliasOf); c != nil && len(c.HF) > 0 {
+			class = c.HF[0]
+		}
+		if class == "" {
+			continue
+		}
+		m[a.GGUF] = archSpec{class, a.ModelType, a.Table, a.Rope == archtab.RopeNorm}
+	}
+	return m
+}()
 
 // subNormNames renames tensormap.BitNet's first (1bitLLM) spellings of the
 // sub-norms to the 2B-4T names transformers' BitNet model has.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
@@ -58,16 +59,17 @@ func ParseArith(s string) (Arith, error) {
 // a type only mainline llama.cpp computes.
 const typeQ2_0 gguf.Type = 42
 
-// bitnetCppArchs are the GGUF archs bitnet.cpp (either build) runs.
-var bitnetCppArchs = map[string]bool{"bitnet": true, "bitnet-b1.58": true, "bitnet-25": true, "llama": true}
-
 // DefaultArith is the arithmetic of the runtime that runs a file of arch
 // with tensors of types: ik_llama.cpp's for IQ1_BN/IQ2_BN, mainline's for
 // Q2_0 or an arch bitnet.cpp lacks, else bitnet.cpp's (I2_S, TL1/TL2, and
 // TQ1_0/TQ2_0/F16/F32 of the bitnet archs and llama, which bitnet.cpp runs
 // as well as mainline).
 func DefaultArith(arch string, types []gguf.Type) Arith {
-	mainline := !bitnetCppArchs[arch]
+	// archtab: the causal archs bitnet.cpp's fork (either build) runs
+	mainline := true
+	if a := archtab.Causal(arch); a != nil && a.BitnetCpp() {
+		mainline = false
+	}
 	for _, t := range types {
 		switch t {
 		case gguf.TypeIQ1BN, gguf.TypeIQ2BN:

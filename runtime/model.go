@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 )
@@ -58,10 +60,11 @@ var (
 // the head dimension from key_length else embedding_length / head_count.
 var causalHeader = headerRule{ctxDefault: 2048}
 
-// archs lists the GGUF general.architecture values the runtime runs. The
-// graph is the same except for the FFN activation (conversion spec §4.6);
-// bitnet-25 is the name bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for
-// the 2B-4T model.
+// archs lists the GGUF general.architecture values the runtime runs: the
+// causal rows of archtab whose graph features the runtime builds (the FFN
+// activation, the rope pairing and the norm vectors; archSpecOf). The graph
+// is the same except for those (conversion spec §4.6); bitnet-25 is the name
+// bitnet.cpp's convert-ms-to-gguf-bitnet.py writes for the 2B-4T model.
 //
 // The reference each arch is bit-exact with (x86 AVX2 builds, one token
 // per llama_decode; testdata/golden/fullsize/README.md names the builds):
@@ -73,15 +76,43 @@ var causalHeader = headerRule{ctxDefault: 2048}
 //     same attention: q and the softmax probabilities rounded to F16 for
 //     the products with the F16 KV cache. ik_llama.cpp (flash attention,
 //     f32 operands, testdata/golden/b158-h512) is matched within a
-//     stated tolerance with Options.F32Attention (ik.go).
-var archs = map[string]archSpec{
-	"bitnet":       {ffn: SiLU, vectors: subLNNorms},
-	"bitnet-b1.58": {ffn: ReLU2, vectors: subLNNorms},
-	"bitnet-25":    {ffn: ReLU2, vectors: subLNNorms},
-	// llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
-	// them (llm_build_llama: SiLU FFN, normal rope, the same attention,
-	// untied output head); testdata/llama holds its reference.
-	"llama": {ffn: SiLU, ropeNorm: true, vectors: blockNorms},
+//     stated tolerance with Options.F32Attention (ik.go);
+//   - llama: Llama3-8B-1.58 and Falcon3 1.58bit as bitnet.cpp build B loads
+//     them (llm_build_llama: SiLU FFN, normal rope, the same attention,
+//     untied output head); testdata/llama holds its reference.
+var archs, archNames = func() (map[string]archSpec, []string) {
+	m := map[string]archSpec{}
+	var names []string
+	for _, a := range archtab.All() {
+		if spec, ok := archSpecOf(a); ok {
+			m[a.GGUF] = spec
+			names = append(names, a.GGUF)
+		}
+	}
+	return m, names
+}()
+
+// archSpecOf is the runtime's reading of a causal archtab row, false for a
+// row whose graph the runtime does not build (embedding models load through
+// LoadEmbedding; q/k/v biases, q/k norms and per-projection norms are not
+// part of this graph).
+func archSpecOf(a *archtab.Arch) (archSpec, bool) {
+	if a.Embedding || a.QKVBias || a.QKNorm || a.NormIn {
+		return archSpec{}, false
+	}
+	spec := archSpec{ropeNorm: a.Rope == archtab.RopeNorm, vectors: blockNorms}
+	switch a.FFN {
+	case archtab.SiLU:
+		spec.ffn = SiLU
+	case archtab.ReLU2:
+		spec.ffn = ReLU2
+	default:
+		return archSpec{}, false
+	}
+	if a.SubLN {
+		spec.vectors = subLNNorms
+	}
+	return spec, true
 }
 
 // ErrUnsupportedArch is returned (wrapped) by Load for an architecture not in
@@ -242,7 +273,7 @@ const maxHyperParam = min(1<<31, math.MaxInt)
 // Errors wrap ErrUnsupportedArch or ErrMissing where they apply and name the
 // key or tensor (e.g. `tensor blk.1.ffn_up.weight: missing`).
 func Load(f File, opts Options) (*Model, error) {
-	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: bitnet, bitnet-b1.58, bitnet-25, llama)")
+	l, err := newLoader(f, opts, func(a string) bool { _, ok := archs[a]; return ok }, " (supported: "+strings.Join(archNames, ", ")+")")
 	if err != nil {
 		return nil, err
 	}

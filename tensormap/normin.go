@@ -97,10 +97,3 @@ func (t *Table) With(rules ...Rule) *Table {
 	}
 	return New(append(all, rules...))
 }
-
-// LlamaNormIn is Llama plus the optional per-projection input norms of HF
-// BitNet checkpoints (use_rms_norm's "<proj>.rms_norm", BitDistill's
-// "<proj>.norm") mapped to "blk.N.<proj>_norm_in", the names bitnet.cpp's
-// embedding models use. Which of them a checkpoint may hold is the
-// converter's rule (convert/convert_llama.go).
-var LlamaNormIn = Llama.With(NormInRules("model.layers.")...)

@@ -10,6 +10,7 @@ import (
 // optional (Expected lists exactly Llama's tensors) and report their
 // spelling; Llama itself is unchanged.
 func TestLlamaNormIn(t *testing.T) {
+	LlamaNormIn := Llama.With(NormInRules("model.layers.")...)
 	cases := []struct {
 		hf, gguf string
 		spell    NormInSpelling

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -19,8 +20,9 @@ func checkMetadata(rep *Report, f *reader.File, src *convert.Source) {
 	plan := src.Plan()
 	arch := f.Arch()
 	// Files for mainline llama.cpp (TQ1_0/TQ2_0) carry arch "bitnet" for
-	// every BitNet model (format.TargetArch).
-	if arch != plan.Arch && !(arch == "bitnet-25" && plan.Arch == "bitnet-b1.58") && arch != format.TargetArch(plan.Arch, format.RuntimeLlamaCpp) {
+	// every BitNet model (format.TargetArch); an alias (bitnet-25 for
+	// bitnet-b1.58, archtab.Canonical) names the same model.
+	if arch != plan.Arch && archtab.Canonical(arch) != plan.Arch && arch != format.TargetArch(plan.Arch, format.RuntimeLlamaCpp) {
 		rep.Metadata = append(rep.Metadata, fmt.Sprintf("general.architecture %q, config.json implies %q", arch, plan.Arch))
 	}
 	g := plan.Geometry

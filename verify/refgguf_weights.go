@@ -3,7 +3,9 @@ package verify
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/convert"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -14,16 +16,24 @@ import (
 // (--ref-gguf across kernels): the FFN activation each implies and whether
 // its q/k rows were interleaved for llama's adjacent-pair rope
 // (convert.RopePermuter; ggml LLAMA_ROPE_TYPE_NORM). The BitNet archs keep
-// HF's row order and rotate_half (ggml NEOX). The table is verify's own
-// reading of the archs, apart from runtime's, as refGeometry is apart from
-// convert.Geometry; the rules are those of llama.cpp src/llama-model.cpp
-// (llm_build_bitnet, llm_build_llama) and bitnet.cpp's fork of it.
-var ggufRefArchs = map[string]struct{ relu2, adjacentRope bool }{
-	"bitnet":       {},
-	"bitnet-b1.58": {relu2: true},
-	"bitnet-25":    {relu2: true},
-	"llama":        {adjacentRope: true},
-}
+// HF's row order and rotate_half (ggml NEOX). The rows come from archtab
+// (the facts of llama.cpp src/llama-model.cpp llm_build_bitnet /
+// llm_build_llama and bitnet.cpp's fork of it); the reference's arithmetic
+// stays its own, apart from the runtime's, as refGeometry is apart from
+// convert.Geometry. Rows with graph features the reference does not compute
+// (biases, q/k norms, per-projection norms, embedding models) are left out.
+var ggufRefArchs, ggufRefArchNames = func() (map[string]struct{ relu2, adjacentRope bool }, []string) {
+	m := map[string]struct{ relu2, adjacentRope bool }{}
+	var names []string
+	for _, a := range archtab.All() {
+		if !a.Plain() || (a.FFN != archtab.SiLU && a.FFN != archtab.ReLU2) {
+			continue
+		}
+		m[a.GGUF] = struct{ relu2, adjacentRope bool }{a.FFN == archtab.ReLU2, a.Rope == archtab.RopeNorm}
+		names = append(names, a.GGUF)
+	}
+	return m, names
+}()
 
 // refGeometryOfGGUF reads the float reference's geometry from a GGUF's KVs
 // and tensor shapes, as refGeometryOf reads it from config.json:
@@ -41,7 +51,7 @@ func refGeometryOfGGUF(f *reader.File, path string) (refGeometry, error) {
 	arch := f.Arch()
 	spec, ok := ggufRefArchs[arch]
 	if !ok {
-		return g, fmt.Errorf("%s: arch %q: the float reference knows bitnet, bitnet-b1.58, bitnet-25 and llama", path, arch)
+		return g, fmt.Errorf("%s: arch %q: the float reference knows %s and %s", path, arch, strings.Join(ggufRefArchNames[:len(ggufRefArchNames)-1], ", "), ggufRefArchNames[len(ggufRefArchNames)-1])
 	}
 	g.relu2, g.adjacentRope = spec.relu2, spec.adjacentRope
 	uintKV := func(dst *int, key string, def int) error {
