@@ -463,3 +463,32 @@ func TestPreForOutType(t *testing.T) {
 		}
 	}
 }
+
+// TestFalconEUseRMSNormDummy: `dummy` makes the use_rms_norm reading
+// itself (no rms_norm_eps: transformers' default 1e-6), and hf2gguf writes
+// its 7 norms per layer as *_norm_in with that eps.
+func TestFalconEUseRMSNormDummy(t *testing.T) {
+	cfg := falconEConfig(2)
+	cfg["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true}
+	dir := filepath.Join(t.TempDir(), "falcon-e-rms")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Packed: true, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := convertDir(t, dir, Options{NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, f := ggufTable(t, out)
+	n := 0
+	for name := range got {
+		if strings.HasSuffix(name, "_norm_in.weight") {
+			n++
+		}
+	}
+	if n != 14 || got["blk.0.ffn_down_norm_in.weight"] != "F32[512]" {
+		t.Errorf("%d *_norm_in tensors (ffn_down's %s), want 14 (F32[512])", n, got["blk.0.ffn_down_norm_in.weight"])
+	}
+	if eps, _ := f.Float("llama" + format.NormInEpsilonSuffix); float32(eps) != float32(1e-6) {
+		t.Errorf("norm_in eps %v, want transformers' default 1e-6", eps)
+	}
+}
