@@ -127,6 +127,10 @@ type Arch struct {
 	// TL2 marks archs whose files may hold bitnet.cpp TL2 tensors (its
 	// setup_env.py TL2 route: the BitNet archs and llama).
 	TL2 bool
+	// Generic marks a row convert's generic HF BitNet converter handles
+	// (quantization_config.quant_method "bitnet", no converter hooks: the
+	// row alone says how), registered for each of HF.
+	Generic bool
 }
 
 // BitnetCpp reports whether bitnet.cpp's 2024 fork has the causal graph of
@@ -184,11 +188,24 @@ var (
 		FFN: ReLU2, Rope: RopeNeox, SubLN: true, Table: tensormap.BitNet, HParams: LlamaHParams, TL2: true,
 	}
 	// Llama is LlamaForCausalLM with a BitNet quantization_config
-	// (Llama3-8B-1.58, Falcon3 1.58bit): bitnet.cpp's LlamaModel, plain
-	// llama names, q/k rows interleaved for the adjacent-pair rope.
+	// (Llama3-8B-1.58, Falcon3 1.58bit) and MistralForCausalLM (which
+	// ggml-org/llama.cpp convert_hf_to_gguf.py registers on LlamaModel, arch
+	// llama): bitnet.cpp's LlamaModel, plain llama names, q/k rows
+	// interleaved for the adjacent-pair rope.
 	Llama = &Arch{
-		GGUF: "llama", HF: []string{"LlamaForCausalLM"}, ModelType: "llama", Targets: everywhere("llama"),
+		GGUF: "llama", HF: []string{"LlamaForCausalLM", "MistralForCausalLM"}, ModelType: "llama", Targets: everywhere("llama"),
 		FFN: SiLU, Rope: RopeNorm, Table: tensormap.Llama, HParams: LlamaHParams, TL2: true,
+	}
+	// Qwen2 is Qwen2ForCausalLM with a BitNet quantization_config
+	// (transformers' BitNet integration replaces every nn.Linear; the q/k/v
+	// biases stay float, formats-2026.md §4): mainline llama.cpp's qwen2
+	// graph (llm_build_qwen2: NEOX rope, SiLU FFN, q/k/v biases, tied or
+	// untied head). bitnet.cpp's 2024 fork has no causal qwen graph, and
+	// ik_llama.cpp's is not a target we check against, so only mainline is
+	// listed.
+	Qwen2 = &Arch{
+		GGUF: "qwen2", HF: []string{"Qwen2ForCausalLM"}, ModelType: "qwen2", Targets: map[Runtime]string{Mainline: "qwen2"},
+		FFN: SiLU, Rope: RopeNeox, QKVBias: true, Table: tensormap.Qwen2, HParams: LlamaHParams, Generic: true,
 	}
 	// Qwen3Embedding is Microsoft's bitnet-embedding 0.6B (Qwen3Model,
 	// model_type qwen3), which bitnet.cpp's embedding-era fork runs.
@@ -207,7 +224,7 @@ var (
 )
 
 // rows is the table, in the order listings show it.
-var rows = []*Arch{Bitnet, BitnetB158, Bitnet25, Llama, Qwen3Embedding, Gemma3Embedding}
+var rows = []*Arch{Bitnet, BitnetB158, Bitnet25, Llama, Qwen2, Qwen3Embedding, Gemma3Embedding}
 
 // All returns every row, in table order. The rows are shared: do not modify
 // them.

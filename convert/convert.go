@@ -240,6 +240,9 @@ func CheckOutType(cfg *hf.Config, t OutType) error {
 		return nil
 	}
 	if lim, ok := conv.(OutTypeLimiter); ok && !slices.Contains(lim.OutTypes(), t) {
+		if err := noGraphError(conv, t); err != nil {
+			return err
+		}
 		return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", t, conv.Arch(), joinOutTypes(lim.OutTypes()))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/archtab"
@@ -34,6 +35,9 @@ type llamaModel struct {
 	// ternarize: master weights without quantization_config, accepted
 	// on --ternarize (BitNet Distillation checkpoints).
 	ternarize bool
+	// window is config.json sliding_window (MistralForCausalLM), 0 when
+	// absent or null: not written, warned about.
+	window int
 }
 
 // llamaDefaultContext is transformers' LlamaConfig default
@@ -53,23 +57,30 @@ func init() {
 	}
 }
 
-// newLlama accepts a LlamaForCausalLM config only with a BitNet
-// quantization_config; a plain Llama is not ternary and has no business in
-// a ternary GGUF, unless --ternarize asks for its float projections to be
-// ternarized (newLlamaTernarize: BitNet Distillation's bf16 masters carry no
-// quantization_config). quantization_config.use_rms_norm (transformers
-// integrations/bitnet.py: an RMSNorm on every projection's input before
-// activation quantization) and BitNet Distillation's "<proj>.norm" are
-// written as blk.N.<proj>_norm_in (normin.go), never dropped. Falcon-E is no
-// special case: its scale rule and norms follow its config's keys like any
-// HF BitNet checkpoint (formats-2026.md §2: the public sources disagree on
-// whether it sets use_rms_norm).
+// newLlama accepts a LlamaForCausalLM or MistralForCausalLM config (the
+// archtab.Llama row) only with a BitNet quantization_config; a plain Llama
+// is not ternary and has no business in a ternary GGUF, unless --ternarize
+// asks for its float projections to be ternarized (newLlamaTernarize:
+// BitNet Distillation's bf16 masters carry no quantization_config).
+// quantization_config.use_rms_norm (transformers integrations/bitnet.py: an
+// RMSNorm on every projection's input before activation quantization) and
+// BitNet Distillation's "<proj>.norm" are written as blk.N.<proj>_norm_in
+// (normin.go), never dropped. Falcon-E is no special case: its scale rule
+// and norms follow its config's keys like any HF BitNet checkpoint
+// (formats-2026.md §2: the public sources disagree on whether it sets
+// use_rms_norm).
 func newLlama(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, false) }
 
 // newLlamaTernarize is newLlama for --ternarize.
 func newLlamaTernarize(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, true) }
 
 func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
+	class := archtab.Llama.HF[0]
+	if archs, _ := cfg.Raw["architectures"].([]any); len(archs) > 0 {
+		if s, _ := archs[0].(string); slices.Contains(archtab.Llama.HF, s) {
+			class = s
+		}
+	}
 	qc, ok := cfg.Sub("quantization_config")
 	qm := ""
 	if ok {
@@ -82,10 +93,10 @@ func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
 	case qm == "bitnet":
 		ternarize = false // the checkpoint says how its weights are ternary
 	case ok && qm != "":
-		return nil, fmt.Errorf("%s: LlamaForCausalLM with quantization_config.quant_method %q is not a BitNet checkpoint (want \"bitnet\"): %w", cfg.Path, qm, ErrUnknownArch)
+		return nil, fmt.Errorf("%s: %s with quantization_config.quant_method %q is not a BitNet checkpoint (want \"bitnet\"): %w", cfg.Path, class, qm, ErrUnknownArch)
 	case !ternarize:
 		return nil, &ternarizeError{
-			msg:   fmt.Sprintf("%s: LlamaForCausalLM without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert); if its projections are BitNet master weights (e.g. BitNet Distillation), pass --ternarize to ternarize them (abs-mean per tensor)", cfg.Path),
+			msg:   fmt.Sprintf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert); if its projections are BitNet master weights (e.g. BitNet Distillation), pass --ternarize to ternarize them (abs-mean per tensor)", cfg.Path, class),
 			retry: newLlamaTernarize,
 		}
 	}
@@ -98,13 +109,23 @@ func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
 		return nil, err
 	}
 	if act != "" && act != "silu" {
-		return nil, fmt.Errorf("%s: hidden_act %q is not supported for LlamaForCausalLM (supported: silu)", cfg.Path, act)
+		return nil, fmt.Errorf("%s: hidden_act %q is not supported for %s (supported: silu)", cfg.Path, act, class)
 	}
 	_, hasCtx, err := cfg.Int("max_position_embeddings", "n_ctx")
 	if err != nil {
 		return nil, err
 	}
-	return &llamaModel{ctxDefault: !hasCtx, norms: norms, ternarize: ternarize}, nil
+	m := &llamaModel{ctxDefault: !hasCtx, norms: norms, ternarize: ternarize}
+	// Mistral-7B-v0.1's sliding_window (4096): the llama graph of every
+	// target runtime attends to the whole context, as mainline's
+	// convert_hf_to_gguf.py writes it (LlamaModel, no window key), so the
+	// file matches transformers only within the window; said, not refused.
+	if w, _, err := cfg.Int("sliding_window"); err != nil {
+		return nil, err
+	} else if w > 0 {
+		m.window = w
+	}
+	return m, nil
 }
 
 func (m *llamaModel) Arch() string        { return archtab.Llama.GGUF }
@@ -209,6 +230,9 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 // ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json
 // sets add_prefix_space, as LlamaModel.set_gguf_parameters does.
 func (m *llamaModel) ExtraKVs(dir string) (kvs []gguf.KV, warns []string, err error) {
+	if m.window > 0 {
+		warns = append(warns, fmt.Sprintf("config.json sliding_window %d is not written: llama.cpp's llama graph attends to the whole context (as mainline's converter writes Mistral), so logits match transformers only for contexts up to %d tokens", m.window, m.window))
+	}
 	if m.ctxDefault {
 		warns = append(warns, fmt.Sprintf("config.json has no max_position_embeddings: llama.context_length = %d (transformers' LlamaConfig default; llama.cpp needs the key)", llamaDefaultContext))
 	}

@@ -54,17 +54,17 @@ const falconTokenizerJSON = `{"added_tokens": [{"id": 20, "content": "<|im_end|>
    "0": 12, "2": 13, "4": 14, "!": 15, "Ġw": 16, "or": 17, "Ġwor": 18, "Ġworld": 19, "Ġworl": 21},
   "merges": ["l l", "H e", "He ll", "Hell o", "Ġ w", "o r", "Ġw or", "Ġwor l", "Ġworl d"]}}`
 
-// falconEDir generates a Falcon-E-shaped packed checkpoint (falconEConfig
-// edited by edit) with the Falcon tokenizer.
+// falconEDir generates a Falcon-E-shaped packed checkpoint with the Falcon
+// tokenizer, then edits its config.json with edit (after generation, so
+// dummy adds no norms for it: the tests add their own with addNormIns).
 func falconEDir(t *testing.T, layers int, edit func(map[string]any)) string {
 	t.Helper()
-	cfg := falconEConfig(layers)
-	if edit != nil {
-		edit(cfg)
-	}
 	dir := filepath.Join(t.TempDir(), "falcon-e")
-	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Packed: true, Seed: 7}); err != nil {
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: falconEConfig(layers), Packed: true, Seed: 7}); err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		testutil.EditConfig(t, dir, edit)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(falconTokenizerJSON), 0o644); err != nil {
 		t.Fatal(err)

@@ -176,7 +176,7 @@ func Plan(opts Options) (map[string]any, []Tensor, error) {
 // dir (created if needed): the safetensors file(s) in the layout of Layout,
 // sharded when larger than MaxShardBytes, the tokenizer files, and
 // config.json, written last. Values: projections, embedding and head
-// N(0, 0.02²) as bf16; norms 1 + N(0, 0.02²) (Gemma offset norms N(0, 0.02²));
+// N(0, 0.02²) as bf16 (biases too); norms 1 + N(0, 0.02²) (Gemma offset norms N(0, 0.02²));
 // packed codes uniform in {0, 1, 2} (ternary −1, 0, +1), four per byte along
 // rows as spec conversion.md §2.4 unpacks them; weight_scale s in
 // [0.015, 0.025) stored as s (autobitlinear) or 1/s (bitlinear), so the

@@ -31,9 +31,12 @@ const (
 	Embedding
 	// Head is an untied LM head [vocab, hidden], N(0, 0.02²).
 	Head
+	// Bias is a projection's float bias [out] (Qwen2's q/k/v), N(0, 0.02²);
+	// never packed.
+	Bias
 )
 
-var roleNames = map[Role]string{Projection: "projection", WeightScale: "weight_scale", Norm: "norm", OffsetNorm: "offset-norm", Embedding: "embedding", Head: "head"}
+var roleNames = map[Role]string{Projection: "projection", WeightScale: "weight_scale", Norm: "norm", OffsetNorm: "offset-norm", Embedding: "embedding", Head: "head", Bias: "bias"}
 
 // String names r.
 func (r Role) String() string {
@@ -139,6 +142,18 @@ var (
 	}
 )
 
+// qkvBiasProj is attnProj with the q/k/v biases after their weights, in
+// the order a Linear's state_dict lists them (Qwen2).
+var qkvBiasProj = []rule{
+	{name: "layers.{i}.self_attn.q_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.q_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.k_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.k_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.v_proj.weight", role: Projection},
+	{name: "layers.{i}.self_attn.v_proj.bias", role: Bias},
+	{name: "layers.{i}.self_attn.o_proj.weight", role: Projection},
+}
+
 func cat(parts ...[]rule) []rule {
 	var out []rule
 	for _, p := range parts {
@@ -187,6 +202,11 @@ var families = map[string]family{
 	"BitnetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("inner_attn_ln", "ffn_layernorm")),
 	"BitNetForCausalLM": newFamily("model.", archtab.Bitnet, bitnetLayer("attn_sub_norm", "ffn_sub_norm")),
 	"LlamaForCausalLM":  newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
+	// HF BitNet checkpoints of other causal graphs (transformers' BitNet
+	// integration; formats-2026.md §4): Mistral has llama's names, Qwen2
+	// adds the float q/k/v biases.
+	"MistralForCausalLM": newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
+	"Qwen2ForCausalLM":   newFamily("model.", archtab.Qwen2, cat(qkvBiasProj, mlpProj, blockNorms)),
 	"Qwen3Model": newFamily("", archtab.Qwen3Embedding, embeddingLayer(Norm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: Norm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},

@@ -85,3 +85,33 @@ var Llama = New([]Rule{
 	{HF: "model.layers.{bid}.mlp.up_proj", GGUF: "blk.{bid}.ffn_up", Class: Projection, Shape: Shape{DimFF, DimHidden}},
 	{HF: "model.layers.{bid}.mlp.down_proj", GGUF: "blk.{bid}.ffn_down", Class: Projection, Shape: Shape{DimHidden, DimFF}},
 })
+
+// llamaRules are the rules of the Llama table, for the tables that
+// extend it.
+func llamaRules() []Rule {
+	return []Rule{
+		{HF: "model.embed_tokens", GGUF: "token_embd", Class: Embedding, Shape: Shape{DimVocab, DimHidden}},
+		{HF: "model.norm", GGUF: "output_norm", Class: Norm, Shape: Shape{DimHidden}},
+		{HF: "lm_head", GGUF: "output", Class: Output, Shape: Shape{DimVocab, DimHidden}},
+		{HF: "model.layers.{bid}.input_layernorm", GGUF: "blk.{bid}.attn_norm", Class: Norm, Shape: Shape{DimHidden}},
+		{HF: "model.layers.{bid}.self_attn.q_proj", GGUF: "blk.{bid}.attn_q", Class: Projection, Shape: Shape{DimQ, DimHidden}},
+		{HF: "model.layers.{bid}.self_attn.k_proj", GGUF: "blk.{bid}.attn_k", Class: Projection, Shape: Shape{DimKV, DimHidden}},
+		{HF: "model.layers.{bid}.self_attn.v_proj", GGUF: "blk.{bid}.attn_v", Class: Projection, Shape: Shape{DimKV, DimHidden}},
+		{HF: "model.layers.{bid}.self_attn.o_proj", GGUF: "blk.{bid}.attn_output", Class: Projection, Shape: Shape{DimHidden, DimQ}},
+		{HF: "model.layers.{bid}.post_attention_layernorm", GGUF: "blk.{bid}.ffn_norm", Class: Norm, Shape: Shape{DimHidden}},
+		{HF: "model.layers.{bid}.mlp.gate_proj", GGUF: "blk.{bid}.ffn_gate", Class: Projection, Shape: Shape{DimFF, DimHidden}},
+		{HF: "model.layers.{bid}.mlp.up_proj", GGUF: "blk.{bid}.ffn_up", Class: Projection, Shape: Shape{DimFF, DimHidden}},
+		{HF: "model.layers.{bid}.mlp.down_proj", GGUF: "blk.{bid}.ffn_down", Class: Projection, Shape: Shape{DimHidden, DimFF}},
+	}
+}
+
+// Qwen2 is the table for Qwen2ForCausalLM checkpoints with a BitNet
+// quantization_config (GGUF arch qwen2): the llama names plus the float
+// q/k/v biases (attention_bias; o_proj has none), as ggml-org/llama.cpp
+// gguf-py's tensor map names them (attn_q.bias, attn_k.bias, attn_v.bias).
+// The bias rules come first: a projection rule would match ".bias" too.
+var Qwen2 = New(append([]Rule{
+	{HF: "model.layers.{bid}.self_attn.q_proj", GGUF: "blk.{bid}.attn_q", Class: Bias, Shape: Shape{DimQ}},
+	{HF: "model.layers.{bid}.self_attn.k_proj", GGUF: "blk.{bid}.attn_k", Class: Bias, Shape: Shape{DimKV}},
+	{HF: "model.layers.{bid}.self_attn.v_proj", GGUF: "blk.{bid}.attn_v", Class: Bias, Shape: Shape{DimKV}},
+}, llamaRules()...))

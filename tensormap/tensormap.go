@@ -23,9 +23,14 @@ const (
 	Embedding
 	// Output is an untied LM head, HF shape [vocab, hidden].
 	Output
+	// Bias is a projection's float bias (1-D, [out]; Qwen2's q/k/v), kept
+	// F32. A Bias rule matches only the HF stem's ".bias" tensor and maps
+	// it to the GGUF stem's ".bias", so it must precede the projection
+	// rule of the same stem.
+	Bias
 )
 
-var classNames = map[Class]string{Projection: "projection", Norm: "norm", Embedding: "embedding", Output: "output"}
+var classNames = map[Class]string{Projection: "projection", Norm: "norm", Embedding: "embedding", Output: "output", Bias: "bias"}
 
 // String names c.
 func (c Class) String() string {
@@ -146,7 +151,11 @@ func (m Match) HasFlag(flag string) bool {
 func New(rules []Rule) *Table {
 	t := &Table{}
 	for _, r := range rules {
-		pat := "^" + strings.ReplaceAll(regexp.QuoteMeta(r.HF), `\{bid\}`, `(\d+)`) + `(\.weight|\.bias)$`
+		suffix := `(\.weight|\.bias)$`
+		if r.Class == Bias {
+			suffix = `(\.bias)$`
+		}
+		pat := "^" + strings.ReplaceAll(regexp.QuoteMeta(r.HF), `\{bid\}`, `(\d+)`) + suffix
 		t.rules = append(t.rules, compiled{Rule: r, re: regexp.MustCompile(pat)})
 	}
 	return t
@@ -196,29 +205,41 @@ func (t *Table) Expected(nBlocks int) []string {
 		if r.Class == Output || (Match{Rule: r.Rule}).HasFlag(FlagOptional) {
 			continue
 		}
+		suffix := ".weight"
+		if r.Class == Bias {
+			suffix = ".bias"
+		}
 		if !strings.Contains(r.GGUF, "{bid}") {
-			add(r.GGUF + ".weight")
+			add(r.GGUF + suffix)
 			continue
 		}
 		for b := 0; b < nBlocks; b++ {
-			add(strings.ReplaceAll(r.GGUF, "{bid}", strconv.Itoa(b)) + ".weight")
+			add(strings.ReplaceAll(r.GGUF, "{bid}", strconv.Itoa(b)) + suffix)
 		}
 	}
 	return out
 }
 
-// HFName returns the HF name (with ".weight") the first rule producing
-// ggufName (a name Expected returns) maps from, so an error about a missing
-// tensor can name what the user would search the checkpoint for.
+// HFName returns the HF name (with ".weight", or ".bias" for a Bias rule)
+// the first rule producing ggufName (a name Expected returns) maps from, so
+// an error about a missing tensor can name what the user would search the
+// checkpoint for.
 func (t *Table) HFName(ggufName string) (string, bool) {
-	stem, ok := strings.CutSuffix(ggufName, ".weight")
+	suffix := ".weight"
+	stem, ok := strings.CutSuffix(ggufName, suffix)
 	if !ok {
-		return "", false
+		suffix = ".bias"
+		if stem, ok = strings.CutSuffix(ggufName, suffix); !ok {
+			return "", false
+		}
 	}
 	for _, r := range t.rules {
+		if (r.Class == Bias) != (suffix == ".bias") {
+			continue
+		}
 		if !strings.Contains(r.GGUF, "{bid}") {
 			if r.GGUF == stem {
-				return r.HF + ".weight", true
+				return r.HF + suffix, true
 			}
 			continue
 		}
@@ -231,7 +252,7 @@ func (t *Table) HFName(ggufName string) (string, bool) {
 		if _, err := strconv.Atoi(num); !ok || err != nil {
 			continue
 		}
-		return strings.ReplaceAll(r.HF, "{bid}", num) + ".weight", true
+		return strings.ReplaceAll(r.HF, "{bid}", num) + suffix, true
 	}
 	return "", false
 }
