@@ -26,6 +26,10 @@ type hfBitnetModel struct {
 	// value_length are written (mainline's TextModel.set_gguf_parameters
 	// writes them exactly then).
 	headDimKey bool
+	// norms and ternarize: per-projection input norms and --ternarize
+	// (normin.go), as for the llama row.
+	norms     normIn
+	ternarize bool
 }
 
 var _ Converter = (*hfBitnetModel)(nil)
@@ -47,7 +51,13 @@ func init() {
 // graph lacks), a hidden_act other than the row's, rope_scaling (the graph
 // runs plain rope), use_sliding_window (the mainline graph attends to the
 // whole context).
-func newHFBitnet(row *archtab.Arch, class string) NewFunc {
+func newHFBitnet(row *archtab.Arch, class string) NewFunc { return newHFBitnetOpts(row, class, false) }
+
+// newHFBitnetOpts is newHFBitnet; with ternarize (--ternarize) a config
+// without quantization_config is accepted and its float projections are
+// ternarized (BitNet Distillation's Qwen3 checkpoints). use_rms_norm and
+// "<proj>.norm" become *_norm_in (normin.go).
+func newHFBitnetOpts(row *archtab.Arch, class string, ternarize bool) NewFunc {
 	return func(cfg *hf.Config) (Converter, error) {
 		qc, ok := cfg.Sub("quantization_config")
 		qm := ""
@@ -57,13 +67,15 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 				return nil, err
 			}
 		}
-		if qm != "bitnet" {
-			return nil, fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary models convert): %w", cfg.Path, class, ErrUnknownArch)
+		switch {
+		case qm == "bitnet":
+			ternarize = false
+		case qm != "" || !ternarize:
+			return nil, needTernarize(cfg, class, qm, newHFBitnetOpts(row, class, true))
 		}
-		if norm, set, err := qc.Bool("use_rms_norm"); err != nil {
+		norms, err := readNormIn(cfg, qc, ok)
+		if err != nil {
 			return nil, err
-		} else if set && norm {
-			return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (an RMSNorm before every projection's activation quantization); GGUF arch %s has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path, row.GGUF)
 		}
 		act, _, err := cfg.String("hidden_act")
 		if err != nil {
@@ -86,12 +98,12 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0}, nil
+		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0, norms: norms, ternarize: ternarize}, nil
 	}
 }
 
 func (m *hfBitnetModel) Arch() string            { return m.row.GGUF }
-func (m *hfBitnetModel) Table() *tensormap.Table { return m.row.Table }
+func (m *hfBitnetModel) Table() *tensormap.Table { return normInTable(m.row.Table) }
 func (m *hfBitnetModel) StripPrefix() string     { return m.row.StripPrefix }
 func (m *hfBitnetModel) Embedding() bool         { return false }
 
@@ -127,14 +139,16 @@ func (m *hfBitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 			gguf.KV{Key: arch + ".attention.key_length", Value: gguf.Uint32(uint32(g.HeadDim))},
 			gguf.KV{Key: arch + ".attention.value_length", Value: gguf.Uint32(uint32(g.HeadDim))})
 	}
-	return kvs, nil
+	return append(kvs, m.norms.kvs(arch)...), nil
 }
 
 // OutTypes are the float outtypes and the ternary ones whose runtime has the
 // row's graph (archtab.Arch.Targets): for qwen2/qwen3 TQ1_0, TQ2_0 and Q2_0
 // (mainline llama.cpp), not I2_S/TL1/TL2 (bitnet.cpp has no causal qwen
 // graph) nor IQ1_BN/IQ2_BN.
-func (m *hfBitnetModel) OutTypes() []OutType { return rowOutTypes(m.row) }
+func (m *hfBitnetModel) OutTypes() []OutType {
+	return m.norms.outTypes(rowOutTypes(m.row), m.ternarize)
+}
 
 // rowOutTypes lists OutTypes (in their order) that row's graph can be
 // written in: every float outtype, and a ternary one when the runtime of its

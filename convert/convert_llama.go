@@ -147,12 +147,7 @@ func (m *llamaModel) CheckTensors(p *Plan) error {
 	if err := m.norms.check(p); err != nil {
 		return err
 	}
-	if s := m.norms.summary(); s != "" {
-		p.Warnings = append(p.Warnings, "notice: "+s)
-	}
-	if m.ternarize {
-		p.Warnings = append(p.Warnings, "--ternarize: config.json has no BitNet quantization_config; the float projections are ternarized with abs-mean per tensor (lossy unless they were trained for it)")
-	}
+	m.norms.notes(p, m.ternarize)
 	return nil
 }
 

@@ -492,3 +492,64 @@ func TestFalconEUseRMSNormDummy(t *testing.T) {
 		t.Errorf("norm_in eps %v, want transformers' default 1e-6", eps)
 	}
 }
+
+// TestQwen2NormIn: the generic HF BitNet converter (the Qwen2 row, which
+// bitnet.cpp has no causal graph for) keeps per-projection input norms too:
+// with use_rms_norm's seven norms I2_S is written (our runtime reads the
+// graph with *_norm_in) and TQ2_0 is refused naming the tensor and mainline;
+// without norms I2_S stays refused. A BitNet Distillation-style Qwen2 (no
+// quantization_config, o/down norms) needs --ternarize.
+func TestQwen2NormIn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "qwen2")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: qwen2Config(), Packed: true, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := convertDir(t, dir, Options{NoVocab: true}); err == nil || !strings.Contains(err.Error(), "no causal qwen2 graph") {
+		t.Errorf("qwen2 without norms → i2_s: %v", err)
+	}
+	testutil.EditConfig(t, dir, func(c map[string]any) {
+		c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 1e-5}
+	})
+	want := addNormIns(t, dir, 2, tensormap.SpellRMSNorm, allNormStems)
+	out, _, err := convertDir(t, dir, Options{NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, f := ggufTable(t, out)
+	for name := range want {
+		if !strings.HasPrefix(got[name], "F32[") {
+			t.Errorf("%s: %q, want F32", name, got[name])
+		}
+	}
+	if got["blk.0.attn_q.bias"] != "F32[256]" || got["blk.0.attn_q.weight"] != "I2_S[256 256]" {
+		t.Errorf("q bias %s weight %s", got["blk.0.attn_q.bias"], got["blk.0.attn_q.weight"])
+	}
+	if eps, _ := f.Float("qwen2" + format.NormInEpsilonSuffix); float32(eps) != float32(1e-5) {
+		t.Errorf("qwen2 norm_in eps %v, want 1e-5", eps)
+	}
+	_, _, err = convertDir(t, dir, Options{NoVocab: true, OutType: OutTQ2_0})
+	if err == nil || !strings.Contains(err.Error(), "blk.0.attn_q_norm_in.weight") || !strings.Contains(err.Error(), "mainline llama.cpp") {
+		t.Errorf("qwen2 with norms → tq2_0: %v", err)
+	}
+
+	bd := filepath.Join(t.TempDir(), "qwen2-bitdistill")
+	if _, err := dummy.Generate(context.Background(), bd, dummy.Options{Config: qwen2Config(), Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.EditConfig(t, bd, func(c map[string]any) { delete(c, "quantization_config") })
+	addNormIns(t, bd, 2, tensormap.SpellNorm, []string{"attn_output", "ffn_down"})
+	if _, _, err := convertDir(t, bd, Options{NoVocab: true}); err == nil || !strings.Contains(err.Error(), "pass --ternarize") {
+		t.Errorf("without --ternarize: %v", err)
+	}
+	out, _, err = convertDir(t, bd, Options{NoVocab: true, Ternarize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, f = ggufTable(t, out)
+	if got["blk.1.ffn_down_norm_in.weight"] != "F32[512]" || got["blk.1.attn_q_norm_in.weight"] != "" {
+		t.Errorf("SubLN norms: down %q q %q", got["blk.1.ffn_down_norm_in.weight"], got["blk.1.attn_q_norm_in.weight"])
+	}
+	if eps, _ := f.Float("qwen2" + format.NormInEpsilonSuffix); float32(eps) != float32(1e-8) {
+		t.Errorf("BitDistill eps %v, want 1e-8", eps)
+	}
+}

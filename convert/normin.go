@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -276,4 +277,80 @@ func runtimeOf(o OutType) string {
 		return "mainline " + s.Runtime
 	}
 	return s.Runtime
+}
+
+// needTernarize is a NewFunc's refusal of a config whose quant_method is
+// not "bitnet": another quant_method is not ours (ErrUnknownArch); none at
+// all may be float BitNet masters, which --ternarize converts with retry.
+func needTernarize(cfg *hf.Config, class, qm string, retry NewFunc) error {
+	if qm != "" {
+		return fmt.Errorf("%s: %s with quantization_config.quant_method %q is not a BitNet checkpoint (want \"bitnet\"): %w", cfg.Path, class, qm, ErrUnknownArch)
+	}
+	return &ternarizeError{
+		msg:   fmt.Sprintf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary models convert); if its projections are BitNet master weights (e.g. BitNet Distillation), pass --ternarize to ternarize them (abs-mean per tensor)", cfg.Path, class),
+		retry: retry,
+	}
+}
+
+// normInTables caches normInTable's result per base table (a Table
+// compiles its regexps once).
+var normInTables sync.Map // *tensormap.Table → *tensormap.Table
+
+// normInTable is base plus the optional per-projection input norms of a
+// causal model whose layers are "model.layers.N".
+func normInTable(base *tensormap.Table) *tensormap.Table {
+	if t, ok := normInTables.Load(base); ok {
+		return t.(*tensormap.Table)
+	}
+	t, _ := normInTables.LoadOrStore(base, base.With(tensormap.NormInRules("model.layers.")...))
+	return t.(*tensormap.Table)
+}
+
+// outTypes is an OutTypeLimiter's list for a row whose graph's own
+// outtypes are base: when the checkpoint may hold per-projection norms
+// (use_rms_norm, or float masters taken with --ternarize, as BitNet
+// Distillation's), the NormInOutTypes join it, since this project's runtime
+// reads *_norm_in on every causal graph; check then refuses what the
+// tensors rule out.
+func (n *normIn) outTypes(base []OutType, ternarize bool) []OutType {
+	if !n.useRMSNorm && !ternarize {
+		return base
+	}
+	var out []OutType
+	for _, o := range OutTypes {
+		if slices.Contains(base, o) || slices.Contains(NormInOutTypes, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// notes adds the norm and --ternarize notices to p.
+func (n *normIn) notes(p *Plan, ternarize bool) {
+	if s := n.summary(); s != "" {
+		p.Warnings = append(p.Warnings, "notice: "+s)
+	}
+	if ternarize {
+		p.Warnings = append(p.Warnings, "--ternarize: config.json has no BitNet quantization_config; the float projections are ternarized with abs-mean per tensor (lossy unless they were trained for it)")
+	}
+}
+
+var _ TensorSetChecker = (*hfBitnetModel)(nil)
+
+// CheckTensors applies the per-projection input-norm rules (normIn.check);
+// without norms an outtype the row's graph has no runtime for (I2_S for
+// qwen2/qwen3, let through by OutTypes for a checkpoint that might have
+// had norms) is refused as CheckOutType refuses it.
+func (m *hfBitnetModel) CheckTensors(p *Plan) error {
+	if err := m.norms.check(p); err != nil {
+		return err
+	}
+	if !m.norms.found && !slices.Contains(rowOutTypes(m.row), p.OutType) {
+		if err := noGraphError(m, p.OutType); err != nil {
+			return err
+		}
+		return fmt.Errorf("--outtype %s is not supported for arch %s (supported: %s)", p.OutType, m.row.GGUF, joinOutTypes(rowOutTypes(m.row)))
+	}
+	m.norms.notes(p, m.ternarize)
+	return nil
 }
