@@ -207,6 +207,15 @@ var (
 		GGUF: "qwen2", HF: []string{"Qwen2ForCausalLM"}, ModelType: "qwen2", Targets: map[Runtime]string{Mainline: "qwen2"},
 		FFN: SiLU, Rope: RopeNeox, QKVBias: true, Table: tensormap.Qwen2, HParams: LlamaHParams, Generic: true,
 	}
+	// Qwen3 is Qwen3ForCausalLM with a BitNet quantization_config: mainline
+	// llama.cpp's causal qwen3 graph (llm_build_qwen3: NEOX rope, SiLU FFN,
+	// q/k RMS norms per head, output head or tied embeddings per
+	// tie_word_embeddings). bitnet.cpp's 2024 fork predates Qwen3; its
+	// embedding-era fork runs only the embedding model (Qwen3Embedding).
+	Qwen3 = &Arch{
+		GGUF: "qwen3", HF: []string{"Qwen3ForCausalLM"}, ModelType: "qwen3", Targets: map[Runtime]string{Mainline: "qwen3"},
+		FFN: SiLU, Rope: RopeNeox, QKNorm: true, Table: tensormap.Qwen3, HParams: LlamaHParams, Generic: true,
+	}
 	// Qwen3Embedding is Microsoft's bitnet-embedding 0.6B (Qwen3Model,
 	// model_type qwen3), which bitnet.cpp's embedding-era fork runs.
 	Qwen3Embedding = &Arch{
@@ -224,7 +233,7 @@ var (
 )
 
 // rows is the table, in the order listings show it.
-var rows = []*Arch{Bitnet, BitnetB158, Bitnet25, Llama, Qwen2, Qwen3Embedding, Gemma3Embedding}
+var rows = []*Arch{Bitnet, BitnetB158, Bitnet25, Llama, Qwen2, Qwen3, Qwen3Embedding, Gemma3Embedding}
 
 // All returns every row, in table order. The rows are shared: do not modify
 // them.

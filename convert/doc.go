@@ -39,7 +39,18 @@
 // (normin.go, the TensorSetChecker hook); Falcon-E is no special case, its
 // config's keys decide. Float masters without a quantization_config convert
 // only with --ternarize (Options.Ternarize). Falcon's pre-tokenizer name per
-// outtype: pre.go.
+// outtype: pre.go. MistralForCausalLM is the same row of the architecture table
+// (archtab.Llama, as mainline's convert_hf_to_gguf.py maps it).
+//
+// HF BitNet checkpoints of the other causal graphs (Qwen2ForCausalLM → arch
+// qwen2 with float q/k/v biases, Qwen3ForCausalLM → arch qwen3 with q/k
+// norms; formats-2026.md §4) need no converter of their own: the generic
+// one (convert_hfbitnet.go) reads the arch, tensor table and key set from
+// their archtab rows (Arch.Generic) and writes only the outtypes whose
+// runtime has the graph (Arch.Targets: mainline's TQ1_0/TQ2_0/Q2_0 and the
+// floats; I2_S/TL are refused, bitnet.cpp has no causal qwen graph, except
+// with per-projection input norms, which only our runtime reads: then I2_S
+// and the floats, normin.go).
 //
 // # Adding an architecture
 //
@@ -50,34 +61,51 @@
 // verify's float reference and metadata check, requant's arch set, format's
 // per-runtime arch names, gguf's TL2 detection, hfexport and gpupack. The
 // geometry rule (head_dim precedence, KV heads, FFN width, the config key
-// aliases) is hf.Config.Geometry for every package. So an architecture whose
-// graph is a combination of existing features takes:
+// aliases) is hf.Config.Geometry for every package.
+//
+// An HF BitNet checkpoint whose graph combines features the table already
+// has (as Qwen3ForCausalLM: NEOX rope, SiLU, q/k norms) takes four files,
+// and no converter, runtime or verify code:
 //
 //  1. tensormap/tables.go: a Table, one row per tensor: HF stem → GGUF
-//     stem, class, expected HF shape in geometry dims (tensormap.Shape; the
-//     converter checks every tensor against it and dummy writes it), flags.
-//     (Skip when an existing table fits.)
-//  2. archtab/archtab.go: a row (or, for a new HF class of an existing
-//     graph, the class added to that row's HF list) and its entry in rows.
-//  3. convert/convert_<arch>.go: a Converter registered in init for the
-//     row's HF classes, reading Arch, Table and HParams from the row, plus
-//     only the optional hooks it needs, declared beside the interface in
-//     convert.go (OutTypeLimiter, ExtraKVser, TokenizerJSONPreferrer,
-//     VocabFixer, GemmaNormFixer, RopePermuter; TensorSetChecker in
-//     normin.go). Refuse configs you cannot
-//     convert exactly in the NewFunc, one line naming config.json and the
-//     key. (An HF class of an existing row reuses its converter.)
-//  4. dummy/layout.go: a row of families (prefix, the archtab row, the
-//     layer's HF names and value roles in module order), and a preset in
+//     stem, class (Bias rules before the projection rule of their stem),
+//     expected HF shape in geometry dims (tensormap.Shape; the converter
+//     checks every tensor against it and dummy writes it). Skip when an
+//     existing table fits.
+//  2. archtab/archtab.go: a row with Generic set (the generic HF BitNet
+//     converter, convert_hfbitnet.go, registers its HF classes), listed in
+//     rows. For a new HF class of an existing graph, add the class to that
+//     row's HF list instead (MistralForCausalLM on archtab.Llama).
+//  3. dummy/layout.go: a row of families (prefix, the archtab row, the
+//     layer's HF names and value roles in module order); a preset in
 //     presets/ when the model is public.
-//  5. Tests: a dummy of the real shapes through hf2gguf for every outtype
-//     (accepted and refused), run and verify where the runtime has the
-//     graph; a reference in testdata when an oracle can load the arch.
+//  4. Tests: a case of convert/hfbitnet_test.go (a dummy at reduced size,
+//     packed and bf16 masters, through hf2gguf for every outtype: the
+//     accepted ones give the expected tensor table and the KVs mainline
+//     writes, the refused ones one line) and of dummy/hfbitnet_test.go
+//     (the layout). Add an oracle reference in testdata when one can load
+//     the arch.
 //
-// Only a graph feature no row has yet needs code outside these: the
-// runtime (runtime/model.go archSpecOf, the graph), verify's float
-// reference (verify/reference.go) and, for a new embedding model, a
-// runtime/embed_<arch>.go row of embedArchs.
+// What needs more than rows:
+//   - a checkpoint that needs converter hooks (rope permutation, extra KVs,
+//     vocabulary fixes, Gemma's norm fix, its own refusals): a
+//     convert/convert_<arch>.go Converter registered in init for the row's
+//     HF classes, reading Arch, Table and HParams from the row, with only
+//     the optional hooks it needs (OutTypeLimiter, ExtraKVser,
+//     TokenizerJSONPreferrer, VocabFixer, GemmaNormFixer, RopePermuter;
+//     declared beside the interface in convert.go; TensorSetChecker in
+//     normin.go). Refuse configs you
+//     cannot convert exactly in the NewFunc, one line naming config.json
+//     and the key;
+//   - a graph feature no row has yet: a field of archtab.Arch, the runtime
+//     (runtime/model.go archSpecOf and the graph), verify's float
+//     reference (verify/reference.go), and the consumers that filter on
+//     Arch.Plain;
+//   - a new embedding model: a runtime/embed_<arch>.go row of embedArchs.
+//
+// Running our runtime and verify on a new row's files is the runtime's
+// part: until runtime/model.go's archSpecOf accepts the row's features the
+// loader refuses the arch, naming the ones it runs.
 //
 // Shapes: HF shapes are [out, in] (row-major, in fastest); GGUF ne is the
 // reverse ([in, out]). Plans keep both.

@@ -82,7 +82,12 @@ func normValue(k, i int) float32 { return 1 + float32((i+13*k)%64)/128 }
 // bf16, values normValue. It returns the GGUF name → expected values.
 func addNormIns(t *testing.T, dir string, layers int, spelling tensormap.NormInSpelling, stems []string) map[string][]float32 {
 	t.Helper()
-	g := hf.Geometry{Hidden: 256, FF: 512, Heads: 4, HeadsKV: 2, HeadDim: 64}
+	return addNormInsG(t, dir, layers, hf.Geometry{Hidden: 256, FF: 512, Heads: 4, HeadsKV: 2, HeadDim: 64}, spelling, stems)
+}
+
+// addNormInsG is addNormIns for geometry g.
+func addNormInsG(t *testing.T, dir string, layers int, g hf.Geometry, spelling tensormap.NormInSpelling, stems []string) map[string][]float32 {
+	t.Helper()
 	var ws []hf.WriteTensor
 	want := map[string][]float32{}
 	k := 0
@@ -551,5 +556,42 @@ func TestQwen2NormIn(t *testing.T) {
 	}
 	if eps, _ := f.Float("qwen2" + format.NormInEpsilonSuffix); float32(eps) != float32(1e-8) {
 		t.Errorf("BitDistill eps %v, want 1e-8", eps)
+	}
+}
+
+// TestQwen3BitDistill is BitNet Distillation's own case (formats-2026.md
+// §3: a Qwen3 base, bf16 masters, no quantization_config, "<proj>.norm" on
+// all seven projections, eps 1e-8) at reduced size with Qwen3's head_dim
+// 128 ≠ hidden/heads: refused without --ternarize; with it I2_S keeps the
+// q/k head norms and writes the seven *_norm_in (o's of width heads·128),
+// eps 1e-8; TQ2_0 is refused naming the norm and mainline.
+func TestQwen3BitDistill(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "qwen3-bitdistill")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: qwen3Config(), Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.EditConfig(t, dir, func(c map[string]any) { delete(c, "quantization_config") })
+	want := addNormInsG(t, dir, 2, hf.Geometry{Hidden: 256, FF: 512, Heads: 4, HeadsKV: 2, HeadDim: 128}, tensormap.SpellNorm, allNormStems)
+	if _, _, err := convertDir(t, dir, Options{NoVocab: true}); err == nil || !strings.Contains(err.Error(), "pass --ternarize") {
+		t.Fatalf("without --ternarize: %v", err)
+	}
+	out, _, err := convertDir(t, dir, Options{NoVocab: true, Ternarize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, f := ggufTable(t, out)
+	for name, vals := range want {
+		if got[name] != "F32["+strconv.Itoa(len(vals))+"]" {
+			t.Errorf("%s: %q", name, got[name])
+		}
+	}
+	if got["blk.0.attn_output_norm_in.weight"] != "F32[512]" || got["blk.0.attn_q_norm.weight"] != "F32[128]" || got["blk.1.ffn_up.weight"] != "I2_S[256 512]" {
+		t.Errorf("o norm_in %q, q head norm %q, ffn_up %q", got["blk.0.attn_output_norm_in.weight"], got["blk.0.attn_q_norm.weight"], got["blk.1.ffn_up.weight"])
+	}
+	if eps, _ := f.Float("qwen3" + format.NormInEpsilonSuffix); float32(eps) != float32(1e-8) {
+		t.Errorf("eps %v, want 1e-8", eps)
+	}
+	if _, _, err := convertDir(t, dir, Options{NoVocab: true, Ternarize: true, OutType: OutTQ2_0}); err == nil || !strings.Contains(err.Error(), "blk.0.attn_q_norm_in.weight") || !strings.Contains(err.Error(), "mainline llama.cpp") {
+		t.Errorf("→ tq2_0: %v", err)
 	}
 }

@@ -25,10 +25,11 @@ import (
 // config.json on the Hugging Face hub).
 type hfBitnetCase struct {
 	name string
-	// hidden, kv and ff are the sizes of the tensor table (q = hidden).
-	hidden, kv, ff int
-	cfg            func() map[string]any
-	arch           string // GGUF arch written
+	// hidden, q, kv and ff are the sizes of the tensor table (q = hidden
+	// when 0).
+	hidden, q, kv, ff int
+	cfg               func() map[string]any
+	arch              string // GGUF arch written
 	// accept are the outtypes hf2gguf writes; every other one is refused.
 	accept []OutType
 	// refuse is the substring of the refusal of the bitnet.cpp outtypes.
@@ -62,6 +63,26 @@ func qwen2Config() map[string]any {
 	}
 }
 
+// qwen3Config imitates Qwen3-0.6B: head_dim 128 although hidden/heads is
+// 64 (q is 2 × hidden wide), tied embeddings.
+func qwen3Config() map[string]any {
+	return map[string]any{
+		"architectures": []any{"Qwen3ForCausalLM"}, "model_type": "qwen3", "hidden_act": "silu",
+		"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+		"num_key_value_heads": 2, "head_dim": 128, "vocab_size": 512, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+		"max_position_embeddings": 40960, "attention_bias": false, "use_sliding_window": false, "sliding_window": nil,
+		"tie_word_embeddings": true,
+		"quantization_config": map[string]any{"quant_method": "bitnet"},
+	}
+}
+
+// qwen3UntiedConfig is qwen3Config with an untied head (as Qwen3-8B).
+func qwen3UntiedConfig() map[string]any {
+	c := qwen3Config()
+	c["tie_word_embeddings"] = false
+	return c
+}
+
 var mainlineOutTypes = []OutType{OutF32, OutF16, OutBF16, OutTQ1_0, OutTQ2_0, OutType("q2_0")}
 
 func hfBitnetCases() []hfBitnetCase {
@@ -81,7 +102,24 @@ func hfBitnetCases() []hfBitnetCase {
 				"qwen2.feed_forward_length": "512", "qwen2.attention.head_count": "4", "qwen2.attention.head_count_kv": "2",
 				"qwen2.rope.freq_base": "1e+06", "qwen2.attention.layer_norm_rms_epsilon": "1e-06",
 			}},
+		qwen3Case("qwen3", qwen3Config, true),
+		qwen3Case("qwen3-untied", qwen3UntiedConfig, false),
 	}
+}
+
+// qwen3Case is the causal Qwen3 row of the table: the q/k norms [head_dim]
+// and the key_length / value_length mainline's Qwen3Model writes from
+// head_dim.
+func qwen3Case(name string, cfg func() map[string]any, tied bool) hfBitnetCase {
+	return hfBitnetCase{name: name, hidden: 256, q: 512, kv: 256, ff: 512, cfg: cfg, arch: "qwen3", accept: mainlineOutTypes, tied: tied,
+		refuse: "bitnet.cpp has no causal qwen3 graph",
+		extra:  map[string]string{"attn_q_norm.weight": "[128]", "attn_k_norm.weight": "[128]"},
+		kvs: map[string]string{
+			"qwen3.block_count": "2", "qwen3.context_length": "40960", "qwen3.embedding_length": "256",
+			"qwen3.feed_forward_length": "512", "qwen3.attention.head_count": "4", "qwen3.attention.head_count_kv": "2",
+			"qwen3.rope.freq_base": "1e+06", "qwen3.attention.layer_norm_rms_epsilon": "1e-06",
+			"qwen3.attention.key_length": "128", "qwen3.attention.value_length": "128",
+		}}
 }
 
 // expectedTable is the tensor table (name → TYPE[ne]) of c converted to
@@ -99,7 +137,10 @@ func (c hfBitnetCase) expectedTable(o OutType) map[string]string {
 	default:
 		proj, emb = strings.ToUpper(string(o)), "F16"
 	}
-	h, kv, ff := c.hidden, c.kv, c.ff
+	h, q, kv, ff := c.hidden, c.q, c.kv, c.ff
+	if q == 0 {
+		q = h
+	}
 	m := map[string]string{"token_embd.weight": fmt.Sprintf("%s[%d 512]", emb, h), "output_norm.weight": fmt.Sprintf("F32[%d]", h)}
 	if !c.tied {
 		m["output.weight"] = m["token_embd.weight"]
@@ -108,10 +149,10 @@ func (c hfBitnetCase) expectedTable(o OutType) map[string]string {
 		b := fmt.Sprintf("blk.%d.", i)
 		m[b+"attn_norm.weight"] = fmt.Sprintf("F32[%d]", h)
 		m[b+"ffn_norm.weight"] = fmt.Sprintf("F32[%d]", h)
-		m[b+"attn_q.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, h)
+		m[b+"attn_q.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, q)
 		m[b+"attn_k.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, kv)
 		m[b+"attn_v.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, kv)
-		m[b+"attn_output.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, h)
+		m[b+"attn_output.weight"] = fmt.Sprintf("%s[%d %d]", proj, q, h)
 		m[b+"ffn_gate.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, ff)
 		m[b+"ffn_up.weight"] = fmt.Sprintf("%s[%d %d]", proj, h, ff)
 		m[b+"ffn_down.weight"] = fmt.Sprintf("%s[%d %d]", proj, ff, h)
@@ -339,5 +380,96 @@ func TestMistralSlidingWindow(t *testing.T) {
 	}
 	if rp, ok := plan.Converter.(RopePermuter); !ok || rp.RopeHeads("blk.0.attn_q.weight") != 8 || rp.RopeHeads("blk.0.attn_k.weight") != 2 {
 		t.Errorf("Mistral q/k rows are not interleaved for llama's rope (%T)", plan.Converter)
+	}
+}
+
+// TestQwen3RequantLimits: requant applies the causal Qwen3 row's outtypes
+// to a causal qwen3 file (no qwen3.pooling_type): i2_s is refused naming
+// the arch, tq1_0 is planned; the embedding qwen3 files keep theirs
+// (TestDummyEmbeddingPresetsConvert and the requant tests).
+func TestQwen3RequantLimits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: qwen3Config(), Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "tq2_0.gguf")
+	if _, err := ConvertDir(context.Background(), dir, in, false, false, Options{OutType: OutTQ2_0, NoVocab: true}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := NewRequantPlan(f, in, RequantOptions{OutType: OutI2S}); err == nil || !strings.Contains(err.Error(), "qwen3") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("requant to i2_s: %v, want one line naming qwen3", err)
+	}
+	if _, err := NewRequantPlan(f, in, RequantOptions{OutType: OutTQ1_0}); err != nil {
+		t.Errorf("requant to tq1_0: %v", err)
+	}
+}
+
+// TestModulesNotConverted: a projection quantization_config.
+// modules_to_not_convert lists stays float (transformers keeps it an
+// nn.Linear): in a TQ2_0 file it is F16 holding the checkpoint's bf16
+// values, q rows interleaved for llama's rope like a ternary q, the other
+// projections ternary; listed but stored packed is refused naming it.
+func TestModulesNotConverted(t *testing.T) {
+	cfg := mistralConfig()
+	cfg["quantization_config"] = map[string]any{"quant_method": "bitnet", "modules_to_not_convert": []any{"lm_head", "q_proj"}}
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "tq2_0.gguf")
+	plan, err := ConvertDir(context.Background(), dir, out, false, false, Options{OutType: OutTQ2_0, NoVocab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), "kept in full precision (float, not ternary): model.layers.0.self_attn.q_proj, model.layers.1.self_attn.q_proj") {
+		t.Errorf("warnings %q lack the kept modules", plan.Warnings)
+	}
+	got, f := ggufTable(t, out)
+	for name, want := range map[string]string{"blk.0.attn_q.weight": "F16[512 512]", "blk.1.attn_q.weight": "F16[512 512]", "blk.0.attn_k.weight": "TQ2_0[512 128]"} {
+		if got[name] != want {
+			t.Errorf("%s is %s, want %s", name, got[name], want)
+		}
+	}
+	src, err := OpenSource(dir, Options{NoVocab: true, OutType: OutTQ2_0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	pt, _ := src.Tensor("blk.0.attn_q.weight")
+	d, err := src.ckpt.Read(pt.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := append([]byte(nil), d.Raw...)
+	d.Release()
+	data, err := f.TensorData("blk.0.attn_q.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cols, dd = 512, 64 // 8 heads of head_dim 64
+	for r := 0; r < 512; r++ {
+		h, rest := r/dd, r%dd
+		from := h*dd + (rest%2)*(dd/2) + rest/2
+		for k := 0; k < cols; k += 97 {
+			want := quantize.BF16ToF32(binary.LittleEndian.Uint16(raw[2*(from*cols+k):]))
+			g := quantize.F16ToF32(binary.LittleEndian.Uint16(data[2*(r*cols+k):]))
+			if g != quantize.F16ToF32(quantize.F32ToF16(want)) {
+				t.Fatalf("row %d col %d = %v, want the f16 of HF row %d: %v", r, k, g, from, want)
+			}
+		}
+	}
+	// Listed but packed: contradictory, refused in one line.
+	pdir := filepath.Join(t.TempDir(), "packed")
+	if _, err := dummy.Generate(context.Background(), pdir, dummy.Options{Config: cfg, Packed: true, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ConvertDir(context.Background(), pdir, filepath.Join(t.TempDir(), "x.gguf"), false, false, Options{OutType: OutTQ2_0, NoVocab: true})
+	if err == nil || !strings.Contains(err.Error(), "model.layers.0.self_attn.q_proj") || !strings.Contains(err.Error(), "packed") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("packed listed module: %v, want one line naming it", err)
 	}
 }

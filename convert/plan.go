@@ -33,6 +33,11 @@ type PlannedTensor struct {
 	// Fallback is set when the projection could not use the outtype's
 	// ternary type and was planned as F16 (--allow-fallback).
 	Fallback string
+	// NotConverted marks a projection quantization_config.
+	// modules_to_not_convert lists: transformers keeps it a full-precision
+	// nn.Linear, so its float weights are written as they are (F16 in a
+	// ternary file, the float outtype's type otherwise), never ternarized.
+	NotConverted bool
 	// Format encodes a ternary projection (nil for float tensors).
 	Format format.Format
 	// scaleNote says, for -v, how the tensor's scale was stored when the
@@ -77,22 +82,24 @@ func (p *Plan) TotalBytes() uint64 {
 // tensors are consumed by their projection.
 var skipSuffixes = []string{".weight_scale", ".attention.masked_bias", ".attention.bias", ".rotary_emb.inv_freq"}
 
-// checkNotConverted refuses a ternary projection listed in
-// quantization_config.modules_to_not_convert: transformers'
-// replace_with_bitnet_linear (integrations/bitnet.py) keeps those modules as
-// full-precision nn.Linear, which a ternary GGUF cannot hold (defect H5: they
-// were ternarized silently). An entry names a module by its dotted path or
-// a suffix of it ("lm_head", "model.layers.0.mlp.down_proj", "down_proj");
+// markNotConverted honours quantization_config.modules_to_not_convert:
+// transformers' replace_with_bitnet_linear (integrations/bitnet.py) keeps
+// those modules as full-precision nn.Linear, so a listed projection is
+// written as float (NotConverted), not ternarized (defect H5: they were
+// ternarized silently). An entry names a module by its dotted path or a
+// suffix of it ("lm_head", "model.layers.0.mlp.down_proj", "down_proj");
 // entries that name no projection (lm_head, which is never ternarized) are
-// fine.
-func checkNotConverted(cfg *hf.Config, tensors []PlannedTensor) error {
+// fine. A listed projection stored packed (U8 + weight_scale) contradicts
+// the list and is refused, naming it.
+func markNotConverted(cfg *hf.Config, p *Plan) error {
 	qc, ok := cfg.Sub("quantization_config")
 	if !ok {
 		return nil
 	}
 	list, _ := qc.Raw["modules_to_not_convert"].([]any)
-	var hit []string
-	for _, pt := range tensors {
+	var kept []string
+	for i := range p.Tensors {
+		pt := &p.Tensors[i]
 		if pt.Class != tensormap.Projection {
 			continue
 		}
@@ -100,15 +107,19 @@ func checkNotConverted(cfg *hf.Config, tensors []PlannedTensor) error {
 		for _, e := range list {
 			s, _ := e.(string)
 			if s != "" && (module == s || strings.HasSuffix(module, "."+s) || strings.HasPrefix(module, s+".")) {
-				hit = append(hit, module)
+				if pt.Packed || pt.Scale.Name != "" {
+					return fmt.Errorf("%s: quantization_config.modules_to_not_convert lists %s, which transformers keeps in full precision, but the checkpoint stores it packed with a weight_scale; fix the list in config.json", cfg.Path, module)
+				}
+				pt.NotConverted = true
+				kept = append(kept, module)
 				break
 			}
 		}
 	}
-	if len(hit) == 0 {
-		return nil
+	if len(kept) > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("quantization_config.modules_to_not_convert: kept in full precision (float, not ternary): %s", strings.Join(kept, ", ")))
 	}
-	return fmt.Errorf("%s: quantization_config.modules_to_not_convert lists the projection(s) %s, which transformers keeps in full precision; a ternary GGUF cannot hold them (not supported: remove them from the list only if the checkpoint's weights are ternary there too)", cfg.Path, strings.Join(hit, ", "))
+	return nil
 }
 
 // NewPlan decides the output of converting ckpt with opts. Errors: an
@@ -227,7 +238,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	for base, sc := range scales {
 		return nil, fmt.Errorf("tensor %q has no weight %q to scale", sc.Name, base+".weight")
 	}
-	if err := checkNotConverted(cfg, p.Tensors); err != nil {
+	if err := markNotConverted(cfg, p); err != nil {
 		return nil, err
 	}
 	if embed == nil {
@@ -468,8 +479,14 @@ func (p *Plan) assignTypes(opts Options) error {
 		if len(t.HFShape) <= 1 {
 			t.Type = gguf.TypeF32
 		}
+		if t.NotConverted {
+			if p.OutType == OutTL1 || p.OutType == OutTL2 {
+				return fmt.Errorf("tensor %s (%s) stays float (quantization_config.modules_to_not_convert) and %s files hold only ternary projections; use i2_s or another outtype", t.GGUFName, t.HFName, p.OutType)
+			}
+			t.Type = policy[tensormap.Embedding]
+		}
 		reason := ""
-		if t.Class == tensormap.Projection && ternary != nil && len(t.HFShape) == 2 {
+		if t.Class == tensormap.Projection && ternary != nil && len(t.HFShape) == 2 && !t.NotConverted {
 			m, k := t.HFShape[0], t.HFShape[1]
 			if err := format.CheckWrite(ternary, int(k), int(m)); err != nil {
 				reason = err.Error()

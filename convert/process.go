@@ -125,7 +125,14 @@ func (c *converter) writeTensor(ctx context.Context, tw *tensorWriter, i int, t 
 		c.out = buf.Bytes()[:0] // the paths below grow c.out into it
 		var out []byte
 		fused := false
-		if c.fusedI2S(t, d) {
+		if t.NotConverted {
+			out, err = c.keptFloat(ctx, t, d)
+			d.Release()
+			if err != nil {
+				return err
+			}
+			fused = true // written
+		} else if c.fusedI2S(t, d) {
 			if out, fused, err = c.projectionI2S(ctx, t, d); err != nil {
 				return err
 			}
@@ -196,6 +203,38 @@ func (c *converter) decode(ctx context.Context, t *PlannedTensor, d *hf.TensorDa
 		return nil, fmt.Errorf("tensor %s: non-finite value %v at element %d; the checkpoint is damaged", t.HFName, x[bad], bad)
 	}
 	return x, nil
+}
+
+// keptFloat encodes a projection modules_to_not_convert keeps in full
+// precision (NotConverted): its float weights in the planned type, with the
+// rows of q/k interleaved as for a ternary one when the converter permutes
+// them for rope.
+func (c *converter) keptFloat(ctx context.Context, t *PlannedTensor, d *hf.TensorData) ([]byte, error) {
+	x, err := c.decode(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.ropeOrderFloat(t, x); err != nil {
+		return nil, err
+	}
+	return c.encodeFloat(ctx, t, len(x), func(i int) float32 { return x[i] })
+}
+
+// ropeOrderFloat is ropeOrder for float rows alone.
+func (c *converter) ropeOrderFloat(t *PlannedTensor, x []float32) ([]float32, error) {
+	rp, ok := c.plan.Converter.(RopePermuter)
+	if !ok {
+		return x, nil
+	}
+	heads := rp.RopeHeads(t.GGUFName)
+	if heads <= 0 {
+		return x, nil
+	}
+	c.permF32 = grow(c.permF32, len(x))
+	if err := permuteRopeRows(c.permF32, x, int(t.HFShape[0]), int(t.HFShape[1]), heads); err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", t.HFName, err)
+	}
+	return c.permF32, nil
 }
 
 // projection ternarizes (or unpacks) one of the seven linear weights and

@@ -14,12 +14,15 @@ import (
 // writes nothing that hf2gguf would not, so a BitNet embedding model
 // (qwen3, gemma3) stays F32/F16/BF16/I2_S, which is what bitnet.cpp's
 // embedding pipeline runs; no other runtime knows their per-projection input
-// norms. An arch no converter writes is not limited here.
-func checkRequantOutType(arch string, t OutType) error {
+// norms. An arch no converter writes is not limited here. When an arch
+// names both a causal and an embedding model (qwen3), embedding (the file
+// has {arch}.pooling_type) picks whose outtypes apply.
+func checkRequantOutType(arch string, embedding bool, t OutType) error {
 	var limits []OutType
 	known := false
+	both := archtab.Causal(arch) != nil && archtab.Embedding(arch) != nil
 	for _, info := range Architectures() {
-		if info.VocabOnly || !slices.Contains(archNames(info), arch) {
+		if info.VocabOnly || !slices.Contains(archNames(info), arch) || (both && info.Embedding != embedding) {
 			continue
 		}
 		known = true

@@ -113,7 +113,8 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	if _, ok := f.String("general.architecture"); !ok {
 		return nil, fmt.Errorf("%s: key general.architecture: missing (requant reads %s); fix the GGUF metadata", path, strings.Join(RequantArchs(), ", "))
 	}
-	if err := checkRequantOutType(f.Arch(), opts.OutType); err != nil {
+	_, pooled := f.Get(f.Arch() + ".pooling_type")
+	if err := checkRequantOutType(f.Arch(), pooled, opts.OutType); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := checkNormInRequant(f, path, opts.OutType); err != nil {

@@ -464,7 +464,7 @@ func setArch(arch string) func([]gguf.KV) []gguf.KV {
 // key. No output is left.
 func TestRequantArchAndKeys(t *testing.T) {
 	in := goldenDir + "/gguf/ggml-model-i2_s.gguf"
-	known := "(bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"
+	known := "(bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen2, qwen3); fix the GGUF metadata"
 	long := strings.Repeat("b", 1<<20)
 	// the golden file's bitnet.vocab_size of 512 set to 256
 	badVocab := func(kvs []gguf.KV) []gguf.KV {
@@ -482,7 +482,7 @@ func TestRequantArchAndKeys(t *testing.T) {
 		opts     RequantOptions
 		want     string
 	}{
-		{"missing", testutil.WithKVs(t, in, "", setArch("\x00none")), RequantOptions{OutType: OutTL1}, "key general.architecture: missing (requant reads bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen3); fix the GGUF metadata"},
+		{"missing", testutil.WithKVs(t, in, "", setArch("\x00none")), RequantOptions{OutType: OutTL1}, "key general.architecture: missing (requant reads bitnet, bitnet-25, bitnet-b1.58, gemma3, llama, qwen2, qwen3); fix the GGUF metadata"},
 		{"empty", testutil.WithKVs(t, in, "", setArch("")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "" is not an architecture requant reads ` + known},
 		{"upper case", testutil.WithKVs(t, in, "", setArch("BITNET")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "BITNET" is not an architecture requant reads ` + known},
 		{"trailing space", testutil.WithKVs(t, in, "", setArch("bitnet ")), RequantOptions{OutType: OutTQ2_0}, `general.architecture "bitnet " is not an architecture requant reads ` + known},

@@ -87,7 +87,7 @@ func (s *Source) TernaryView(ggufName string) ([]int8, float32, error) {
 		return nil, 0, err
 	}
 	defer d.Release()
-	if t.Class != tensormap.Projection {
+	if t.Class != tensormap.Projection || t.NotConverted {
 		return nil, 0, fmt.Errorf("tensor %s is not a ternary projection", ggufName)
 	}
 	codes, scale, _, err := s.conv.ternary(context.Background(), &t, d)
@@ -116,7 +116,7 @@ func (s *Source) float32(ggufName string, hfOrder bool) ([]float32, error) {
 		return nil, err
 	}
 	defer d.Release()
-	if t.Class == tensormap.Projection {
+	if t.Class == tensormap.Projection && !t.NotConverted {
 		codes, scale, x, err := s.conv.ternary(context.Background(), &t, d)
 		if err != nil {
 			return nil, err
@@ -143,6 +143,13 @@ func (s *Source) float32(ggufName string, hfOrder bool) ([]float32, error) {
 		for i := range out {
 			out[i] += 1
 		}
+	}
+	if t.NotConverted && !hfOrder {
+		perm, err := s.conv.ropeOrderFloat(&t, out)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out[:0], perm...)
 	}
 	return out, nil
 }

@@ -10,7 +10,8 @@ import (
 // out their tensors as transformers' BitNet integration saves them: a
 // packed projection as U8 [out/4, in] then its 0-d weight_scale, Qwen2's
 // q/k/v biases as bf16 [out] after their weight (never packed), Mistral with
-// llama's names; an untied head only when tie_word_embeddings is false.
+// llama's names, Qwen3's q/k norms [head_dim] after o_proj; an untied head
+// only when tie_word_embeddings is false.
 func TestHFBitnetFamilies(t *testing.T) {
 	base := func(arch string, tied bool) map[string]any {
 		return map[string]any{"architectures": []any{arch}, "hidden_size": 256, "intermediate_size": 512,
@@ -62,9 +63,29 @@ model.layers.0.input_layernorm.weight BF16 [256]
 model.layers.0.post_attention_layernorm.weight BF16 [256]
 model.norm.weight BF16 [256]
 lm_head.weight BF16 [512 256]`},
+		// bf16 masters (online), head_dim 128 > hidden/heads as Qwen3-0.6B
+		{"Qwen3ForCausalLM", false, `model.embed_tokens.weight BF16 [512 256]
+model.layers.0.self_attn.q_proj.weight BF16 [512 256]
+model.layers.0.self_attn.k_proj.weight BF16 [256 256]
+model.layers.0.self_attn.v_proj.weight BF16 [256 256]
+model.layers.0.self_attn.o_proj.weight BF16 [256 512]
+model.layers.0.self_attn.q_norm.weight BF16 [128]
+model.layers.0.self_attn.k_norm.weight BF16 [128]
+model.layers.0.mlp.gate_proj.weight BF16 [512 256]
+model.layers.0.mlp.up_proj.weight BF16 [512 256]
+model.layers.0.mlp.down_proj.weight BF16 [256 512]
+model.layers.0.input_layernorm.weight BF16 [256]
+model.layers.0.post_attention_layernorm.weight BF16 [256]
+model.norm.weight BF16 [256]
+lm_head.weight BF16 [512 256]`},
 	}
 	for _, c := range cases {
 		ts, err := Layout(base(c.arch, c.tied), true)
+		if c.arch == "Qwen3ForCausalLM" {
+			cfg := base(c.arch, c.tied)
+			cfg["head_dim"] = 128
+			ts, err = Layout(cfg, false)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", c.arch, err)
 		}

@@ -154,6 +154,13 @@ var qkvBiasProj = []rule{
 	{name: "layers.{i}.self_attn.o_proj.weight", role: Projection},
 }
 
+// qkNorms are Qwen3's per-head q/k RMS norms [head_dim], after o_proj in
+// module order.
+var qkNorms = []rule{
+	{name: "layers.{i}.self_attn.q_norm.weight", role: Norm},
+	{name: "layers.{i}.self_attn.k_norm.weight", role: Norm},
+}
+
 func cat(parts ...[]rule) []rule {
 	var out []rule
 	for _, p := range parts {
@@ -207,6 +214,7 @@ var families = map[string]family{
 	// adds the float q/k/v biases.
 	"MistralForCausalLM": newFamily("model.", archtab.Llama, cat(attnProj, mlpProj, blockNorms)),
 	"Qwen2ForCausalLM":   newFamily("model.", archtab.Qwen2, cat(qkvBiasProj, mlpProj, blockNorms)),
+	"Qwen3ForCausalLM":   newFamily("model.", archtab.Qwen3, cat(attnProj, qkNorms, mlpProj, blockNorms)),
 	"Qwen3Model": newFamily("", archtab.Qwen3Embedding, embeddingLayer(Norm, []rule{
 		{name: "layers.{i}.input_layernorm.weight", role: Norm},
 		{name: "layers.{i}.post_attention_layernorm.weight", role: Norm},

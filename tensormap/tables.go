@@ -115,3 +115,12 @@ var Qwen2 = New(append([]Rule{
 	{HF: "model.layers.{bid}.self_attn.k_proj", GGUF: "blk.{bid}.attn_k", Class: Bias, Shape: Shape{DimKV}},
 	{HF: "model.layers.{bid}.self_attn.v_proj", GGUF: "blk.{bid}.attn_v", Class: Bias, Shape: Shape{DimKV}},
 }, llamaRules()...))
+
+// Qwen3 is the table for Qwen3ForCausalLM checkpoints with a BitNet
+// quantization_config (GGUF arch qwen3, causal): the llama names plus the
+// per-head q/k RMS norms [head_dim] (gguf-py: attn_q_norm, attn_k_norm).
+// The output head is lm_head, or token_embd when tie_word_embeddings.
+var Qwen3 = New(append(llamaRules(),
+	Rule{HF: "model.layers.{bid}.self_attn.q_norm", GGUF: "blk.{bid}.attn_q_norm", Class: Norm, Shape: Shape{DimHeadDim}},
+	Rule{HF: "model.layers.{bid}.self_attn.k_norm", GGUF: "blk.{bid}.attn_k_norm", Class: Norm, Shape: Shape{DimHeadDim}},
+))
