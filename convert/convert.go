@@ -96,10 +96,12 @@ type Options struct {
 	TokenEmbeddingType string
 	OutputTensorType   string
 	Threads            int // goroutines per tensor; 0 = GOMAXPROCS
-	// Ternarize asks for the lossy abs-mean ternarization (one scale per
-	// tensor) of a group-scaled ternary checkpoint's projections when the
-	// outtype cannot hold their per-group scales (groupscaled.go); without
-	// it such an outtype is refused. Q2_0 keeps them exactly either way.
+	// Ternarize (--ternarize) asks for lossy abs-mean ternarization (one
+	// scale per tensor) where a checkpoint is not ternary as stored: float
+	// masters without a BitNet quantization_config (BitNet Distillation;
+	// normin.go), and a group-scaled ternary checkpoint's projections when
+	// the outtype cannot hold their per-group scales (groupscaled.go;
+	// Q2_0 keeps them exactly either way). Without it both are refused.
 	Ternarize bool
 	// Log receives warnings and notices, one line each (nil: discarded).
 	Log io.Writer

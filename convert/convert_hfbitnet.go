@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/bitnet-convert/bitnet-convert/archtab"
@@ -29,6 +30,10 @@ type hfBitnetModel struct {
 	// dense is the refusal used when a checkpoint without
 	// quantization_config is not group-scaled ternary (DenseCandidate).
 	dense error
+	// norms and ternarize: per-projection input norms and --ternarize
+	// (normin.go), as for the llama row.
+	norms     normIn
+	ternarize bool
 }
 
 var (
@@ -49,12 +54,18 @@ func init() {
 
 // newHFBitnet accepts a config of class for row with a BitNet
 // quantization_config, or without one as a DenseCandidate (accepted by
-// NewPlan only when every projection is group-scaled ternary). Refused, one line each naming config.json and the
-// key: quantization_config.use_rms_norm (a norm before every projection the
-// graph lacks), a hidden_act other than the row's, rope_scaling (the graph
-// runs plain rope), use_sliding_window (the mainline graph attends to the
-// whole context).
-func newHFBitnet(row *archtab.Arch, class string) NewFunc {
+// NewPlan when every projection is group-scaled ternary, or on --ternarize
+// as float masters). Refused, one line each naming config.json and the key:
+// another quant_method, a hidden_act other than the row's, rope_scaling (the
+// graph runs plain rope), use_sliding_window (the mainline graph attends to
+// the whole context).
+func newHFBitnet(row *archtab.Arch, class string) NewFunc { return newHFBitnetOpts(row, class, false) }
+
+// newHFBitnetOpts is newHFBitnet; with ternarize (--ternarize) a config
+// without quantization_config is accepted and its float projections are
+// ternarized (BitNet Distillation's Qwen3 checkpoints). use_rms_norm and
+// "<proj>.norm" become *_norm_in (normin.go).
+func newHFBitnetOpts(row *archtab.Arch, class string, ternarize bool) NewFunc {
 	return func(cfg *hf.Config) (Converter, error) {
 		qc, ok := cfg.Sub("quantization_config")
 		qm := ""
@@ -65,24 +76,21 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 			}
 		}
 		var dense error
-		if qm != "bitnet" {
-			dense = fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary models convert): %w", cfg.Path, class, ErrUnknownArch)
-			if ok {
-				return nil, dense // another quantization method
-			}
-			// No quantization_config: convertible only when every
-			// projection is group-scaled ternary (DenseCandidate; Ternary
-			// Bonsai is a Qwen3ForCausalLM of this kind).
-		}
-		norm, set := false, false
-		if ok {
-			var err error
-			if norm, set, err = qc.Bool("use_rms_norm"); err != nil {
-				return nil, err
+		if qm == "bitnet" {
+			ternarize = false
+		} else {
+			// Another quant_method is refused at once; none at all is a
+			// DenseCandidate: group-scaled ternary values, or float
+			// masters on --ternarize (needTernarize's retry).
+			dense = needTernarize(cfg, class, qm, newHFBitnetOpts(row, class, true))
+			var te *ternarizeError
+			if !errors.As(dense, &te) {
+				return nil, dense
 			}
 		}
-		if set && norm {
-			return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (an RMSNorm before every projection's activation quantization); GGUF arch %s has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path, row.GGUF)
+		norms, err := readNormIn(cfg, qc, ok)
+		if err != nil {
+			return nil, err
 		}
 		act, _, err := cfg.String("hidden_act")
 		if err != nil {
@@ -105,7 +113,7 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 		if err != nil {
 			return nil, err
 		}
-		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0, dense: dense}, nil
+		return &hfBitnetModel{row: row, class: class, headDimKey: hd > 0, dense: dense, norms: norms, ternarize: ternarize}, nil
 	}
 }
 
@@ -115,7 +123,7 @@ func newHFBitnet(row *archtab.Arch, class string) NewFunc {
 func (m *hfBitnetModel) DenseRefusal() error { return m.dense }
 
 func (m *hfBitnetModel) Arch() string            { return m.row.GGUF }
-func (m *hfBitnetModel) Table() *tensormap.Table { return m.row.Table }
+func (m *hfBitnetModel) Table() *tensormap.Table { return normInTable(m.row.Table) }
 func (m *hfBitnetModel) StripPrefix() string     { return m.row.StripPrefix }
 func (m *hfBitnetModel) Embedding() bool         { return false }
 
@@ -151,14 +159,16 @@ func (m *hfBitnetModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 			gguf.KV{Key: arch + ".attention.key_length", Value: gguf.Uint32(uint32(g.HeadDim))},
 			gguf.KV{Key: arch + ".attention.value_length", Value: gguf.Uint32(uint32(g.HeadDim))})
 	}
-	return kvs, nil
+	return append(kvs, m.norms.kvs(arch)...), nil
 }
 
 // OutTypes are the float outtypes and the ternary ones whose runtime has the
 // row's graph (archtab.Arch.Targets): for qwen2/qwen3 TQ1_0, TQ2_0 and Q2_0
 // (mainline llama.cpp), not I2_S/TL1/TL2 (bitnet.cpp has no causal qwen
 // graph) nor IQ1_BN/IQ2_BN.
-func (m *hfBitnetModel) OutTypes() []OutType { return rowOutTypes(m.row) }
+func (m *hfBitnetModel) OutTypes() []OutType {
+	return m.norms.outTypes(rowOutTypes(m.row), m.ternarize)
+}
 
 // rowOutTypes lists OutTypes (in their order) that row's graph can be
 // written in: every float outtype, and a ternary one when the runtime of its

@@ -31,8 +31,14 @@ type llamaModel struct {
 	// transformers' LlamaConfig default is written (with a notice).
 	ctxDefault bool
 	// dense is the refusal used when a checkpoint without
-	// quantization_config is not group-scaled ternary (DenseCandidate).
+	// quantization_config is not group-scaled ternary (DenseCandidate):
+	// a *ternarizeError, whose retry builds the --ternarize converter.
 	dense error
+	// norms is the per-projection input-norm state (normin.go).
+	norms normIn
+	// ternarize: master weights without quantization_config, accepted
+	// on --ternarize (BitNet Distillation checkpoints).
+	ternarize bool
 	// window is config.json sliding_window (MistralForCausalLM), 0 when
 	// absent or null: not written, warned about.
 	window int
@@ -43,10 +49,11 @@ type llamaModel struct {
 const llamaDefaultContext = 2048
 
 var (
-	_ Converter      = (*llamaModel)(nil)
-	_ RopePermuter   = (*llamaModel)(nil)
-	_ ExtraKVser     = (*llamaModel)(nil)
-	_ DenseCandidate = (*llamaModel)(nil)
+	_ Converter        = (*llamaModel)(nil)
+	_ RopePermuter     = (*llamaModel)(nil)
+	_ ExtraKVser       = (*llamaModel)(nil)
+	_ TensorSetChecker = (*llamaModel)(nil)
+	_ DenseCandidate   = (*llamaModel)(nil)
 )
 
 func init() {
@@ -57,14 +64,24 @@ func init() {
 
 // newLlama accepts a LlamaForCausalLM or MistralForCausalLM config (the
 // archtab.Llama row) with a BitNet quantization_config, or without any
-// quantization_config as a DenseCandidate: NewPlan then accepts it only when
-// every projection is group-scaled ternary (groupscaled.go) and refuses a
-// plain Llama with the DenseRefusal, since a float model has no business in
-// a ternary GGUF. Falcon-E (quantization_config.use_rms_norm: an RMSNorm on
-// every projection's input before activation quantization, transformers
-// integrations/bitnet.py) is refused: the llama graph bitnet.cpp runs has no
-// such norm, so its file would compute another function.
-func newLlama(cfg *hf.Config) (Converter, error) {
+// quantization_config as a DenseCandidate: NewPlan then accepts it when
+// every projection is group-scaled ternary (groupscaled.go), or, on
+// --ternarize, ternarizes its float projections (newLlamaTernarize: BitNet
+// Distillation's bf16 masters carry no quantization_config); else it
+// refuses a plain Llama with the DenseRefusal, since a float model has no
+// business in a ternary GGUF. quantization_config.use_rms_norm
+// (transformers integrations/bitnet.py: an RMSNorm on every projection's
+// input before activation quantization) and BitNet Distillation's
+// "<proj>.norm" are written as blk.N.<proj>_norm_in (normin.go), never
+// dropped. Falcon-E is no special case: its scale rule and norms follow its
+// config's keys like any HF BitNet checkpoint (formats-2026.md §2: the
+// public sources disagree on whether it sets use_rms_norm).
+func newLlama(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, false) }
+
+// newLlamaTernarize is newLlama for --ternarize.
+func newLlamaTernarize(cfg *hf.Config) (Converter, error) { return newLlamaOpts(cfg, true) }
+
+func newLlamaOpts(cfg *hf.Config, ternarize bool) (Converter, error) {
 	class := archtab.Llama.HF[0]
 	if archs, _ := cfg.Raw["architectures"].([]any); len(archs) > 0 {
 		if s, _ := archs[0].(string); slices.Contains(archtab.Llama.HF, s) {
@@ -80,23 +97,23 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 		}
 	}
 	var dense error
-	if qm != "bitnet" {
-		dense = fmt.Errorf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit convert): %w", cfg.Path, class, ErrUnknownArch)
-		if ok {
-			return nil, dense // another quantization method
+	switch {
+	case qm == "bitnet":
+		ternarize = false // the checkpoint says how its weights are ternary
+	case ok && qm != "":
+		return nil, fmt.Errorf("%s: %s with quantization_config.quant_method %q is not a BitNet checkpoint (want \"bitnet\"): %w", cfg.Path, class, qm, ErrUnknownArch)
+	default:
+		// No quantization_config: group-scaled ternary projections
+		// (planGroupScaled reads the values) or, on --ternarize, float
+		// master weights.
+		dense = &ternarizeError{
+			msg:   fmt.Sprintf("%s: %s without quantization_config.quant_method \"bitnet\" is not a BitNet checkpoint (only ternary Llama-architecture models such as Llama3-8B-1.58 and Falcon3 1.58bit, or group-scaled ternary ones, convert); if its projections are BitNet master weights (e.g. BitNet Distillation), pass --ternarize to ternarize them (abs-mean per tensor)", cfg.Path, class),
+			retry: newLlamaTernarize,
 		}
-		// No quantization_config: convertible only when every projection
-		// is group-scaled ternary (planGroupScaled reads the values).
 	}
-	norm, set := false, false
-	if ok {
-		var err error
-		if norm, set, err = qc.Bool("use_rms_norm"); err != nil {
-			return nil, err
-		}
-	}
-	if set && norm {
-		return nil, fmt.Errorf("%s: quantization_config.use_rms_norm is true (Falcon-E: an RMSNorm before every projection's activation quantization); GGUF arch llama has no such norm, so this model cannot be converted exactly (not supported)", cfg.Path)
+	norms, err := readNormIn(cfg, qc, ok)
+	if err != nil {
+		return nil, err
 	}
 	act, _, err := cfg.String("hidden_act")
 	if err != nil {
@@ -109,7 +126,7 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &llamaModel{ctxDefault: !hasCtx, dense: dense}
+	m := &llamaModel{ctxDefault: !hasCtx, dense: dense, norms: norms, ternarize: ternarize}
 	// Mistral-7B-v0.1's sliding_window (4096): the llama graph of every
 	// target runtime attends to the whole context, as mainline's
 	// convert_hf_to_gguf.py writes it (LlamaModel, no window key), so the
@@ -127,10 +144,28 @@ func newLlama(cfg *hf.Config) (Converter, error) {
 // ternary (nil for a BitNet checkpoint).
 func (m *llamaModel) DenseRefusal() error { return m.dense }
 
-func (m *llamaModel) Arch() string            { return archtab.Llama.GGUF }
-func (m *llamaModel) Table() *tensormap.Table { return archtab.Llama.Table }
-func (m *llamaModel) StripPrefix() string     { return archtab.Llama.StripPrefix }
-func (m *llamaModel) Embedding() bool         { return archtab.Llama.Embedding }
+func (m *llamaModel) Arch() string        { return archtab.Llama.GGUF }
+func (m *llamaModel) StripPrefix() string { return archtab.Llama.StripPrefix }
+func (m *llamaModel) Embedding() bool     { return archtab.Llama.Embedding }
+
+// llamaNormInTable is the Llama row's table plus the optional
+// per-projection input norms (tensormap.NormInRules).
+var llamaNormInTable = archtab.Llama.Table.With(tensormap.NormInRules("model.layers.")...)
+
+// Table is the Llama row's table with the optional per-projection input
+// norms; CheckTensors decides which a checkpoint may hold.
+func (m *llamaModel) Table() *tensormap.Table { return llamaNormInTable }
+
+// CheckTensors applies the per-projection input-norm rules (normIn.check):
+// which norms the config allows, all seven or BitNet Distillation's two,
+// and the outtypes whose runtime reads them.
+func (m *llamaModel) CheckTensors(p *Plan) error {
+	if err := m.norms.check(p); err != nil {
+		return err
+	}
+	m.norms.notes(p, m.ternarize)
+	return nil
+}
 
 // Geometry is the shared rule; it also records the head counts RopeHeads
 // needs (NewPlan calls it before any tensor is converted) and refuses an
@@ -200,7 +235,7 @@ func (m *llamaModel) HParams(cfg *hf.Config) ([]gguf.KV, error) {
 			gguf.KV{Key: arch + ".rope.scaling.type", Value: gguf.String("linear")},
 			gguf.KV{Key: arch + ".rope.scaling.factor", Value: gguf.Float32(float32(f))})
 	}
-	return kvs, nil
+	return append(kvs, m.norms.kvs(arch)...), nil
 }
 
 // ExtraKVs writes tokenizer.ggml.add_space_prefix when tokenizer_config.json

@@ -30,10 +30,16 @@
 // the sentence-transformers files (spec §1.4, §5.5, §6).
 //
 // LlamaForCausalLM checkpoints with quantization_config.quant_method
-// "bitnet" (Llama3-8B-1.58, Falcon3 1.58bit) convert to GGUF arch llama
-// (convert_llama.go): plain llama names, untied output, q/k rows interleaved
-// for llama's rope (the RopePermuter hook). Falcon-E (use_rms_norm) is
-// refused. MistralForCausalLM is the same row of the architecture table
+// "bitnet" (Llama3-8B-1.58, Falcon3 1.58bit, Falcon-E) convert to GGUF arch
+// llama (convert_llama.go): plain llama names, untied output, q/k rows
+// interleaved for llama's rope (the RopePermuter hook). Per-projection input
+// norms (quantization_config.use_rms_norm's "<proj>.rms_norm", BitNet
+// Distillation's "<proj>.norm") become blk.N.<proj>_norm_in with the eps in
+// {arch}.attention.norm_in_rms_epsilon, for I2_S and the float types only
+// (normin.go, the TensorSetChecker hook); Falcon-E is no special case, its
+// config's keys decide. Float masters without a quantization_config convert
+// only with --ternarize (Options.Ternarize). Falcon's pre-tokenizer name per
+// outtype: pre.go. MistralForCausalLM is the same row of the architecture table
 // (archtab.Llama, as mainline's convert_hf_to_gguf.py maps it).
 //
 // HF BitNet checkpoints of the other causal graphs (Qwen2ForCausalLM → arch
@@ -42,7 +48,9 @@
 // one (convert_hfbitnet.go) reads the arch, tensor table and key set from
 // their archtab rows (Arch.Generic) and writes only the outtypes whose
 // runtime has the graph (Arch.Targets: mainline's TQ1_0/TQ2_0/Q2_0 and the
-// floats; I2_S/TL are refused, bitnet.cpp has no causal qwen graph).
+// floats; I2_S/TL are refused, bitnet.cpp has no causal qwen graph, except
+// with per-projection input norms, which only our runtime reads: then I2_S
+// and the floats, normin.go).
 //
 // Group-scaled ternary checkpoints (Ternary Bonsai "-unpacked"; shared/spec
 // formats-2026.md §5) have no quantization_config: an architecture that
@@ -95,7 +103,8 @@
 //     the optional hooks it needs (OutTypeLimiter, ExtraKVser,
 //     TokenizerJSONPreferrer, VocabFixer, GemmaNormFixer, RopePermuter;
 //     declared beside the interface in convert.go; DenseCandidate, in
-//     groupscaled.go, to take group-scaled dense checkpoints). Refuse configs you
+//     groupscaled.go, to take group-scaled dense checkpoints;
+//     TensorSetChecker in normin.go). Refuse configs you
 //     cannot convert exactly in the NewFunc, one line naming config.json
 //     and the key;
 //   - a graph feature no row has yet: a field of archtab.Arch, the runtime

@@ -3,6 +3,7 @@ package convert
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -134,8 +135,25 @@ func scaleGranularity(f format.Format, k int) string {
 // tensors belong to BitNet checkpoints, which have a quantization_config).
 // It reads every projection once (a scan of the bits, no copy), marks them
 // GroupScaled and records the first group scale f16 cannot hold exactly,
-// which assignTypes refuses for a Q2_0 output.
-func (p *Plan) planGroupScaled(ckpt *hf.Checkpoint, refusal error) error {
+// which assignTypes refuses for a Q2_0 output. With masters (--ternarize)
+// a checkpoint whose projections are not all group-scaled is not refused:
+// its float projections are master weights, ternarized as any bf16 master.
+func (p *Plan) planGroupScaled(ckpt *hf.Checkpoint, refusal error, masters bool) error {
+	if err := p.scanGroupScaled(ckpt, refusal); err != nil {
+		if !masters || !errors.Is(err, refusal) {
+			return err
+		}
+		for i := range p.Tensors {
+			p.Tensors[i].GroupScaled = false
+			p.Tensors[i].scaleErr = ""
+		}
+	}
+	return nil
+}
+
+// scanGroupScaled is planGroupScaled's scan: refusal when a projection is
+// not group-scaled ternary.
+func (p *Plan) scanGroupScaled(ckpt *hf.Checkpoint, refusal error) error {
 	found := false
 	for i := range p.Tensors {
 		t := &p.Tensors[i]

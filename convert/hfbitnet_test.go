@@ -319,9 +319,9 @@ func TestHFBitnetRefusals(t *testing.T) {
 		want string
 	}{
 		{"no quantization_config", func(c map[string]any) { delete(c, "quantization_config") }, `Qwen2ForCausalLM without quantization_config.quant_method "bitnet" is not a BitNet checkpoint`},
-		{"use_rms_norm", func(c map[string]any) {
-			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true}
-		}, "quantization_config.use_rms_norm is true"},
+		{"bad rms_norm_eps", func(c map[string]any) {
+			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 0}
+		}, "quantization_config.rms_norm_eps 0 must be a positive number"},
 		{"yarn", func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
 		}, "rope_scaling is set; GGUF arch qwen2"},

@@ -147,9 +147,10 @@ func TestNC16Falcon3_10B(t *testing.T) {
 	}
 }
 
-// TestLlamaRefusals: a LlamaForCausalLM that is not BitNet, Falcon-E's
-// activation RMSNorm (quantization_config.use_rms_norm) and llama3 rope
-// scaling each give one line naming config.json and the key.
+// TestLlamaRefusals: a LlamaForCausalLM that is not BitNet (no
+// quantization_config, or another quant_method), llama3 rope scaling and a
+// non-SiLU activation each give one line naming config.json and the key.
+// (use_rms_norm is converted now: TestFalconEUseRMSNormReading.)
 func TestLlamaRefusals(t *testing.T) {
 	cases := []struct {
 		name string
@@ -157,9 +158,7 @@ func TestLlamaRefusals(t *testing.T) {
 		want string
 	}{
 		{"no quantization_config", func(c map[string]any) { delete(c, "quantization_config") }, `quant_method "bitnet" is not a BitNet checkpoint`},
-		{"falcon-e rms norm", func(c map[string]any) {
-			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "use_rms_norm": true, "rms_norm_eps": 1e-5}
-		}, "quantization_config.use_rms_norm is true (Falcon-E"},
+		{"not bitnet", func(c map[string]any) { c["quantization_config"] = map[string]any{"quant_method": "gptq"} }, `quant_method "gptq" is not a BitNet checkpoint`},
 		{"llama3 rope", func(c map[string]any) { c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": 8.0} }, `rope_scaling type "llama3" is not supported`},
 		{"gelu", func(c map[string]any) { c["hidden_act"] = "gelu" }, `hidden_act "gelu" is not supported for LlamaForCausalLM`},
 	}

@@ -142,8 +142,11 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 		_, err := ParseOutType(string(opts.OutType))
 		return nil, err
 	}
+	if err := CheckPre(opts.Pre, opts.OutType); err != nil {
+		return nil, err
+	}
 	cfg := ckpt.Config
-	conv, err := converterFor(cfg)
+	conv, ternarized, err := converterForOpts(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +162,9 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	}
 	p := &Plan{Dir: ckpt.Dir, Arch: conv.Arch(), OutType: opts.OutType, Converter: conv, Geometry: geo, config: cfg.Raw}
 	p.Warnings = append(p.Warnings, ckpt.Notices...)
+	if opts.Ternarize && !ternarized {
+		p.Warnings = append(p.Warnings, "--ternarize has no effect: this checkpoint's architecture or quantization_config already makes its projections ternary")
+	}
 
 	// Pass 1: weight_scale tensors (spec §2.4 pass 1).
 	scales := map[string]hf.TensorRef{}
@@ -248,6 +254,11 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 	if err := p.checkComplete(); err != nil {
 		return nil, err
 	}
+	if c, ok := conv.(TensorSetChecker); ok {
+		if err := c.CheckTensors(p); err != nil {
+			return nil, err
+		}
+	}
 	if !conv.Embedding() {
 		if err := p.planHead(ckpt, cfg, embed, lmHead, opts); err != nil {
 			return nil, err
@@ -257,7 +268,7 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 		return nil, err
 	}
 	if dc, ok := conv.(DenseCandidate); ok && dc.DenseRefusal() != nil && !opts.VocabOnly {
-		if err := p.planGroupScaled(ckpt, dc.DenseRefusal()); err != nil {
+		if err := p.planGroupScaled(ckpt, dc.DenseRefusal(), ternarized); err != nil {
 			return nil, err
 		}
 	}

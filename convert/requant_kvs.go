@@ -67,6 +67,10 @@ func (p *RequantPlan) requantKVs(f *reader.File, opts RequantOptions) []gguf.KV 
 			out = append(out, s)
 		}
 	}
+	out, notice := retargetPre(out, p.Runtime) // falcon_e → falcon3 for mainline (pre.go)
+	if notice != "" {
+		p.Warnings = append(p.Warnings, notice)
+	}
 	return out
 }
 

@@ -117,6 +117,9 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	if err := checkRequantOutType(f.Arch(), pooled, opts.OutType); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := checkNormInRequant(f, path, opts.OutType); err != nil {
+		return nil, err
+	}
 	f = withoutTrailingOnes(f)
 	if err := checkRequantShapes(f, path); err != nil {
 		return nil, err

@@ -333,7 +333,7 @@ func Layout(cfg map[string]any, packed bool) ([]Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	fam := families[arch]
+	fam := familyOf(arch, cfg)
 	g, err := ReadGeometry(cfg)
 	if err != nil {
 		return nil, err

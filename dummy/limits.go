@@ -84,7 +84,7 @@ func planBytes(cfg map[string]any, packed bool) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	fam := families[arch]
+	fam := familyOf(arch, cfg)
 	g, err := ReadGeometry(cfg)
 	if err != nil {
 		return 0, err

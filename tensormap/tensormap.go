@@ -189,9 +189,9 @@ func (t *Table) Lookup(hfName string) (Match, bool) {
 }
 
 // Expected returns every GGUF name (with ".weight") the table produces for a
-// model of nBlocks blocks, except the optional output head: the tensors a
-// complete checkpoint of this family must contain. Rules that map two HF
-// spellings to one GGUF name count once.
+// model of nBlocks blocks, except the optional output head and the rules
+// flagged FlagOptional: the tensors a complete checkpoint of this family
+// must contain. Rules that map two HF spellings to one GGUF name count once.
 func (t *Table) Expected(nBlocks int) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -202,7 +202,7 @@ func (t *Table) Expected(nBlocks int) []string {
 		}
 	}
 	for _, r := range t.rules {
-		if r.Class == Output {
+		if r.Class == Output || (Match{Rule: r.Rule}).HasFlag(FlagOptional) {
 			continue
 		}
 		suffix := ".weight"

@@ -78,6 +78,7 @@ type Options struct {
 	// that has no lm_head.weight, as hf2gguf --allow-tie-fallback does
 	// (token_embd is then the head). A GGUF without output.weight implies it.
 	AllowTieFallback bool
+	Ternarize        bool // float masters without quantization_config, as hf2gguf --ternarize converted them
 	Threads          int
 	// Arith is the runtime arithmetic both files run with
 	// (runtime.Options.Arith); ArithDefault gives each file its own.
@@ -305,7 +306,7 @@ func deriveThresholds(rep *Report, opts Options, ref []float64, positions int, e
 // Options.AllowTieFallback decides, as in hf2gguf.
 func openSource(f *reader.File, rep *Report, opts Options) (*convert.Source, error) {
 	_, hasHead := f.Tensor("output.weight")
-	copts := convert.Options{WeightScale: opts.WeightScale, Threads: opts.Threads, AllowTieFallback: opts.AllowTieFallback || !hasHead}
+	copts := convert.Options{WeightScale: opts.WeightScale, Threads: opts.Threads, AllowTieFallback: opts.AllowTieFallback || !hasHead, Ternarize: opts.Ternarize}
 	src, err := convert.OpenSource(opts.HF, copts)
 	if err != nil {
 		return nil, err

@@ -136,6 +136,9 @@ converts the snapshot its refs/main names.`,
 			if opts.Pre != "" && !tokenizer.KnownPre(opts.Pre) {
 				return usage.Errorf("--pre %q is not a pre-tokenizer llama.cpp knows (e.g. llama-bpe, qwen2, gpt-2; see llama.cpp's src/llama-vocab.cpp)", opts.Pre)
 			}
+			if ot, _ := convert.ParseOutType(opts.OutType); convert.CheckPre(opts.Pre, ot) != nil {
+				return usage.Errorf("%v", convert.CheckPre(opts.Pre, ot))
+			}
 			if opts.KernelConfig != "" && opts.OutType != "tl1" && opts.OutType != "tl2" {
 				return usage.Errorf("--kernel-config applies to --outtype tl1 or tl2, not %s", opts.OutType)
 			}
@@ -162,7 +165,7 @@ converts the snapshot its refs/main names.`,
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print one line per tensor and the weight-scale rule")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply (AutoBitLinear) or divide (BitLinear) by weight_scale; default from quantization_config.linear_class")
 	f.BoolVar(&opts.AllowFallback, "allow-fallback", false, "write projections whose rows do not fit the ternary packing as F16 instead of failing")
-	f.BoolVar(&opts.Ternarize, "ternarize", false, "group-scaled ternary checkpoints (dense F16/BF16, one scale per 128 inputs, e.g. Ternary Bonsai -unpacked): re-ternarize with one abs-mean scale per tensor for an outtype that cannot hold the group scales (lossy; without it such an outtype is refused; --outtype q2_0 keeps them exactly)")
+	f.BoolVar(&opts.Ternarize, "ternarize", false, "lossy abs-mean ternarization, one scale per tensor, where the checkpoint is not ternary as stored: float master weights without a BitNet quantization_config (e.g. BitNet Distillation), and group-scaled ternary checkpoints (Ternary Bonsai -unpacked) for an outtype that cannot hold their per-128-input scales (--outtype q2_0 keeps those exactly); without it both are refused")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: use token_embd as the head")
 	f.StringVar(&opts.Pre, "pre", "", "tokenizer.ggml.pre for byte-level BPE tokenizers (default: from the tokenizer's split pattern)")
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini for --outtype tl1/tl2 (default: the tiling of the preset with the checkpoint's shapes, else derived from the shapes as codegen --from-config)")

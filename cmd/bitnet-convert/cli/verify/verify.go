@@ -47,6 +47,7 @@ type Options struct {
 	// AllowTieFallback: tie_word_embeddings false but no lm_head.weight:
 	// token_embd is the head, as hf2gguf --allow-tie-fallback converts it.
 	AllowTieFallback bool
+	Ternarize        bool // as hf2gguf --ternarize (verify.Options.Ternarize)
 	// Threshold overrides of the file type's defaults (verify.Thresholds);
 	// nil keeps the default. The command sets one only when its flag was
 	// given (cobra's Changed), after checking it is a number ≥ 0.
@@ -178,6 +179,7 @@ context_length; that is checked after loading the model and is also a usage erro
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini of a TL1/TL2 file (default: the one the file stores under bitnet_convert.kernel_config)")
 	f.StringVar(&opts.WeightScale, "weight-scale", "", "packed checkpoints: multiply or divide (as hf2gguf)")
 	f.BoolVar(&opts.AllowTieFallback, "allow-tie-fallback", false, "tie_word_embeddings false but no lm_head: token_embd is the head (as hf2gguf; implied when the GGUF has no output.weight)")
+	f.BoolVar(&opts.Ternarize, "ternarize", false, "the checkpoint's float projections have no BitNet quantization_config and were converted with hf2gguf --ternarize")
 	flagx.ThreadsVar(f, &opts.Threads)
 	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
 	// A threshold flag left out keeps the file type's default (listed
@@ -238,7 +240,7 @@ func Run(opts *Options) error {
 	if opts.IDs != "" {
 		ids, _ = idlist.Parse(opts.IDs) // checked by NewCmd
 	}
-	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, RefGGUF: opts.RefGGUF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback}
+	vo := verify.Options{GGUF: opts.GGUF, HF: opts.HF, RefGGUF: opts.RefGGUF, Prompt: opts.Prompt, IDs: ids, Tokens: opts.Tokens, WeightScale: convert.WeightScaleRule(opts.WeightScale), Threads: flagx.Threads(opts.Threads), Pooling: opts.Pooling, AllowTieFallback: opts.AllowTieFallback, Ternarize: opts.Ternarize}
 	vo.Arith, _ = runtime.ParseArith(opts.Arith) // checked by NewCmd
 	if err := fsutil.CheckRegular(opts.GGUF); err != nil {
 		if opts.GGUFArg {
