@@ -245,6 +245,17 @@ func CheckOutType(cfg *hf.Config, t OutType) error {
 	if err != nil {
 		return nil
 	}
+	// A checkpoint without quantization_config is judged by the converter
+	// --ternarize builds (the widest reading of it): whether its values
+	// make it group-scaled or need the flag is NewPlan's later refusal.
+	if dc, ok := conv.(DenseCandidate); ok {
+		var te *ternarizeError
+		if r := dc.DenseRefusal(); r != nil && errors.As(r, &te) {
+			if c, err := te.retry(cfg); err == nil {
+				conv = c
+			}
+		}
+	}
 	if lim, ok := conv.(OutTypeLimiter); ok && !slices.Contains(lim.OutTypes(), t) {
 		if err := noGraphError(conv, t); err != nil {
 			return err
