@@ -178,7 +178,7 @@ func TestPerplexityBPEBOSBuildB(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantChunks, wantFinal := pplFigures(t, string(ref))
-		gotChunks, gotFinal := pplFigures(t, mainOK(t, "perplexity", "-m", c.model, "-f", text, "-c", "64", "--chunks", "4", "-t", "1"))
+		gotChunks, gotFinal := pplFigures(t, mainOK(t, "perplexity", "-m", c.model, "-f", text, "-c", "64", "--chunks", "4", "-b", "1", "-ub", "1", "-t", "1"))
 		if gotChunks != wantChunks || gotFinal != wantFinal {
 			t.Errorf("%s: perplexity:\n%s\n%s\nllama-perplexity (build B, %s):\n%s\n%s",
 				filepath.Base(c.model), gotChunks, gotFinal, c.ref, wantChunks, wantFinal)
