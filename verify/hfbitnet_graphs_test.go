@@ -14,7 +14,9 @@ import (
 // each: Qwen2ForCausalLM (q/k/v biases, tied) packed and as online bf16
 // masters to TQ2_0 (mainline's graph), MistralForCausalLM (Llama's graph)
 // to I2_S and TQ2_0, Qwen3ForCausalLM (per-head q/k norms, head_dim 128 ≠
-// hidden/heads) packed and tied to TQ2_0, online and untied to Q2_0. The float reference reads the class from config.json
+// hidden/heads) packed and tied to TQ2_0, online and untied to Q2_0, and group-scaled
+// dense (Ternary Bonsai, no quantization_config) to Q2_0. The float
+// reference reads the class from config.json
 // (reference_qwen.go); the logits must pass the error model's thresholds.
 // Sizes are reduced (hidden 256, 2 layers, vocabulary 512); the other keys
 // are those of Qwen2.5-0.5B, Qwen3-0.6B and Mistral-7B-v0.3
@@ -50,17 +52,19 @@ func TestVerifyHFBitnetGraphs(t *testing.T) {
 		cfg    map[string]any
 		packed bool
 		out    convert.OutType
+		groups bool // dummy --group-scaled: dense, one scale per 128 inputs, no quantization_config
 	}{
-		{"qwen2 packed tq2_0", qwen2(map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0},
-		{"qwen2 online tq2_0", qwen2(map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutTQ2_0},
-		{"qwen3 packed tied tq2_0", qwen3(true, map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0},
-		{"qwen3 online untied q2_0", qwen3(false, map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutType("q2_0")},
-		{"mistral packed i2_s", mistral, true, convert.OutI2S},
-		{"mistral packed tq2_0", mistral, true, convert.OutTQ2_0},
+		{"qwen2 packed tq2_0", qwen2(map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0, false},
+		{"qwen2 online tq2_0", qwen2(map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutTQ2_0, false},
+		{"qwen3 packed tied tq2_0", qwen3(true, map[string]any{"quant_method": "bitnet"}), true, convert.OutTQ2_0, false},
+		{"qwen3 online untied q2_0", qwen3(false, map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutType("q2_0"), false},
+		{"mistral packed i2_s", mistral, true, convert.OutI2S, false},
+		{"mistral packed tq2_0", mistral, true, convert.OutTQ2_0, false},
+		{"qwen3 group-scaled (Bonsai) q2_0", func() map[string]any { c := qwen3(true, nil); delete(c, "quantization_config"); return c }(), false, convert.OutType("q2_0"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "m")
-			if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: c.cfg, Packed: c.packed, Seed: 5}); err != nil {
+			if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: c.cfg, Packed: c.packed, GroupScaled: c.groups, Seed: 5}); err != nil {
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "o.gguf")
