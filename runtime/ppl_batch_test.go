@@ -76,14 +76,14 @@ func pplBatchedLines(t *testing.T, path, text string, nCtx, chunks int, b Perple
 // TestPerplexityBatchedGolden: PerplexityBatched prints llama-perplexity's
 // figures digit for digit (bitnet.cpp build A, AVX2;
 // testdata/golden/ppl-batch/README.md gives the commands): its defaults
-// (-c 512 -b 2048 -ub 512, four chunks in one cache) on the 2908-token
-// Coriolanus text with the golden tiny model in I2_S and F32, the
+// (-c 512 -b 2048 -ub 512, four chunks in one cache) on the 2907-token
+// README text (text.txt) with the golden tiny model in I2_S and F32, the
 // one-token -b 1 -ub 1, chunks whose cells start off a 32-cell boundary
 // (-c 100, -c 200), physical batches that span chunks (-ub 300, -ub 7),
 // batches smaller than a chunk (-b 128), and the tiny model's older
 // -c 128 -b 128 figures of testdata/golden/tiny-bitnet/outputs.
 func TestPerplexityBatchedGolden(t *testing.T) {
-	text, err := os.ReadFile(filepath.Join(pplBatchDir, "coriolanus.txt"))
+	text, err := os.ReadFile(filepath.Join(pplBatchDir, "text.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,13 @@ func TestPerplexityBatchedGolden(t *testing.T) {
 
 // TestPerplexityBatchedLarge: llama-perplexity's default figures on the
 // bitnet_b1_58-large-shaped dummy (testdata/golden/fullsize/README.md) and
-// the Coriolanus text, digit for digit. Heavy (2560 tokens through 729 M
+// the README text (text.txt), digit for digit. Heavy (2560 tokens through 729 M
 // parameters): BITNET_HEAVY=1; BITNET_FULLSIZE_DIR may hold the GGUF.
 func TestPerplexityBatchedLarge(t *testing.T) {
 	if testing.Short() || (os.Getenv("BITNET_HEAVY") == "" && os.Getenv("BITNET_FULLSIZE_DIR") == "") {
 		t.Skip("set BITNET_HEAVY=1 (or BITNET_FULLSIZE_DIR) to run the large perplexity golden")
 	}
-	text, err := os.ReadFile(filepath.Join(pplBatchDir, "coriolanus.txt"))
+	text, err := os.ReadFile(filepath.Join(pplBatchDir, "text.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,11 +71,12 @@ func TestNewCmdPerplexity(t *testing.T) {
 // output digit for digit: ppl_text.txt with -c 128 --chunks 4 -b 128 on the
 // golden F32 and I2_S files (outputs/ppl_f32.txt, ppl_i2_s.txt of
 // testdata/golden/tiny-bitnet), and with the defaults (-c 512 -b 2048 -ub
-// 512) on the Coriolanus text (testdata/golden/ppl-batch/tiny-i2_s.txt).
+// 512) on the README text of testdata/golden/ppl-batch (text.txt,
+// tiny-i2_s.txt).
 // stderr is not a terminal here, so no progress is shown.
 func Test_perplexityRun_golden(t *testing.T) {
 	if testing.Short() {
-		t.Skip("512 to 2908 tokens")
+		t.Skip("512 to 2907 tokens")
 	}
 	for _, c := range []struct {
 		model, text, golden string
@@ -83,7 +84,7 @@ func Test_perplexityRun_golden(t *testing.T) {
 	}{
 		{"ggml-model-f32.gguf", "outputs/ppl_text.txt", "outputs/ppl_f32.txt", 128, 4, 128},
 		{"ggml-model-i2_s.gguf", "outputs/ppl_text.txt", "outputs/ppl_i2_s.txt", 128, 4, 128},
-		{"ggml-model-i2_s.gguf", "../ppl-batch/coriolanus.txt", "../ppl-batch/tiny-i2_s.txt", 512, 0, 2048},
+		{"ggml-model-i2_s.gguf", "../ppl-batch/text.txt", "../ppl-batch/tiny-i2_s.txt", 512, 0, 2048},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
 			var out, errb bytes.Buffer
