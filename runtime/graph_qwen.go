@@ -20,7 +20,7 @@ import (
 //     bitnet.cpp's embedding converter writes; HF `<proj>.rms_norm.weight`
 //     of transformers' use_rms_norm and BitDistill's `<proj>.norm.weight`):
 //     an RMS norm of the projection's input with that weight before that
-//     projection, on the llama and qwen3 graphs. Mainline has no such
+//     projection, on the llama, qwen2 and qwen3 graphs. Mainline has no such
 //     tensor; the norm is ggml's rms_norm followed by the mul with the
 //     weight (rmsNorm), its eps {arch}.attention.norm_in_rms_epsilon, else
 //     the model's attention.layer_norm_rms_epsilon (docs/glossary.md
@@ -119,7 +119,7 @@ func loadGraphExtra(l *loader, h *header, spec archSpec, layers []layer, eps *fl
 			}
 			switch {
 			case has && !spec.normIn:
-				return fmt.Errorf("tensor %s: a per-projection norm, which the runtime's %s graph does not take (only llama and qwen3 do)", name, l.arch)
+				return fmt.Errorf("tensor %s: a per-projection norm, which the runtime's %s graph does not take (only llama, qwen2 and qwen3 do)", name, l.arch)
 			case has != first[p] && has:
 				return fmt.Errorf("tensor %s: layer 0 has no %s; every layer must have the same per-projection norms", name, row.name)
 			case has != first[p]:

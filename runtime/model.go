@@ -100,13 +100,13 @@ var archs, archNames = func() (map[string]archSpec, []string) {
 // LoadEmbedding). q/k/v biases, per-head q/k norms and per-projection input
 // norms are built as mainline's qwen2/qwen3 graphs compute them
 // (graph_qwen.go); input norms are optional on every causal graph without
-// sub-norms or biases (llama, qwen3), required nowhere.
+// sub-norms (llama, qwen2, qwen3), required nowhere.
 func archSpecOf(a *archtab.Arch) (archSpec, bool) {
 	if a.Embedding {
 		return archSpec{}, false
 	}
 	spec := archSpec{ropeNorm: a.Rope == archtab.RopeNorm, vectors: blockNorms,
-		biases: a.QKVBias, normIn: a.NormIn || (!a.SubLN && !a.QKVBias)}
+		biases: a.QKVBias, normIn: a.NormIn || !a.SubLN}
 	if a.QKNorm {
 		spec.vectors = qwen3Norms
 	}

@@ -17,7 +17,7 @@ import (
 // ways (plain packed Llama; quantization_config.use_rms_norm with
 // "<proj>.rms_norm") and a Llama-shaped BitNet Distillation checkpoint (bf16
 // masters, no quantization_config, "<proj>.norm", hf2gguf --ternarize) to
-// I2_S, and holds each to the float reference of its checkpoint with
+// I2_S (and a Qwen2 one, biases and norms together), and holds each to the float reference of its checkpoint with
 // verify's default thresholds (greedy continuation included). The shapes
 // are assumed (hidden 256, 4/2 heads, ff 512, 2 layers, vocab 512); the
 // Falcon-E facts are those of formats-2026.md §2. The norms are far from 1
@@ -44,14 +44,20 @@ func TestFalconEAndBitDistillVerify(t *testing.T) {
 		packed bool
 		spell  tensormap.NormInSpelling
 		tern   bool
+		qwen2  bool // Qwen2ForCausalLM (q/k/v biases) instead of Llama
 	}{
-		{"falcon-e plain", map[string]any{"quant_method": "bitnet", "modules_to_not_convert": []any{"lm_head"}}, true, "", false},
-		{"falcon-e use_rms_norm", map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 1e-5}, true, tensormap.SpellRMSNorm, false},
-		{"bitdistill allnorm", nil, false, tensormap.SpellNorm, true},
+		{"falcon-e plain", map[string]any{"quant_method": "bitnet", "modules_to_not_convert": []any{"lm_head"}}, true, "", false, false},
+		{"falcon-e use_rms_norm", map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 1e-5}, true, tensormap.SpellRMSNorm, false, false},
+		{"bitdistill allnorm", nil, false, tensormap.SpellNorm, true, false},
+		{"bitdistill qwen2 allnorm", nil, false, tensormap.SpellNorm, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "m")
-			if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfgOf(nil), Packed: tc.packed, Seed: 3}); err != nil {
+			cfg := cfgOf(nil)
+			if tc.qwen2 {
+				cfg["architectures"], cfg["model_type"] = []any{"Qwen2ForCausalLM"}, "qwen2"
+			}
+			if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, Packed: tc.packed, Seed: 3}); err != nil {
 				t.Fatal(err)
 			}
 			// The config after generation: the test adds its own norms.
