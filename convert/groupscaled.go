@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -182,7 +183,16 @@ func (p *Plan) scanGroupScaled(ckpt *hf.Checkpoint, refusal error) error {
 	if !found {
 		return refusal // no projection, or every weight zero: nothing says ternary
 	}
-	p.Warnings = append(p.Warnings, fmt.Sprintf("dense checkpoint without quantization_config: every projection is group-scaled ternary (one scale per %d inputs); codes and group scales are kept exactly", GroupScaledQK))
+	kept := "Q2_0 keeps codes and group scales exactly"
+	switch p.OutType {
+	case "q2_0":
+		kept = "codes and group scales are kept exactly"
+	case OutF32:
+		kept = "F32 keeps every value exactly"
+	case OutF16, OutBF16:
+		kept = fmt.Sprintf("%s rounds the values as the type does (--outtype q2_0 keeps codes and group scales exactly)", strings.ToUpper(string(p.OutType)))
+	}
+	p.Warnings = append(p.Warnings, fmt.Sprintf("dense checkpoint without quantization_config: every projection is group-scaled ternary (one scale per %d inputs); %s", GroupScaledQK, kept))
 	return nil
 }
 

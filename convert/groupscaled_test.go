@@ -698,3 +698,27 @@ func TestGroupScaledQwen3(t *testing.T) {
 		t.Errorf("plain Qwen3: %v", err)
 	}
 }
+
+// TestGroupScaledNotice: the notice says what the outtype keeps — exact
+// only for Q2_0 (codes and scales) and F32 (values); F16/BF16 round as the
+// type does (a BF16 file of F16 ternary values is not exact).
+func TestGroupScaledNotice(t *testing.T) {
+	dir, _ := groupFixture(t, hf.F16, nil)
+	for _, c := range []struct {
+		ot   OutType
+		want string
+	}{
+		{"q2_0", "codes and group scales are kept exactly"},
+		{OutF32, "F32 keeps every value exactly"},
+		{OutBF16, "BF16 rounds the values as the type does"},
+		{OutF16, "F16 rounds the values as the type does"},
+	} {
+		plan, err := ConvertDir(context.Background(), dir, filepath.Join(t.TempDir(), "x.gguf"), false, true, Options{OutType: c.ot, NoVocab: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.Join(plan.Warnings, "\n"); !strings.Contains(w, c.want) {
+			t.Errorf("%s: notice %q, want %q", c.ot, w, c.want)
+		}
+	}
+}
