@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
@@ -730,4 +731,27 @@ func layoutOrDefault(l format.Layout) format.Layout {
 		return format.LayoutX86
 	}
 	return l
+}
+
+// RuntimeLabel names, for the summary line, the runtime the written file is
+// for: Runtime, except that a file with per-projection input norms
+// (*_norm_in on a causal graph) runs only in this project's runtime, and a
+// float file of an arch bitnet.cpp has no graph for (causal qwen2/qwen3) is
+// mainline llama.cpp's (archtab.Arch.Targets).
+func (p *Plan) RuntimeLabel() string {
+	row := archtab.Causal(p.Arch)
+	if row == nil || p.Converter == nil || p.Converter.Embedding() {
+		return p.Runtime
+	}
+	for _, t := range p.Tensors {
+		if strings.HasSuffix(t.GGUFName, "_norm_in.weight") {
+			return "this project's runtime only"
+		}
+	}
+	if _, has := row.Target(archtab.Runtime(p.Runtime)); !has {
+		if _, main := row.Target(archtab.Mainline); main {
+			return format.RuntimeLlamaCpp
+		}
+	}
+	return p.Runtime
 }

@@ -325,7 +325,7 @@ func printSummary(w io.Writer, p *convert.Plan, out string, took time.Duration, 
 		fmt.Fprintf(w, "wrote %s: arch %s, vocab only: %s, %d KVs, no tensors, in %.2fs\n", out, p.Arch, vocabSummary(p), len(p.KVs), took.Seconds())
 		return
 	}
-	_ = summary.Write(w, summary.File{Path: out, Arch: p.Arch, Runtime: p.Runtime, OutType: string(p.OutType), Tensors: len(p.Tensors), KVs: len(p.KVs), Counts: counts(p), Took: took})
+	_ = summary.Write(w, summary.File{Path: out, Arch: p.Arch, Runtime: p.RuntimeLabel(), OutType: string(p.OutType), Tensors: len(p.Tensors), KVs: len(p.KVs), Counts: counts(p), Took: took})
 }
 
 func human(n uint64) string { return summary.Human(n) }
