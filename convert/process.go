@@ -251,6 +251,9 @@ func (c *converter) projection(ctx context.Context, t *PlannedTensor, d *hf.Tens
 		return nil, err
 	}
 	n := len(codes)
+	if err := checkScaleRange(t, scale); err != nil {
+		return nil, err
+	}
 	if f := t.Format; f != nil {
 		k, m := int(t.HFShape[1]), int(t.HFShape[0])
 		scales, err := format.Regroup(codes, []float32{scale}, 0, f.ScaleGroup(k))
@@ -460,4 +463,26 @@ func allEqual(c []int8) bool {
 		}
 	}
 	return len(c) > 0
+}
+
+// checkScaleRange refuses a projection whose per-tensor scale the output
+// type cannot hold: a ternary format with an f16 scale (TQ1_0, TQ2_0, Q2_0;
+// format.Spec.Scale) or an F16 file of the values ±scale would
+// store +Inf or 0 for a scale outside f16's range (|s| ≤ 65504, normal or
+// subnormal ≥ 2^-24), and the file would compute another model. One line
+// naming the tensor, the scale and what to do.
+func checkScaleRange(t *PlannedTensor, scale float32) error {
+	f16 := t.Type == gguf.TypeF16
+	if f := t.Format; f != nil {
+		s, ok := format.SpecOf(f.Type())
+		f16 = ok && s.Scale.F16()
+	}
+	if !f16 || scale == 0 || math.IsNaN(float64(scale)) {
+		return nil
+	}
+	stored := quantize.F16ToF32(quantize.F32ToF16(scale))
+	if !math.IsInf(float64(stored), 0) && stored != 0 {
+		return nil
+	}
+	return fmt.Errorf("tensor %s (%s): scale %g is outside f16's range (f16 would store %g) and %s stores it as f16: check the checkpoint's weight_scale (and --weight-scale), or use --outtype i2_s or f32, which keep an f32 scale", t.GGUFName, t.HFName, scale, stored, t.Type)
 }
