@@ -322,6 +322,12 @@ func TestHFBitnetRefusals(t *testing.T) {
 		{"bad rms_norm_eps", func(c map[string]any) {
 			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 0}
 		}, "quantization_config.rms_norm_eps 0 must be a positive number"},
+		{"rms_norm_eps beyond f32", func(c map[string]any) {
+			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 1e300}
+		}, "quantization_config.rms_norm_eps 1e+300 must be a positive number within f32's range"},
+		{"rms_norm_eps below f32", func(c map[string]any) {
+			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "use_rms_norm": true, "rms_norm_eps": 1e-50}
+		}, "quantization_config.rms_norm_eps 1e-50 must be a positive number within f32's range"},
 		{"yarn", func(c map[string]any) {
 			c["rope_scaling"] = map[string]any{"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
 		}, "rope_scaling is set; GGUF arch qwen2"},

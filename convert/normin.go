@@ -140,8 +140,9 @@ func readNormIn(cfg *hf.Config, qc *hf.Config, ok bool) (normIn, error) {
 		return n, err
 	}
 	if set {
-		if !(eps > 0) || math.IsInf(eps, 0) {
-			return n, fmt.Errorf("%s: quantization_config.rms_norm_eps %v must be a positive number", cfg.Path, eps)
+		if f := float32(eps); !(f > 0) || math.IsInf(float64(f), 0) {
+			// The GGUF key is an f32: 1e300 would be +Inf, 1e-50 zero.
+			return n, fmt.Errorf("%s: quantization_config.rms_norm_eps %v must be a positive number within f32's range (about 1.4e-45 to 3.4e38)", cfg.Path, eps)
 		}
 		n.rmsEps = eps
 	}
