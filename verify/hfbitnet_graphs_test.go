@@ -15,7 +15,8 @@ import (
 // masters to TQ2_0 (mainline's graph), MistralForCausalLM (Llama's graph)
 // to I2_S and TQ2_0, Qwen3ForCausalLM (per-head q/k norms, head_dim 128 ≠
 // hidden/heads) packed and tied to TQ2_0, online and untied to Q2_0, and group-scaled
-// dense (Ternary Bonsai, no quantization_config) to Q2_0. The float
+// dense (Ternary Bonsai, no quantization_config) to Q2_0, and with
+// modules_to_not_convert (down_proj stays float, F16 in the file). The float
 // reference reads the class from config.json
 // (reference_qwen.go); the logits must pass the error model's thresholds.
 // Sizes are reduced (hidden 256, 2 layers, vocabulary 512); the other keys
@@ -60,6 +61,7 @@ func TestVerifyHFBitnetGraphs(t *testing.T) {
 		{"qwen3 online untied q2_0", qwen3(false, map[string]any{"quant_method": "bitnet", "linear_class": "autobitlinear", "quantization_mode": "online"}), false, convert.OutType("q2_0"), false},
 		{"mistral packed i2_s", mistral, true, convert.OutI2S, false},
 		{"mistral packed tq2_0", mistral, true, convert.OutTQ2_0, false},
+		{"qwen3 online, down_proj not converted, q2_0", qwen3(false, map[string]any{"quant_method": "bitnet", "quantization_mode": "online", "modules_to_not_convert": []any{"down_proj"}}), false, convert.OutType("q2_0"), false},
 		{"qwen3 group-scaled (Bonsai) q2_0", func() map[string]any { c := qwen3(true, nil); delete(c, "quantization_config"); return c }(), false, convert.OutType("q2_0"), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

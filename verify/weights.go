@@ -164,8 +164,10 @@ func (s *sourceWeights) blocks(name string, maxElems int, fn func(lo, hi int, w 
 		s.block = make([]float64, n)
 	}
 	buf := s.block[:min(per, rows)*cols]
-	if t.Class == tensormap.Projection {
-		// The codes are the Source's buffer, valid until its next read;
+	if t.Class == tensormap.Projection && !t.NotConverted {
+		// A projection quantization_config.modules_to_not_convert lists
+		// stays float (convert.PlannedTensor.NotConverted) and is read as
+		// one below. The codes are the Source's buffer, valid until its next read;
 		// fn only multiplies.
 		// One scale per tensor (group 0), or per group of inputs for a
 		// group-scaled checkpoint.
