@@ -14,6 +14,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/dummy"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/hf"
+	"github.com/bitnet-convert/bitnet-convert/internal/testutil"
 	"github.com/bitnet-convert/bitnet-convert/quantize"
 )
 
@@ -482,5 +483,30 @@ func TestModulesNotConverted(t *testing.T) {
 	_, err = ConvertDir(context.Background(), pdir, filepath.Join(t.TempDir(), "x.gguf"), false, false, Options{OutType: OutTQ2_0, NoVocab: true})
 	if err == nil || !strings.Contains(err.Error(), "model.layers.0.self_attn.q_proj") || !strings.Contains(err.Error(), "packed") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("packed listed module: %v, want one line naming it", err)
+	}
+}
+
+// TestModulesNotConvertedMalformed: a modules_to_not_convert that is not a
+// list of non-empty names is refused in one line naming config.json, not
+// ignored (which would ternarize what the model keeps float).
+func TestModulesNotConvertedMalformed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: mistralConfig(), Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{"q_proj", 7.0, map[string]any{}, []any{nil}, []any{5.0}, []any{""}} {
+		testutil.EditConfig(t, dir, func(c map[string]any) {
+			c["quantization_config"] = map[string]any{"quant_method": "bitnet", "modules_to_not_convert": v}
+		})
+		_, _, err := convertDir(t, dir, Options{NoVocab: true, OutType: OutTQ2_0})
+		if err == nil || !strings.Contains(err.Error(), "quantization_config.modules_to_not_convert") || !strings.Contains(err.Error(), "config.json") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line naming the key", v, err)
+		}
+	}
+	testutil.EditConfig(t, dir, func(c map[string]any) {
+		c["quantization_config"] = map[string]any{"quant_method": "bitnet", "modules_to_not_convert": nil}
+	})
+	if _, _, err := convertDir(t, dir, Options{NoVocab: true, OutType: OutTQ2_0}); err != nil {
+		t.Errorf("null list: %v", err)
 	}
 }

@@ -104,7 +104,16 @@ func markNotConverted(cfg *hf.Config, p *Plan) error {
 	if !ok {
 		return nil
 	}
-	list, _ := qc.Raw["modules_to_not_convert"].([]any)
+	raw, has := qc.Raw["modules_to_not_convert"]
+	list, isList := raw.([]any)
+	if has && raw != nil && !isList {
+		return fmt.Errorf("%s: quantization_config.modules_to_not_convert is %v, not a list of module names; write it as a JSON list (e.g. [\"lm_head\"])", cfg.Path, raw)
+	}
+	for _, e := range list {
+		if s, ok := e.(string); !ok || s == "" {
+			return fmt.Errorf("%s: quantization_config.modules_to_not_convert holds %v, not a module name; list only non-empty strings (e.g. \"lm_head\")", cfg.Path, e)
+		}
+	}
 	var kept []string
 	for i := range p.Tensors {
 		pt := &p.Tensors[i]
@@ -113,8 +122,8 @@ func markNotConverted(cfg *hf.Config, p *Plan) error {
 		}
 		module := strings.TrimSuffix(pt.HFName, ".weight")
 		for _, e := range list {
-			s, _ := e.(string)
-			if s != "" && (module == s || strings.HasSuffix(module, "."+s) || strings.HasPrefix(module, s+".")) {
+			s := e.(string)
+			if module == s || strings.HasSuffix(module, "."+s) || strings.HasPrefix(module, s+".") {
 				if pt.Packed || pt.Scale.Name != "" {
 					return fmt.Errorf("%s: quantization_config.modules_to_not_convert lists %s, which transformers keeps in full precision, but the checkpoint stores it packed with a weight_scale; fix the list in config.json", cfg.Path, module)
 				}
