@@ -188,6 +188,14 @@ func TestLoadQwenGraphs(t *testing.T) {
 	if _, err := Load(q2nf, Options{}); err != nil {
 		t.Errorf("qwen2 with norm_in: %v", err)
 	}
+	// A non-positive model eps is refused naming its own key, on every
+	// graph (qwen2 ran with it and blamed the weights for NaN logits).
+	for _, name := range []string{"qwen2", "llama", "qwen3"} {
+		bad := testutil.WithKVs(t, files[name], "", testutil.SetKV(name+".attention.layer_norm_rms_epsilon", gguf.Float32(-1)))
+		if _, err := Load(openFile(t, bad), Options{}); err == nil || !strings.Contains(err.Error(), "key "+name+".attention.layer_norm_rms_epsilon: value -1 must be positive") {
+			t.Errorf("%s with eps -1: %v", name, err)
+		}
+	}
 	relabel := func(f File, arch string) File {
 		kvs := []gguf.KV{}
 		old, _ := gguf.Lookup(f.KVs, "general.architecture")

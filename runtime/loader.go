@@ -129,6 +129,7 @@ func (l *loader) header(rule headerRule, extra func(r *kvReader, h *header)) (he
 	}
 	r.positive("rope.freq_base", float64(h.RopeTheta))
 	r.positive("context_length", float64(h.NCtx))
+	r.positive("attention.layer_norm_rms_epsilon", float64(h.RMSEps))
 	if r.err != nil {
 		return h, r.err
 	}
