@@ -155,7 +155,7 @@ func (p *Plan) planGroupScaled(ckpt *hf.Checkpoint, refusal error, masters bool)
 // scanGroupScaled is planGroupScaled's scan: refusal when a projection is
 // not group-scaled ternary.
 func (p *Plan) scanGroupScaled(ckpt *hf.Checkpoint, refusal error) error {
-	found := false
+	found, seen := false, 0
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
 		if t.Class != tensormap.Projection {
@@ -169,14 +169,20 @@ func (p *Plan) scanGroupScaled(ckpt *hf.Checkpoint, refusal error) error {
 			return err
 		}
 		cols := int(t.HFShape[1])
-		ok, nonzero, _ := GroupTernary(d.Raw, t.Source.DType, cols)
+		ok, nonzero, bad := GroupTernary(d.Raw, t.Source.DType, cols)
 		if ok {
 			t.scaleErr = firstInexactScale(d.Raw, t.Source.DType, cols)
 		}
 		d.Release()
 		if !ok {
+			if seen > 0 {
+				// Earlier projections were group-scaled: name the one
+				// that breaks the pattern, which is likely damage.
+				return fmt.Errorf("%w (%d projection(s) before it are group-scaled ternary, but %s is not, at element %d: one scale per %d inputs, one magnitude per group, finite)", refusal, seen, t.HFName, bad, GroupScaledQK)
+			}
 			return refusal
 		}
+		seen++
 		t.GroupScaled = true
 		found = found || nonzero
 	}

@@ -374,6 +374,9 @@ func TestGroupScaledNearMisses(t *testing.T) {
 			if err == nil || !errors.Is(err, ErrUnknownArch) || !strings.Contains(err.Error(), `LlamaForCausalLM without quantization_config.quant_method "bitnet" is not a BitNet checkpoint`) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %v, want today's one-line refusal", err)
 			}
+			if tc.edit != nil && !strings.Contains(err.Error(), target+" is not, at element") {
+				t.Errorf("error %v does not name %s, the projection that breaks the pattern", err, target)
+			}
 		})
 	}
 }
