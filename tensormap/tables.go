@@ -71,22 +71,9 @@ var Gemma3Embedding = New(append(append([]Rule{}, embeddingCommon...),
 // GGUF arch llama): the BitNet names without the sub-norms, and an untied
 // lm_head (bitnet.cpp utils/convert-hf-to-gguf-bitnet.py, LlamaModel, maps
 // them through gguf-py's llama tensor table).
-var Llama = New([]Rule{
-	{HF: "model.embed_tokens", GGUF: "token_embd", Class: Embedding, Shape: Shape{DimVocab, DimHidden}},
-	{HF: "model.norm", GGUF: "output_norm", Class: Norm, Shape: Shape{DimHidden}},
-	{HF: "lm_head", GGUF: "output", Class: Output, Shape: Shape{DimVocab, DimHidden}},
-	{HF: "model.layers.{bid}.input_layernorm", GGUF: "blk.{bid}.attn_norm", Class: Norm, Shape: Shape{DimHidden}},
-	{HF: "model.layers.{bid}.self_attn.q_proj", GGUF: "blk.{bid}.attn_q", Class: Projection, Shape: Shape{DimQ, DimHidden}},
-	{HF: "model.layers.{bid}.self_attn.k_proj", GGUF: "blk.{bid}.attn_k", Class: Projection, Shape: Shape{DimKV, DimHidden}},
-	{HF: "model.layers.{bid}.self_attn.v_proj", GGUF: "blk.{bid}.attn_v", Class: Projection, Shape: Shape{DimKV, DimHidden}},
-	{HF: "model.layers.{bid}.self_attn.o_proj", GGUF: "blk.{bid}.attn_output", Class: Projection, Shape: Shape{DimHidden, DimQ}},
-	{HF: "model.layers.{bid}.post_attention_layernorm", GGUF: "blk.{bid}.ffn_norm", Class: Norm, Shape: Shape{DimHidden}},
-	{HF: "model.layers.{bid}.mlp.gate_proj", GGUF: "blk.{bid}.ffn_gate", Class: Projection, Shape: Shape{DimFF, DimHidden}},
-	{HF: "model.layers.{bid}.mlp.up_proj", GGUF: "blk.{bid}.ffn_up", Class: Projection, Shape: Shape{DimFF, DimHidden}},
-	{HF: "model.layers.{bid}.mlp.down_proj", GGUF: "blk.{bid}.ffn_down", Class: Projection, Shape: Shape{DimHidden, DimFF}},
-})
+var Llama = New(llamaRules())
 
-// llamaRules are the rules of the Llama table, for the tables that
+// llamaRules are the rules of the Llama table, for it and the tables that
 // extend it.
 func llamaRules() []Rule {
 	return []Rule{
