@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -689,6 +690,28 @@ func TestGroupScaledQwen3(t *testing.T) {
 	_, err = ConvertDir(context.Background(), dir, filepath.Join(t.TempDir(), "t.gguf"), false, true, Options{OutType: OutTQ2_0, NoVocab: true})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "tensor blk.") || !strings.Contains(err.Error(), "TQ2_0 has one scale per 256 weights") || !strings.Contains(err.Error(), "--outtype q2_0") {
 		t.Errorf("tq2_0: %v", err)
+	}
+	// requant of the exact Q2_0 file: a type with coarser scale groups is
+	// refused naming the file and the tensor and saying what keeps the
+	// values; f16 dequantizes and is labelled for mainline llama.cpp
+	// (bitnet.cpp has no qwen3 graph).
+	for _, ot := range []OutType{OutTQ2_0, OutTQ1_0} {
+		rq := filepath.Join(t.TempDir(), "r.gguf")
+		_, err = RequantFile(t.Context(), out, rq, false, false, RequantOptions{OutType: ot})
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), out+": tensor blk.") ||
+			!strings.Contains(err.Error(), "one scale per 64 inputs") || !strings.Contains(err.Error(), "keep this file's type, or requant to f16") {
+			t.Errorf("requant q2_0 → %s: %v", ot, err)
+		}
+		if _, serr := os.Stat(rq); serr == nil {
+			t.Errorf("requant q2_0 → %s left %s", ot, rq)
+		}
+	}
+	rp, err := RequantFile(t.Context(), out, filepath.Join(t.TempDir(), "f.gguf"), false, false, RequantOptions{OutType: OutF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rp.RuntimeLabel(); got != "llama.cpp" {
+		t.Errorf("requant qwen3 → f16 labelled %q, want llama.cpp", got)
 	}
 	cfg := qwen3Config()
 	delete(cfg, "quantization_config")

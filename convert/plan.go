@@ -743,24 +743,40 @@ func layoutOrDefault(l format.Layout) format.Layout {
 }
 
 // RuntimeLabel names, for the summary line, the runtime the written file is
-// for: Runtime, except that a file with per-projection input norms
-// (*_norm_in on a causal graph) runs only in this project's runtime, and a
-// float file of an arch bitnet.cpp has no graph for (causal qwen2/qwen3) is
-// mainline llama.cpp's (archtab.Arch.Targets).
+// for (runtimeLabel of the plan's arch, runtime and tensor names; embedding
+// models keep Runtime).
 func (p *Plan) RuntimeLabel() string {
-	row := archtab.Causal(p.Arch)
-	if row == nil || p.Converter == nil || p.Converter.Embedding() {
+	if p.Converter == nil || p.Converter.Embedding() {
 		return p.Runtime
 	}
-	for _, t := range p.Tensors {
-		if strings.HasSuffix(t.GGUFName, "_norm_in.weight") {
+	names := make([]string, len(p.Tensors))
+	for i, t := range p.Tensors {
+		names[i] = t.GGUFName
+	}
+	return runtimeLabel(p.Arch, p.Runtime, names)
+}
+
+// runtimeLabel is the runtime a written file of the causal GGUF arch is for:
+// runtime (the outtype's, format.Spec.Runtime; bitnet.cpp for float
+// outtypes), except that a file with per-projection input norms (a tensor
+// named *_norm_in.weight) runs only in this project's runtime, and a file of
+// an arch the runtime has no graph for (a float qwen2/qwen3 file: bitnet.cpp
+// knows neither) is mainline llama.cpp's when mainline has it
+// (archtab.Arch.Targets). Archs outside the causal table keep runtime.
+func runtimeLabel(arch, runtime string, tensorNames []string) string {
+	row := archtab.Causal(arch)
+	if row == nil {
+		return runtime
+	}
+	for _, n := range tensorNames {
+		if strings.HasSuffix(n, "_norm_in.weight") {
 			return "this project's runtime only"
 		}
 	}
-	if _, has := row.Target(archtab.Runtime(p.Runtime)); !has {
+	if _, has := row.Target(archtab.Runtime(runtime)); !has {
 		if _, main := row.Target(archtab.Mainline); main {
 			return format.RuntimeLlamaCpp
 		}
 	}
-	return p.Runtime
+	return runtime
 }

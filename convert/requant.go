@@ -3,6 +3,7 @@ package convert
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -55,8 +56,8 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 		if ctx.Err() != nil {
 			return p, fmt.Errorf("interrupted; %s was not written", out)
 		}
-		// Name the output, never the temp file (H13).
-		return p, af.NameTarget(err)
+		// Name the input and the output, never the temp file (H13).
+		return p, af.NameTarget(fmt.Errorf("%s: %w; %s was not written", in, err, out))
 	}
 	return p, af.NameTarget(af.Commit())
 }
@@ -182,6 +183,10 @@ func (r *requanter) tensor(gw *writer.Writer, i int, t *RequantTensor) error {
 		if t.To != nil {
 			sc, err := format.Regroup(codes, scales, group, t.To.ScaleGroup(k))
 			if err != nil {
+				var conflict *format.ScaleConflictError
+				if errors.As(err, &conflict) && group > 0 {
+					return fmt.Errorf("tensor %s: %w (the input stores one scale per %d inputs, %s one per %d): keep this file's type, or requant to f16, bf16 or f32, which dequantize exactly", ti.Name, err, group, t.Type, t.To.ScaleGroup(k))
+				}
 				return fmt.Errorf("tensor %s: %w", ti.Name, err)
 			}
 			if err := storableScales(ti, t.To, sc); err != nil {

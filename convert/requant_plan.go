@@ -68,6 +68,23 @@ type RequantPlan struct {
 	Kernels  []format.Kernel
 	Warnings []string
 	align    uint64
+	pooled   bool // the input has {arch}.pooling_type (an embedding model)
+}
+
+// RuntimeLabel names, for the summary line, the runtime the written file is
+// for: Runtime, except as runtimeLabel corrects it (a float file of a causal
+// qwen arch is mainline llama.cpp's; a file with *_norm_in tensors runs only
+// in this project's runtime). Embedding models (a pooling_type key) keep
+// Runtime.
+func (p *RequantPlan) RuntimeLabel() string {
+	if p.pooled {
+		return p.Runtime
+	}
+	names := make([]string, len(p.Tensors))
+	for i, t := range p.Tensors {
+		names[i] = t.In.Name
+	}
+	return runtimeLabel(p.Arch, p.Runtime, names)
 }
 
 // OutputInfos are the tensor infos of the output file, in order.
@@ -124,7 +141,7 @@ func NewRequantPlan(f *reader.File, path string, opts RequantOptions) (*RequantP
 	if err := checkRequantShapes(f, path); err != nil {
 		return nil, err
 	}
-	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment}
+	p := &RequantPlan{Input: path, SrcArch: f.Arch(), OutType: opts.OutType, align: f.Alignment, pooled: pooled}
 	p.Runtime = format.RuntimeBitnetCpp
 	spec, ternaryOut := format.Lookup(string(opts.OutType))
 	if ternaryOut {

@@ -425,8 +425,8 @@ func TestRequantOutOfRangeScale(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err %v, want one line with %q", c.name, err, c.want)
 		}
-		if err != nil && !strings.HasPrefix(err.Error(), "tensor ") {
-			t.Errorf("%s: err %v: want the tensor first, not the writer's wrapping", c.name, err)
+		if err != nil && !strings.HasPrefix(err.Error(), c.in+": tensor ") {
+			t.Errorf("%s: err %v: want the input file and the tensor first, not the writer's wrapping", c.name, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), "; keep ") {
 			t.Errorf("%s: err %v does not say what to do", c.name, err)

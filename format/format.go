@@ -148,12 +148,26 @@ func Regroup(codes []int8, src []float32, srcGroup, dstGroup int) ([]float32, er
 			if !set {
 				s, set = v, true
 			} else if v != s {
-				return nil, fmt.Errorf("elements %d and %d share a scale in the target format but have scales %g and %g; the ternary codes cannot be kept", lo, a, s, v)
+				return nil, &ScaleConflictError{First: lo, Other: a, Scale: s, OtherScale: v}
 			}
 		}
 		dst[g] = abs32(s)
 	}
 	return dst, nil
+}
+
+// ScaleConflictError is Regroup's refusal: two nonzero codes that one scale
+// of the target's grouping would cover carry different scales in the source
+// (a group-scaled input, one scale per 128 inputs, into a type with one scale
+// per 256 or per row). First and Other are element indexes of the flattened
+// tensor; Scale and OtherScale their source scales.
+type ScaleConflictError struct {
+	First, Other      int
+	Scale, OtherScale float32
+}
+
+func (e *ScaleConflictError) Error() string {
+	return fmt.Sprintf("elements %d and %d share a scale in the target format but have scales %g and %g; the ternary codes cannot be kept", e.First, e.Other, e.Scale, e.OtherScale)
 }
 
 func anyNonzero(c []int8) bool {

@@ -271,7 +271,7 @@ func Run(opts *Options) error {
 	}
 	counts := summary.Counts(types, sizes)
 	if opts.DryRun {
-		fmt.Fprintf(opts.Stdout, "%s → %s: arch %s → %s (for %s), %d tensors\n", opts.In, out, plan.SrcArch, plan.Arch, plan.Runtime, len(plan.Tensors))
+		fmt.Fprintf(opts.Stdout, "%s → %s: arch %s → %s (for %s), %d tensors\n", opts.In, out, plan.SrcArch, plan.Arch, plan.RuntimeLabel(), len(plan.Tensors))
 		for _, t := range plan.Tensors {
 			note := ""
 			if t.Fallback != "" {
@@ -287,5 +287,5 @@ func Run(opts *Options) error {
 		}
 		return nil
 	}
-	return summary.Write(opts.Stdout, summary.File{Path: out, Arch: plan.Arch, Runtime: plan.Runtime, OutType: string(plan.OutType), Tensors: len(plan.Tensors), KVs: len(plan.KVs), Counts: counts, Took: time.Since(start)})
+	return summary.Write(opts.Stdout, summary.File{Path: out, Arch: plan.Arch, Runtime: plan.RuntimeLabel(), OutType: string(plan.OutType), Tensors: len(plan.Tensors), KVs: len(plan.KVs), Counts: counts, Took: time.Since(start)})
 }
