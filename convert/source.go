@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/bitnet-convert/bitnet-convert/format"
+	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/hf"
 	"github.com/bitnet-convert/bitnet-convert/tensormap"
 )
@@ -101,6 +103,29 @@ func (s *Source) TernaryView(ggufName string) ([]int8, float32, error) {
 		return nil, 0, err
 	}
 	return codes, scale, nil
+}
+
+// ReternarizeFor makes the group-scaled projection ggufName read as a float
+// master weight (codes and one abs-mean scale per tensor, as any bf16
+// master), which is what hf2gguf --ternarize wrote when the GGUF's type t
+// cannot hold its group scales (groupScaledType: I2_S, TL1/TL2, TQ1_0/TQ2_0,
+// IQ1_BN/IQ2_BN). It reports whether the tensor changed: false for a tensor
+// that is not group-scaled, a float t, or a type that keeps the scales
+// (Q2_0), whose reading stays exact.
+func (s *Source) ReternarizeFor(ggufName string, t gguf.Type) bool {
+	i, ok := s.byName[ggufName]
+	if !ok || !s.plan.Tensors[i].GroupScaled {
+		return false
+	}
+	spec, ok := format.SpecOf(t)
+	if !ok {
+		return false // a float type keeps the values
+	}
+	if elems, _ := spec.Block(); spec.Scale == format.ScaleF16Block && elems > 0 && GroupScaledQK%elems == 0 {
+		return false // Q2_0: the scales are kept (holdsGroupScales)
+	}
+	s.plan.Tensors[i].GroupScaled = false
+	return true
 }
 
 // TernaryGroupsView is TernaryView with the scales as the checkpoint

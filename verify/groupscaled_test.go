@@ -86,3 +86,53 @@ func TestVerifyGroupScaled(t *testing.T) {
 		t.Errorf("no failure naming scale 5 of blk.1.ffn_up.weight: %+v", rep.Tensors)
 	}
 }
+
+// TestVerifyGroupScaledTernarize: hf2gguf --ternarize re-ternarizes a
+// group-scaled checkpoint for a type that cannot hold its group scales (one
+// abs-mean scale per tensor for I2_S, per 256 weights for TQ2_0); verify
+// --ternarize reads the checkpoint the same way and passes, while Q2_0 (which
+// keeps the scales) stays exact under --ternarize. Without --ternarize the
+// lossy file fails with a line that says to pass it.
+func TestVerifyGroupScaledTernarize(t *testing.T) {
+	cfg := map[string]any{
+		"architectures": []any{"LlamaForCausalLM"}, "model_type": "llama", "hidden_act": "silu",
+		"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+		"num_key_value_heads": 2, "vocab_size": 512, "rms_norm_eps": 1e-5, "max_position_embeddings": 512,
+		"tie_word_embeddings": true,
+	}
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: cfg, GroupScaled: true, Tokenizer: "../testdata/golden/tiny-bitnet/hf", Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ot := range []convert.OutType{convert.OutI2S, convert.OutTQ2_0, "q2_0"} {
+		out := filepath.Join(t.TempDir(), string(ot)+".gguf")
+		if _, err := convert.ConvertDir(context.Background(), dir, out, false, false, convert.Options{OutType: ot, Ternarize: true}); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(Options{GGUF: out, HF: dir, Ternarize: true})
+		if err != nil || !rep.Pass {
+			t.Errorf("%s --ternarize: err %v, failures %v", ot, err, rep.Failures)
+			continue
+		}
+		for _, tc := range rep.Tensors {
+			if !tc.OK {
+				t.Errorf("%s: tensor %s: %s", ot, tc.Name, tc.Detail)
+			}
+		}
+		if ot == "q2_0" {
+			continue
+		}
+		rep, err = Run(Options{GGUF: out, HF: dir})
+		if err == nil && rep.Pass {
+			t.Errorf("%s without --ternarize passed a lossy file", ot)
+			continue
+		}
+		hint := false
+		for _, tc := range rep.Tensors {
+			hint = hint || (!tc.OK && strings.Contains(tc.Detail, "if hf2gguf --ternarize wrote this file, pass --ternarize"))
+		}
+		if !hint {
+			t.Errorf("%s without --ternarize: no tensor line suggests --ternarize: %v", ot, err)
+		}
+	}
+}

@@ -156,6 +156,10 @@ func compareTernary(ti gguf.TensorInfo, data []byte, src *convert.Source, kernel
 	}
 	exp, err := format.Regroup(want, wantScales, wantGroup, f.ScaleGroup(k))
 	if err != nil {
+		var conflict *format.ScaleConflictError
+		if errors.As(err, &conflict) {
+			return fmt.Sprintf("%v: the checkpoint is group-scaled (one scale per %d inputs) and %s cannot hold that; if hf2gguf --ternarize wrote this file, pass --ternarize", err, wantGroup, ti.Type)
+		}
 		return err.Error()
 	}
 	for g := range scales {

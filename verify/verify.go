@@ -311,6 +311,14 @@ func openSource(f *reader.File, rep *Report, opts Options) (*convert.Source, err
 	if err != nil {
 		return nil, err
 	}
+	if opts.Ternarize {
+		// hf2gguf --ternarize re-ternarized the group-scaled projections a
+		// ternary type cannot hold (one abs-mean scale per tensor): read them
+		// as the masters it took them for.
+		for _, ti := range f.Tensors {
+			src.ReternarizeFor(ti.Name, ti.Type)
+		}
+	}
 	for _, w := range src.Plan().Warnings {
 		if strings.Contains(w, "--allow-tie-fallback") {
 			rep.Notes = append(rep.Notes, w)
