@@ -594,4 +594,13 @@ func TestQwen3BitDistill(t *testing.T) {
 	if _, _, err := convertDir(t, dir, Options{NoVocab: true, Ternarize: true, OutType: OutTQ2_0}); err == nil || !strings.Contains(err.Error(), "blk.0.attn_q_norm_in.weight") || !strings.Contains(err.Error(), "mainline llama.cpp") {
 		t.Errorf("→ tq2_0: %v", err)
 	}
+	// requant of the I2_S file: the refusal suggests only what requant
+	// writes for qwen3 (no i2_s), and f16 keeps the norms.
+	_, err = RequantFile(t.Context(), out, filepath.Join(t.TempDir(), "r.gguf"), false, false, RequantOptions{OutType: OutTQ2_0})
+	if err == nil || !strings.Contains(err.Error(), "use --outtype f32, f16, bf16 (") {
+		t.Errorf("requant → tq2_0: %v", err)
+	}
+	if _, err := RequantFile(t.Context(), out, filepath.Join(t.TempDir(), "f.gguf"), false, false, RequantOptions{OutType: OutF16}); err != nil {
+		t.Errorf("requant → f16: %v", err)
+	}
 }

@@ -277,9 +277,16 @@ func checkNormInRequant(f *reader.File, path string, o OutType) error {
 	if slices.Contains(NormInOutTypes, o) {
 		return nil
 	}
+	_, pooled := f.Get(f.Arch() + ".pooling_type")
+	var ok []OutType // the types that keep the norms and requant writes for this arch
+	for _, t := range NormInOutTypes {
+		if checkRequantOutType(f.Arch(), pooled, t) == nil {
+			ok = append(ok, t)
+		}
+	}
 	for _, ti := range f.Tensors {
 		if strings.HasPrefix(ti.Name, "blk.") && strings.HasSuffix(ti.Name, "_norm_in.weight") {
-			return fmt.Errorf("%s: tensor %s: --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", path, reader.Printable(ti.Name), o, runtimeOf(o), joinOutTypes(NormInOutTypes))
+			return fmt.Errorf("%s: tensor %s: --outtype %s is for %s, which has no tensor for a per-projection input RMSNorm on this graph, so the file would compute another function; use --outtype %s (this project's runtime reads *_norm_in)", path, reader.Printable(ti.Name), o, runtimeOf(o), joinOutTypes(ok))
 		}
 	}
 	return nil
