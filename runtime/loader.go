@@ -150,6 +150,15 @@ func (l *loader) header(rule headerRule, extra func(r *kvReader, h *header)) (he
 	return h, productsFit(l.arch, h.NHead, h.NHeadKV, h.HeadDim)
 }
 
+// headDimSource says where the head dimension came from without
+// attention.key_length, for messages.
+func headDimSource(a string, rope bool) string {
+	if rope {
+		return "from " + a + ".rope.dimension_count"
+	}
+	return "embedding_length / head_count"
+}
+
 // headDim sets h.HeadDim from attention.key_length, else (fromRope)
 // rope.dimension_count, else embedding_length / head_count, and checks it is
 // even and non-zero, that attention.value_length equals it (default: equal)
@@ -179,8 +188,10 @@ func (l *loader) headDim(h *header, fromRope bool) error {
 		return fmt.Errorf("key %s.rope.dimension_count %d (the head dimension without attention.key_length) must be even and non-zero; fix the GGUF metadata", a, h.HeadDim)
 	case h.HeadDim == 0 || h.HeadDim%2 != 0:
 		return fmt.Errorf("keys %s.embedding_length %d / %s.attention.head_count %d give head dimension %d, which must be even and non-zero; fix the GGUF metadata", a, h.NEmbd, a, h.NHead, h.HeadDim)
-	case vl != h.HeadDim:
+	case vl != h.HeadDim && explicit:
 		return fmt.Errorf("key %s.attention.value_length %d differs from key_length %d (not supported)", a, vl, h.HeadDim)
+	case vl != h.HeadDim:
+		return fmt.Errorf("key %s.attention.value_length %d differs from the head dimension %d (no attention.key_length: %s); not supported, fix the GGUF metadata", a, vl, h.HeadDim, headDimSource(a, fromRope && ropeGiven))
 	case rope != h.HeadDim && explicit && !fromRope:
 		// Both keys are given and disagree: name both, not only the
 		// rope one (H14 blamed the key that was right).

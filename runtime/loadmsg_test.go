@@ -36,6 +36,11 @@ func TestLoadHyperParamMessages(t *testing.T) {
 			[]string{"bitnet.embedding_length 6", "bitnet.attention.head_count 2", "head dimension 3"}},
 		{"key_length odd", map[string]gguf.Value{"bitnet.attention.key_length": gguf.Uint32(3)},
 			[]string{"bitnet.attention.key_length 3"}},
+		// value_length given without key_length: the head dimension comes
+		// from embedding_length / head_count, so the message must not name
+		// a key_length the file does not have.
+		{"value_length without key_length", map[string]gguf.Value{"bitnet.attention.value_length": gguf.Uint32(4)},
+			[]string{"bitnet.attention.value_length 4 differs from the head dimension 8 (no attention.key_length: embedding_length / head_count)"}},
 		// heads × head dimension = 2^32: beyond int on 32-bit builds
 		// (scripts/cross.sh runs this test for linux/386 and linux/arm);
 		// on 64-bit builds the product fits and the q tensor's shape is
