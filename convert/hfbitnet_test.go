@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -508,5 +509,49 @@ func TestModulesNotConvertedMalformed(t *testing.T) {
 	})
 	if _, _, err := convertDir(t, dir, Options{NoVocab: true, OutType: OutTQ2_0}); err != nil {
 		t.Errorf("null list: %v", err)
+	}
+}
+
+// TestU8NonProjection: a bias stored as U8 (a dtype only packed ternary
+// projections use) is refused naming the tensor and the dtype, not as a
+// projection missing its weight_scale.
+func TestU8NonProjection(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hf")
+	if _, err := dummy.Generate(context.Background(), dir, dummy.Options{Config: qwen2Config(), Packed: true, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "model.safetensors")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(raw)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(raw[8:8+n], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	const name = "model.layers.0.self_attn.q_proj.bias"
+	var info map[string]any
+	if err := json.Unmarshal(hdr[name], &info); err != nil {
+		t.Fatal(err)
+	}
+	if info["dtype"] != "BF16" {
+		t.Fatalf("%s dtype %v, want BF16", name, info["dtype"])
+	}
+	info["dtype"] = "U8"
+	info["shape"] = []uint64{2 * uint64(info["shape"].([]any)[0].(float64))}
+	hdr[name], _ = json.Marshal(info)
+	js, _ := json.Marshal(hdr)
+	if uint64(len(js)) > n {
+		t.Fatalf("header grew from %d to %d bytes", n, len(js))
+	}
+	js = append(js, bytes.Repeat([]byte(" "), int(n)-len(js))...)
+	copy(raw[8:], js)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = convertDir(t, dir, Options{NoVocab: true, OutType: OutTQ2_0})
+	if err == nil || !strings.Contains(err.Error(), `tensor "`+name+`" (blk.0.attn_q.bias) has dtype U8`) || strings.Contains(err.Error(), "weight_scale") {
+		t.Errorf("U8 bias: %v", err)
 	}
 }

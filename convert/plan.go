@@ -244,6 +244,10 @@ func NewPlan(ckpt *hf.Checkpoint, opts Options) (*Plan, error) {
 			if n := elements(sc.Shape); n != 1 {
 				return nil, fmt.Errorf("tensor %q: weight_scale has %d elements, want 1", sc.Name, n)
 			}
+		} else if ref.DType == "U8" && m.Class != tensormap.Projection {
+			// Only projections are packed; a U8 norm, bias or embedding is a
+			// dtype this converter cannot read as floats.
+			return nil, fmt.Errorf("tensor %q (%s) has dtype U8, which only packed ternary projections use; store it as F32, F16 or BF16", ref.Name, m.GGUF)
 		} else if ref.DType == "U8" {
 			return nil, fmt.Errorf("tensor %q is packed U8 but %s.weight_scale is missing", ref.Name, base)
 		}
