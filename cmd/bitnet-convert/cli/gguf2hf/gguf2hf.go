@@ -21,6 +21,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/flagx"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/interrupt"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/modelfile"
+	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/summary"
 	"github.com/bitnet-convert/bitnet-convert/cmd/bitnet-convert/cli/usage"
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/hfexport"
@@ -184,9 +185,7 @@ func Run(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
-	}
+	summary.Notices(opts.Stderr, p.Warnings)
 	packed := 0
 	for _, t := range p.Tensors {
 		if t.DType == "U8" {

@@ -287,9 +287,7 @@ func Run(opts *Options) error {
 }
 
 func printWarnings(w io.Writer, p *convert.Plan) {
-	for _, msg := range p.Warnings {
-		fmt.Fprintf(w, "bitnet-convert: %s\n", msg)
-	}
+	summary.Notices(w, p.Warnings)
 }
 
 func printPlan(w io.Writer, p *convert.Plan, out string, vocabOnly bool) {

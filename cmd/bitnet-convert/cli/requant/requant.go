@@ -250,9 +250,7 @@ func Run(opts *Options) error {
 		// describe a file that was not written: only the error is printed
 		return err
 	}
-	for _, w := range plan.Warnings {
-		fmt.Fprintf(opts.Stderr, "bitnet-convert: %s\n", w)
-	}
+	summary.Notices(opts.Stderr, plan.Warnings)
 	// Flags the plan did not use are said, not silently ignored (H18).
 	hasOutput, tl := false, false
 	for _, t := range plan.Tensors {

@@ -90,3 +90,12 @@ func Human(n uint64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// Notices prints a plan's warnings, one line each, as
+// "bitnet-convert: notice: MSG" so that a user (or a script) tells them from
+// the one-line errors, which have no such word.
+func Notices(w io.Writer, msgs []string) {
+	for _, m := range msgs {
+		fmt.Fprintf(w, "bitnet-convert: notice: %s\n", strings.TrimPrefix(m, "notice: "))
+	}
+}
