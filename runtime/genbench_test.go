@@ -47,9 +47,9 @@ func BenchmarkLargeGenStream(b *testing.B) {
 	if !kernels.Accelerated() {
 		b.Skip("no assembly kernels (purego or no AVX2/F16C): generation takes the table kernels, not DotI2SRows")
 	}
-	b.Logf("cpu: %s; kernels: %s", cpuModel(), kernels.Impl())
 	for _, th := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			b.Logf("cpu: %s; kernels: %s", cpuModel(), kernels.Impl())
 			m := openModel(b, filepath.Join(dir, "large-i2_s.gguf"), th)
 			g := newGenStream(b, m, th)
 			s := m.NewSession(64)
