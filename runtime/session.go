@@ -42,6 +42,9 @@ type Session struct {
 	// ub is the llama_decode arithmetic of the rows evaluated next
 	// (ppl_batch.go); the zero value is the one-token path.
 	ub ubatchArith
+
+	// gen is the one-token path's scratch (gen.go), nil until used.
+	gen *gen1
 }
 
 // attnScratch is one attention worker's memory.
@@ -222,6 +225,10 @@ func (s *Session) head(dst, hidden [][]float32) {
 // forward runs tokens (at most maxBatch, already checked) at positions
 // s.pos… through every layer, leaving the final normed states in s.hidden.
 func (s *Session) forward(tokens []int32) {
+	if len(tokens) == 1 && s.gen1OK() {
+		s.forward1(tokens[0]) // gen.go: the same numbers, fewer hand-offs
+		return
+	}
 	m, p := s.m, s.m.Params
 	n := len(tokens)
 	s.grow(n)
