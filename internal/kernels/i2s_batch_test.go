@@ -146,3 +146,37 @@ func FuzzDotI2SBatch(f *testing.F) {
 		checkI2SBatch(t, rows, rowB, qs)
 	})
 }
+
+// BenchmarkI2SBatchVsDotI2S4: eight tokens against 256 KiB of rows of
+// 2560 inputs (L2-resident), through DotI2SBatch (one call per 16 rows)
+// and through two DotI2S4 calls per row; ns/op compare directly (the same
+// products).
+func BenchmarkI2SBatchVsDotI2S4(b *testing.B) {
+	const k = 2560
+	r := rand.New(rand.NewPCG(1, 8))
+	qs := make([][]int8, I2SBatchTokens)
+	for t := range qs {
+		_, qs[t] = randI2S(r, k/128)
+	}
+	rows := (256 << 10) / (k / 4) &^ 15
+	w, _ := randI2S(r, rows*k/128)
+	xt := make([]int8, I2SBatchLen(k))
+	PackI2SBatch(xt, qs, k)
+	b.Run("batch", func(b *testing.B) {
+		sums := make([]int32, 16*I2SBatchTokens)
+		for b.Loop() {
+			for r0 := 0; r0 < rows; r0 += 16 {
+				DotI2SBatch(sums, w[r0*k/4:(r0+16)*k/4], k/4, xt)
+			}
+		}
+	})
+	b.Run("dot4", func(b *testing.B) {
+		for b.Loop() {
+			for i := 0; i < rows; i++ {
+				row := w[i*k/4 : (i+1)*k/4]
+				DotI2S4(row, qs[0], qs[1], qs[2], qs[3])
+				DotI2S4(row, qs[4], qs[5], qs[6], qs[7])
+			}
+		}
+	})
+}
