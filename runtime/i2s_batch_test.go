@@ -62,7 +62,8 @@ func TestDotI2SLUTEqualsDotI2S(t *testing.T) {
 	}
 }
 
-// TestMatMulI2SEqualsMatVec: MatMul over 1…9 tokens and MatVec equal
+// TestMatMulI2SEqualsMatVec: MatMul over 1…9, 16 and 17 tokens (one and
+// two groups of the eight-token kernel, with and without a remainder) and MatVec equal
 // Row (dotI2S) per token bit for bit, with rows holding code 3 (which take
 // dotI2S in the batched kernel) between ordinary rows, K spanning one and
 // two lane windows, matrices below and above lut1MinRows, 1 and 3 threads.
@@ -78,7 +79,7 @@ func TestMatMulI2SEqualsMatVec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		xs := make([][]float32, 9)
+		xs := make([][]float32, 17)
 		want := make([][]float32, len(xs))
 		for i := range xs {
 			xs[i] = make([]float32, k)
@@ -99,7 +100,7 @@ func TestMatMulI2SEqualsMatVec(t *testing.T) {
 				}
 			}
 		}
-		for n := 1; n <= len(xs); n++ {
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17} {
 			for _, th := range []int{1, 3} {
 				dst := make([][]float32, n)
 				for i := range dst {

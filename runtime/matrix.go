@@ -272,7 +272,7 @@ type batchScratch struct {
 	qs   [][]int8
 	// xt holds the token rows packed for kernels.DotI2SBatch, one
 	// I2SBatchLen block per group of I2SBatchTokens tokens.
-	xt []int8
+	xt   []int8
 	rowf [][]float32
 
 	// fmaAcc is copied into every Activation (Activation.fmaAcc).
