@@ -471,10 +471,11 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 	})
 }
 
-// i2sBatchRowTile is the number of weight rows matMulI2SBatch multiplies
-// with one group of tokens before the next group: 16 rows of 2560 inputs
-// (10 KiB) stay in L1 beside one group's packed activations.
-const i2sBatchRowTile = 16
+// i2sBatchTileBytes bounds the weight bytes matMulI2SBatch multiplies
+// with every group of tokens before the next rows: they stay in L2 (1 MiB
+// on Zen 5) while each group's packed activations (8·K bytes) stay in L1
+// or L2, so the activations, read once per row, are not streamed from L3.
+const i2sBatchTileBytes = 192 << 10
 
 // matMulI2SBatch is matMulI2SAsm with the AVX-512 batched kernel: the
 // tokens packed in groups of kernels.I2SBatchTokens (each weight row read
@@ -500,10 +501,11 @@ func (w *Matrix) matMulI2SBatch(dst [][]float32, acts []Activation, sc *batchScr
 	})
 	rest := acts[groups*T:]
 	n4 := len(rest) &^ 3
+	tileRows := max(16, i2sBatchTileBytes/w.rowB&^15)
 	parallel.ForHot(w.M, threads, func(lo, hi int) {
-		var sums [i2sBatchRowTile * T]int32
-		for r0 := lo; r0 < hi; r0 += i2sBatchRowTile {
-			r1 := min(r0+i2sBatchRowTile, hi)
+		sums := make([]int32, min(tileRows, hi-lo)*T)
+		for r0 := lo; r0 < hi; r0 += tileRows {
+			r1 := min(r0+tileRows, hi)
 			tile := w.raw[r0*w.rowB : r1*w.rowB]
 			for g := 0; g < groups; g++ {
 				kernels.DotI2SBatch(sums[:(r1-r0)*T], tile, w.rowB, xt[g*per:(g+1)*per])
