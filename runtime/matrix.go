@@ -376,7 +376,7 @@ const i2sAsmRowTile = 16
 // through the pure-Go dotI2SLUT; a row the table kernel refuses (code 3)
 // takes dotI2S. Both give dotI2S's sums.
 func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
-	if kernels.I2SBatchAccelerated() && len(acts) >= kernels.I2SBatchTokens {
+	if useI2SBatch && len(acts) >= kernels.I2SBatchTokens {
 		w.matMulI2SBatch(dst, acts, sc, threads)
 		return
 	}
@@ -475,7 +475,12 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 // with every group of tokens before the next rows: they stay in L2 (1 MiB
 // on Zen 5) while each group's packed activations (8·K bytes) stay in L1
 // or L2, so the activations, read once per row, are not streamed from L3.
-const i2sBatchTileBytes = 192 << 10
+// (A variable so BenchmarkMatMulI2SPrompt can compare tile sizes.)
+var i2sBatchTileBytes = 192 << 10
+
+// useI2SBatch selects matMulI2SBatch for batches of at least
+// kernels.I2SBatchTokens tokens (tests and benchmarks switch it off).
+var useI2SBatch = kernels.I2SBatchAccelerated()
 
 // matMulI2SBatch is matMulI2SAsm with the AVX-512 batched kernel: the
 // tokens packed in groups of kernels.I2SBatchTokens (each weight row read
@@ -502,13 +507,18 @@ func (w *Matrix) matMulI2SBatch(dst [][]float32, acts []Activation, sc *batchScr
 	rest := acts[groups*T:]
 	n4 := len(rest) &^ 3
 	tileRows := max(16, i2sBatchTileBytes/w.rowB&^15)
+	nb := w.rowB / 32
 	parallel.ForHot(w.M, threads, func(lo, hi int) {
 		sums := make([]int32, min(tileRows, hi-lo)*T)
 		for r0 := lo; r0 < hi; r0 += tileRows {
 			r1 := min(r0+tileRows, hi)
-			tile := w.raw[r0*w.rowB : r1*w.rowB]
 			for g := 0; g < groups; g++ {
-				kernels.DotI2SBatch(sums[:(r1-r0)*T], tile, w.rowB, xt[g*per:(g+1)*per])
+				// The row in segments whose packed activations fit in L1.
+				clear(sums[:(r1-r0)*T])
+				for b0 := 0; b0 < nb; b0 += kernels.I2SBatchSegment {
+					seg := xt[g*per+b0/2*T*256 : (g+1)*per]
+					kernels.DotI2SBatch(sums[:(r1-r0)*T], w.raw[r0*w.rowB+32*b0:r1*w.rowB], w.rowB, min(kernels.I2SBatchSegment, nb-b0), seg)
+				}
 				a := acts[g*T : (g+1)*T : (g+1)*T]
 				for k := range a {
 					i2sOutRows(dst[g*T+k][r0:r1], sums[k:], T, &a[k], w.Scale)

@@ -74,28 +74,42 @@ func PackI2SBatch(dst []int8, qs [][]int8, k int) {
 	}
 }
 
-// DotI2SBatch stores DotI2S(row_r, q_t) for every row r of rowB bytes in
-// rows and each of the I2SBatchTokens token rows packed in xt
-// (PackI2SBatch with k = 4·rowB) into sums[r·I2SBatchTokens + t]: the same
-// int16 lane wrap as dotI2SRef for any codes (code 3 included). It panics
-// on inconsistent lengths.
-func DotI2SBatch(sums []int32, rows []byte, rowB int, xt []int8) {
-	if rowB <= 0 || rowB%32 != 0 || len(rows)%rowB != 0 || len(xt) != I2SBatchLen(4*rowB) ||
-		len(sums) != len(rows)/rowB*I2SBatchTokens {
+// I2SBatchSegment is the number of blocks (128 inputs each) of one
+// DotI2SBatch call that keeps its packed activations (I2SBatchTokens·4 KiB
+// per 32 blocks) in a 48 KiB L1 cache. It is a multiple of 32 (the int16
+// lane window of dotI2SRef), so the sums of consecutive segments add up
+// to the whole row's exactly.
+const I2SBatchSegment = 32
+
+// DotI2SBatch adds, for every row r of rows (rows start rowB bytes apart;
+// len(sums)/I2SBatchTokens rows) and each of the I2SBatchTokens token rows
+// packed in xt (PackI2SBatch; xt starts at the chunk of block b0 and holds
+// at least nb blocks), Σ code·q_t over blocks b0 … b0+nb−1 of the row
+// (rows starts at block b0 of the first row) to sums[r·I2SBatchTokens + t].
+// b0 must be even and a multiple of 32 unless it is 0, so that the range
+// starts a chunk and an int16 lane window: over a whole row the sums are
+// dotI2SRef's, int16 lane wrap and code 3 included. It panics on
+// inconsistent lengths.
+func DotI2SBatch(sums []int32, rows []byte, rowB, nb int, xt []int8) {
+	nr := len(sums) / I2SBatchTokens
+	if rowB <= 0 || rowB%32 != 0 || nb <= 0 || len(sums)%I2SBatchTokens != 0 ||
+		len(xt) < (nb+1)/2*I2SBatchTokens*i2sBatchChunk || (nr > 0 && len(rows) < (nr-1)*rowB+32*nb) {
 		panic("kernels: DotI2SBatch length mismatch")
 	}
-	dotI2SBatch(sums, rows, rowB, xt)
+	if nr == 0 {
+		return
+	}
+	dotI2SBatch(sums, rows, rowB, nb, xt)
 }
 
 // dotI2SBatchRef is DotI2SBatch's reference: the token rows unpacked from
-// xt, then dotI2SRef.
-func dotI2SBatchRef(sums []int32, rows []byte, rowB int, xt []int8) {
-	k := 4 * rowB
+// xt, then dotI2SRef over the nb blocks.
+func dotI2SBatchRef(sums []int32, rows []byte, rowB, nb int, xt []int8) {
 	qs := make([][]int8, I2SBatchTokens)
 	for t := range qs {
-		qs[t] = make([]int8, (k+255)/256*256)
+		qs[t] = make([]int8, (nb+1)/2*i2sBatchChunk)
 	}
-	for c := 0; c < len(xt)/(I2SBatchTokens*i2sBatchChunk); c++ {
+	for c := 0; c < (nb+1)/2; c++ {
 		for t := range qs {
 			in := xt[(c*I2SBatchTokens+t)*i2sBatchChunk:]
 			for p, e := range i2sBatchPerm {
@@ -103,9 +117,9 @@ func dotI2SBatchRef(sums []int32, rows []byte, rowB int, xt []int8) {
 			}
 		}
 	}
-	for r := 0; r < len(rows)/rowB; r++ {
+	for r := 0; r < len(sums)/I2SBatchTokens; r++ {
 		for t := range qs {
-			sums[r*I2SBatchTokens+t] = dotI2SRef(rows[r*rowB:(r+1)*rowB], qs[t][:k])
+			sums[r*I2SBatchTokens+t] += dotI2SRef(rows[r*rowB:r*rowB+32*nb], qs[t][:128*nb])
 		}
 	}
 }

@@ -14,8 +14,20 @@ func checkI2SBatch(t *testing.T, rows []byte, rowB int, qs [][]int8) {
 	xt := make([]int8, I2SBatchLen(k))
 	PackI2SBatch(xt, qs, k)
 	nr := len(rows) / rowB
+	// The whole row in one call, and in segments of I2SBatchSegment
+	// blocks (as the runtime calls it); both must give dotI2SRef's sums.
 	sums := make([]int32, nr*I2SBatchTokens)
-	DotI2SBatch(sums, rows, rowB, xt)
+	DotI2SBatch(sums, rows, rowB, rowB/32, xt)
+	seg := make([]int32, nr*I2SBatchTokens)
+	for b0 := 0; b0 < rowB/32; b0 += I2SBatchSegment {
+		nb := min(I2SBatchSegment, rowB/32-b0)
+		DotI2SBatch(seg, rows[32*b0:], rowB, nb, xt[b0/2*I2SBatchTokens*i2sBatchChunk:])
+	}
+	for i := range seg {
+		if seg[i] != sums[i] {
+			t.Fatalf("nb=%d: segmented sum %d of %d, whole row %d", rowB/32, i, seg[i], sums[i])
+		}
+	}
 	zero := make([]int8, k)
 	for r := 0; r < nr; r++ {
 		for tok := 0; tok < I2SBatchTokens; tok++ {
@@ -166,7 +178,7 @@ func BenchmarkI2SBatchVsDotI2S4(b *testing.B) {
 		sums := make([]int32, 16*I2SBatchTokens)
 		for b.Loop() {
 			for r0 := 0; r0 < rows; r0 += 16 {
-				DotI2SBatch(sums, w[r0*k/4:(r0+16)*k/4], k/4, xt)
+				DotI2SBatch(sums, w[r0*k/4:(r0+16)*k/4], k/4, k/128, xt)
 			}
 		}
 	})

@@ -14,12 +14,12 @@ var useVNNI = useAVX512 && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
 func i2sBatchAccelerated() bool { return useVNNI }
 
-func dotI2SBatch(sums []int32, rows []byte, rowB int, xt []int8) {
+func dotI2SBatch(sums []int32, rows []byte, rowB, nb int, xt []int8) {
 	if useVNNI {
-		dotI2SBatchVNNI(sums, rows, rowB, xt)
+		dotI2SBatchVNNI(sums, rows, rowB, nb, xt)
 		return
 	}
-	dotI2SBatchRef(sums, rows, rowB, xt)
+	dotI2SBatchRef(sums, rows, rowB, nb, xt)
 }
 
 func expSub(dst, src []float32, m float32) {

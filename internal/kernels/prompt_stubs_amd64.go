@@ -4,10 +4,10 @@
 
 package kernels
 
-// dotI2SBatchVNNI stores Σ code·q_t of every row of rowB bytes in rows for the eight token rows packed in xt (PackI2SBatch) into sums[8r+t]; len(rows) is a multiple of rowB, rowB of 32, len(sums) = 8·len(rows)/rowB.
+// dotI2SBatchVNNI adds Σ code·q_t over the first nb 32-byte blocks of every row (rows start rowB bytes apart in rows) for the eight token rows packed in xt (PackI2SBatch layout, from those blocks' first chunk) to sums[8r+t]; nb ≥ 1, len(sums)/8 rows.
 //
 //go:noescape
-func dotI2SBatchVNNI(sums []int32, rows []byte, rowB int, xt []int8)
+func dotI2SBatchVNNI(sums []int32, rows []byte, rowB int, nb int, xt []int8)
 
 // expSubGroupsAVX512 writes Exp(src[i] − m) to dst[i] for the groups of sixteen of src (len(src) a multiple of 16, len(dst) ≥ len(src)) up to the first group Exp's fast path cannot take, and returns the number of values done.
 //

@@ -56,19 +56,17 @@ const i2sBatchTokens = 8
 // (VPMADDWD with ones), and a transposing VPHADDD tree sums each token's
 // lanes into the row's eight totals.
 func dotI2SBatch() {
-	TEXT("dotI2SBatchVNNI", NOSPLIT, "func(sums []int32, rows []byte, rowB int, xt []int8)")
+	TEXT("dotI2SBatchVNNI", NOSPLIT, "func(sums []int32, rows []byte, rowB, nb int, xt []int8)")
 	Pragma("noescape")
-	Doc("dotI2SBatchVNNI stores Σ code·q_t of every row of rowB bytes in rows for the eight token rows packed in xt (PackI2SBatch) into sums[8r+t]; len(rows) is a multiple of rowB, rowB of 32, len(sums) = 8·len(rows)/rowB.")
+	Doc("dotI2SBatchVNNI adds Σ code·q_t over the first nb 32-byte blocks of every row (rows start rowB bytes apart in rows) for the eight token rows packed in xt (PackI2SBatch layout, from those blocks' first chunk) to sums[8r+t]; nb ≥ 1, len(sums)/8 rows.")
 	sums := Load(Param("sums").Base(), GP64())
-	row := Load(Param("rows").Base(), GP64())
-	nbytes := Load(Param("rows").Len(), GP64())
+	nrows := Load(Param("sums").Len(), GP64())
+	SHRQ(U8(3), nrows)
+	rowStart := Load(Param("rows").Base(), GP64())
 	rowB := Load(Param("rowB"), GP64())
+	nbRow := Load(Param("nb"), GP64())
 	xtBase := Load(Param("xt").Base(), GP64())
-	end := GP64()
-	LEAQ(Mem{Base: row, Index: nbytes, Scale: 1}, end)
-	nbRow := GP64()
-	MOVQ(rowB, nbRow)
-	SHRQ(U8(5), nbRow) // blocks per row
+	row := GP64()
 
 	t := GP32()
 	MOVL(U32(0x03030303), t)
@@ -91,8 +89,9 @@ func dotI2SBatch() {
 
 	const T = i2sBatchTokens
 	Label("bRow")
-	CMPQ(row, end)
-	JAE(LabelRef("bDone"))
+	CMPQ(nrows, Imm(0))
+	JE(LabelRef("bDone"))
+	MOVQ(rowStart, row)
 	xt := GP64()
 	MOVQ(xtBase, xt)
 	nb := GP64()
@@ -197,8 +196,11 @@ func dotI2SBatch() {
 	JMP(LabelRef("bGroup"))
 
 	Label("bRowEnd")
+	VPADDD(Mem{Base: sums}, tot, tot)
 	VMOVDQU32(tot, Mem{Base: sums})
 	ADDQ(U8(4*T), sums)
+	ADDQ(rowB, rowStart)
+	DECQ(nrows)
 	JMP(LabelRef("bRow"))
 
 	Label("bDone")
