@@ -192,3 +192,27 @@ func BenchmarkI2SBatchVsDotI2S4(b *testing.B) {
 		}
 	})
 }
+
+// TestDotF16RowsAnyActivation: DotF16Rows against dotF16RowsRef with
+// float32 activations that are not F16 values (so each product's rounding
+// shows; the attention's F32 paths pass such values), odd row counts.
+func TestDotF16RowsAnyActivation(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 4))
+	for _, k := range []int{32, 128, 2560} {
+		for _, nr := range []int{1, 3, 4, 7, 9} {
+			w := randF16(r, nr*k, 30)
+			x := make([]float32, k)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 7)
+			}
+			got, want := make([]float32, nr), make([]float32, nr)
+			DotF16Rows(got, w, x)
+			dotF16RowsRef(want, w, x)
+			for row := range got {
+				if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
+					t.Fatalf("k=%d rows=%d row %d: kernel %v, reference %v (%s)", k, nr, row, got[row], want[row], Impl())
+				}
+			}
+		}
+	}
+}
