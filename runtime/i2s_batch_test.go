@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -62,7 +63,8 @@ func TestDotI2SLUTEqualsDotI2S(t *testing.T) {
 	}
 }
 
-// TestMatMulI2SEqualsMatVec: MatMul over 1…9 tokens and MatVec equal
+// TestMatMulI2SEqualsMatVec: MatMul over 1…9, 16 and 17 tokens (one and
+// two groups of the eight-token kernel, with and without a remainder) and MatVec equal
 // Row (dotI2S) per token bit for bit, with rows holding code 3 (which take
 // dotI2S in the batched kernel) between ordinary rows, K spanning one and
 // two lane windows, matrices below and above lut1MinRows, 1 and 3 threads.
@@ -78,7 +80,7 @@ func TestMatMulI2SEqualsMatVec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		xs := make([][]float32, 9)
+		xs := make([][]float32, 17)
 		want := make([][]float32, len(xs))
 		for i := range xs {
 			xs[i] = make([]float32, k)
@@ -99,7 +101,7 @@ func TestMatMulI2SEqualsMatVec(t *testing.T) {
 				}
 			}
 		}
-		for n := 1; n <= len(xs); n++ {
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17} {
 			for _, th := range []int{1, 3} {
 				dst := make([][]float32, n)
 				for i := range dst {
@@ -149,6 +151,48 @@ func TestDotI2SLUT1EqualsDotI2S(t *testing.T) {
 					t.Fatalf("k %d row %d: %d, dotI2S %d", k, row, sums[row], want)
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkMatMulI2SPrompt: MatMul of 128 token rows with the 2B-4T
+// gate/up (K 2560, M 6912) and down (K 6912, M 2560) shapes through the
+// AVX-512 batched kernel with the L2 row tile, with 16-row tiles, and
+// through the AVX2 four-token kernel: run the sub-benchmarks alternately
+// (-count) and compare ratios on a loaded machine.
+func BenchmarkMatMulI2SPrompt(b *testing.B) {
+	if !useI2SBatch {
+		b.Skip("no AVX-512 VNNI batched kernel here")
+	}
+	r := rand.New(rand.NewPCG(25, 3))
+	for _, km := range [][2]int{{2560, 6912}, {6912, 2560}} {
+		k, m := km[0], km[1]
+		data, _ := randomI2S(k, m, 0.25, uint64(k))
+		w, err := NewMatrix(gguf.TypeI2S, k, m, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		xs, dst := make([][]float32, 128), make([][]float32, 128)
+		for i := range xs {
+			xs[i], dst[i] = make([]float32, k), make([]float32, m)
+			for j := range xs[i] {
+				xs[i][j] = float32(r.NormFloat64())
+			}
+		}
+		for _, v := range []struct {
+			name  string
+			batch bool
+			tile  int
+		}{{"batch-l2tile", true, 192 << 10}, {"batch-16rows", true, 0}, {"avx2-dot4", false, 0}} {
+			b.Run(fmt.Sprintf("k=%d/%s", k, v.name), func(b *testing.B) {
+				savedB, savedT := useI2SBatch, i2sBatchTileBytes
+				useI2SBatch, i2sBatchTileBytes = v.batch, v.tile
+				defer func() { useI2SBatch, i2sBatchTileBytes = savedB, savedT }()
+				sc := new(batchScratch)
+				for b.Loop() {
+					w.matMul(dst, xs, sc, 1)
+				}
+			})
 		}
 	}
 }

@@ -270,6 +270,9 @@ type batchScratch struct {
 	acts []Activation
 	lut  []uint64
 	qs   [][]int8
+	// xt holds the token rows packed for kernels.DotI2SBatch, one
+	// I2SBatchLen block per group of I2SBatchTokens tokens.
+	xt   []int8
 	rowf [][]float32
 
 	// fmaAcc is copied into every Activation (Activation.fmaAcc).
@@ -373,6 +376,10 @@ const i2sAsmRowTile = 16
 // through the pure-Go dotI2SLUT; a row the table kernel refuses (code 3)
 // takes dotI2S. Both give dotI2S's sums.
 func (w *Matrix) matMulI2S(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
+	if useI2SBatch && len(acts) >= kernels.I2SBatchTokens {
+		w.matMulI2SBatch(dst, acts, sc, threads)
+		return
+	}
 	if kernels.Accelerated() {
 		w.matMulI2SAsm(dst, acts, threads)
 		return
@@ -462,6 +469,88 @@ func (w *Matrix) matMulI2SAsm(dst [][]float32, acts []Activation, threads int) {
 			}
 		}
 	})
+}
+
+// i2sBatchTileBytes bounds the weight bytes matMulI2SBatch multiplies
+// with every group of tokens before the next rows: they stay in L2 (1 MiB
+// on Zen 5) while each group's packed activations (8·K bytes) stay in L1
+// or L2, so the activations, read once per row, are not streamed from L3.
+// (A variable so BenchmarkMatMulI2SPrompt can compare tile sizes.)
+var i2sBatchTileBytes = 192 << 10
+
+// useI2SBatch selects matMulI2SBatch for batches of at least
+// kernels.I2SBatchTokens tokens (tests and benchmarks switch it off).
+var useI2SBatch = kernels.I2SBatchAccelerated()
+
+// matMulI2SBatch is matMulI2SAsm with the AVX-512 batched kernel: the
+// tokens packed in groups of kernels.I2SBatchTokens (each weight row read
+// once per group), the last len(acts) mod I2SBatchTokens tokens through
+// DotI2S4 and DotI2S. Every kernel gives dotI2S's sums.
+func (w *Matrix) matMulI2SBatch(dst [][]float32, acts []Activation, sc *batchScratch, threads int) {
+	const T = kernels.I2SBatchTokens
+	n := len(acts)
+	groups := n / T
+	per := kernels.I2SBatchLen(w.kPad)
+	if cap(sc.xt) < groups*per {
+		sc.xt = make([]int8, groups*per)
+	}
+	xt := sc.xt[:groups*per]
+	parallel.ForHot(groups, threads, func(lo, hi int) {
+		var qs [T][]int8
+		for g := lo; g < hi; g++ {
+			for k := range qs {
+				qs[k] = acts[g*T+k].q
+			}
+			kernels.PackI2SBatch(xt[g*per:(g+1)*per], qs[:], w.kPad)
+		}
+	})
+	rest := acts[groups*T:]
+	n4 := len(rest) &^ 3
+	tileRows := max(16, i2sBatchTileBytes/w.rowB&^15)
+	nb := w.rowB / 32
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
+		sums := make([]int32, min(tileRows, hi-lo)*T)
+		for r0 := lo; r0 < hi; r0 += tileRows {
+			r1 := min(r0+tileRows, hi)
+			for g := 0; g < groups; g++ {
+				// The row in segments whose packed activations fit in L1.
+				clear(sums[:(r1-r0)*T])
+				for b0 := 0; b0 < nb; b0 += kernels.I2SBatchSegment {
+					seg := xt[g*per+b0/2*T*256 : (g+1)*per]
+					kernels.DotI2SBatch(sums[:(r1-r0)*T], w.raw[r0*w.rowB+32*b0:r1*w.rowB], w.rowB, min(kernels.I2SBatchSegment, nb-b0), seg)
+				}
+				a := acts[g*T : (g+1)*T : (g+1)*T]
+				for k := range a {
+					i2sOutRows(dst[g*T+k][r0:r1], sums[k:], T, &a[k], w.Scale)
+				}
+			}
+			for t := 0; t < n4; t += 4 {
+				a := rest[t : t+4 : t+4]
+				for r := r0; r < r1; r++ {
+					s := kernels.DotI2S4(w.raw[r*w.rowB:(r+1)*w.rowB], a[0].q, a[1].q, a[2].q, a[3].q)
+					for k := range a {
+						dst[groups*T+t+k][r] = i2sOut(s[k], &a[k], w.Scale)
+					}
+				}
+			}
+			for t := n4; t < len(rest); t++ {
+				a, d := &rest[t], dst[groups*T+t]
+				for r := r0; r < r1; r++ {
+					d[r] = i2sOut(kernels.DotI2S(w.raw[r*w.rowB:(r+1)*w.rowB], a.q), a, w.Scale)
+				}
+			}
+		}
+	})
+}
+
+// i2sOutRows is i2sOut for consecutive rows: d[i] from sums[i·stride].
+func i2sOutRows(d []float32, sums []int32, stride int, a *Activation, scale float32) {
+	sumf, s := float32(a.sum), a.s
+	for i := range d {
+		v := float32(sums[i*stride]) - sumf
+		v = v / s
+		d[i] = v * scale
+	}
 }
 
 // notMainline refuses the mainline ggml types bitnet.cpp does not have

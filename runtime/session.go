@@ -509,13 +509,9 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	// summed in float32 and added to a float64 total; the padding of the
 	// last group is exp(−inf) = 0, as for ggml's masked cache cells.
 	var sum float64
-	for j := range padded {
-		e := float32(0)
-		if j >= off && j < off+n {
-			e = expVec(scores[j-off] - mx)
-		}
-		padded[j] = e
-	}
+	clear(padded[:off])
+	kernels.ExpSub(padded[off:off+n], scores[:n], mx) // expVec(scores[j] − mx)
+	clear(padded[off+n:])
 	for g := 0; g < len(padded); g += 8 {
 		sum += float64(sumExp8(padded[g : g+8]))
 	}

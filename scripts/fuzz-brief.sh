@@ -30,6 +30,7 @@ targets=(
   "./hub                             FuzzParseRef            100000"
   "./hub                             FuzzParseIndexShards    100000"
   "./internal/kernels                FuzzDotI2S              100000"
+  "./internal/kernels                FuzzDotI2SBatch         40000"
   "./internal/kernels                FuzzDotF16              100000"
   "./internal/kernels                FuzzQuantizeI8S         100000"
   "./internal/kernels                FuzzConverterKernels    60000"

@@ -41,6 +41,9 @@ func FuzzDotI2S(f *testing.F) {
 		if nb == 0 {
 			return
 		}
+		// DotI2SBatch with the row and the four activations (the other
+		// four token rows zero).
+		checkI2SBatch(t, row, len(row), qs[:])
 		rows := make([]byte, 0, 3*len(row))
 		for k := range 3 {
 			rows = append(append(rows, row[k*len(row)/3:]...), row[:k*len(row)/3]...)

@@ -24,3 +24,16 @@ func BenchmarkDotI2SRowsAVX2(b *testing.B) {
 	defer func() { useAVX512 = saved }()
 	BenchmarkDotI2SRows(b)
 }
+
+// TestPromptKernelsWithoutVNNI runs the batched I2_S and ExpSub tests
+// with their AVX-512 kernels switched off (the references they fall back
+// to on CPUs without AVX-512 VNNI).
+func TestPromptKernelsWithoutVNNI(t *testing.T) {
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI here: the other tests already run the fallbacks")
+	}
+	useVNNI = false
+	defer func() { useVNNI = true }()
+	t.Run("DotI2SBatch", TestDotI2SBatchMatchesReference)
+	t.Run("ExpSub", TestExpSubMatchesExp)
+}
