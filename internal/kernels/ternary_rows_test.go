@@ -143,9 +143,15 @@ func TestTernaryRowsMatchRow(t *testing.T) {
 func TestTernaryRowsPanics(t *testing.T) {
 	var d4, m4 [4]float32
 	for name, f := range map[string]func(){
-		"tq2 rowB":   func() { AccTQ2_0Rows(make([]float32, 1), make([]byte, 65), 65, make([]int8, 256), make([]int16, 16), make([]float32, 1), false) },
-		"tq1 rows":   func() { AccTQ1_0Rows(make([]float32, 2), make([]byte, 54), 54, make([]int8, 256), make([]int16, 16), make([]float32, 1), true) },
-		"q2 qsum":    func() { DotQ2_0Rows(make([]float32, 1), make([]byte, 18), 18, make([]int8, 64), make([]int32, 1), make([]float32, 2)) },
+		"tq2 rowB": func() {
+			AccTQ2_0Rows(make([]float32, 1), make([]byte, 65), 65, make([]int8, 256), make([]int16, 16), make([]float32, 1), false)
+		},
+		"tq1 rows": func() {
+			AccTQ1_0Rows(make([]float32, 2), make([]byte, 54), 54, make([]int8, 256), make([]int16, 16), make([]float32, 1), true)
+		},
+		"q2 qsum": func() {
+			DotQ2_0Rows(make([]float32, 1), make([]byte, 18), 18, make([]int8, 64), make([]int32, 1), make([]float32, 2))
+		},
 		"q2 perm":    func() { PermuteQ2_0(make([]int8, 64), make([]int32, 2), make([]int8, 63)) },
 		"iq2 q":      func() { DotIQ2BNRows(make([]float32, 1), make([]byte, 20), 20, make([]int8, 63), &d4, &m4) },
 		"iq2 no blk": func() { DotIQ2BNRows(make([]float32, 1), make([]byte, 4), 4, nil, &d4, &m4) },
