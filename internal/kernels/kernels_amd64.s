@@ -2933,3 +2933,104 @@ DATA q2RowsShift<>+52(SB)/4, $0x00000006
 DATA q2RowsShift<>+56(SB)/4, $0x00000006
 DATA q2RowsShift<>+60(SB)/4, $0x00000006
 GLOBL q2RowsShift<>(SB), RODATA|NOPTR, $64
+
+// func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·dotQ2_0Rows2AVX2(SB), NOSPLIT, $0-128
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	VMOVDQU      q2Rows2Shift<>+0(SB), Y2
+	VMOVDQU      q2Rows2Shift<>+32(SB), Y3
+
+q2pRow:
+	CMPQ   CX, $0x00
+	JE     q2pDone
+	LEAQ   (DX)(BX*1), SI
+	MOVQ   qp_base+56(FP), DI
+	MOVQ   qsum_base+80(FP), R8
+	MOVQ   d_base+104(FP), R9
+	MOVQ   BX, R10
+	VXORPS X4, X4, X4
+
+q2pLoop:
+	VMOVDQU        (DI), Y5
+	VMOVDQU        32(DI), Y6
+	VBROADCASTI128 2(DX), Y7
+	VPSRLVD        Y2, Y7, Y8
+	VPSRLVD        Y3, Y7, Y7
+	VPAND          Y0, Y8, Y8
+	VPAND          Y0, Y7, Y7
+	VPMADDUBSW     Y5, Y8, Y8
+	VPMADDUBSW     Y6, Y7, Y7
+	VPADDW         Y7, Y8, Y8
+	VPMADDWD       Y1, Y8, Y8
+	VBROADCASTI128 2(SI), Y7
+	VPSRLVD        Y2, Y7, Y9
+	VPSRLVD        Y3, Y7, Y7
+	VPAND          Y0, Y9, Y9
+	VPAND          Y0, Y7, Y7
+	VPMADDUBSW     Y5, Y9, Y9
+	VPMADDUBSW     Y6, Y7, Y7
+	VPADDW         Y7, Y9, Y9
+	VPMADDWD       Y1, Y9, Y9
+	VPHADDD        Y9, Y8, Y8
+	VEXTRACTI128   $0x01, Y8, X5
+	VPADDD         X5, X8, X5
+	VMOVDDUP       (R8), X6
+	VPSUBD         X6, X5, X5
+	VCVTDQ2PS      X5, X5
+	VMOVDDUP       (R9), X6
+	VXORPS         X7, X7, X7
+	VFMADD231PS    X6, X5, X7
+	VMOVSLDUP      X7, X7
+	VFMADD231PS    X6, X5, X7
+	MOVWLZX        (DX), R11
+	MOVWLZX        (SI), R12
+	VPXOR          X5, X5, X5
+	VPINSRW        $0x01, R11, X5, X5
+	VPINSRW        $0x03, R12, X5, X5
+	VCVTPH2PS      X5, X5
+	VFMADD231PS    X7, X5, X4
+	ADDQ           $0x12, DX
+	ADDQ           $0x12, SI
+	ADDQ           $0x40, DI
+	ADDQ           $0x08, R8
+	ADDQ           $0x08, R9
+	SUBQ           $0x12, R10
+	JNE            q2pLoop
+	VEXTRACTPS     $0x01, X4, (AX)
+	VEXTRACTPS     $0x03, X4, 4(AX)
+	ADDQ           $0x08, AX
+	MOVQ           SI, DX
+	SUBQ           $0x02, CX
+	JMP            q2pRow
+
+q2pDone:
+	VZEROUPPER
+	RET
+
+DATA q2Rows2Shift<>+0(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+4(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+8(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+12(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+16(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+20(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+24(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+28(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+32(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+36(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+40(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+44(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+48(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+52(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+56(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+60(SB)/4, $0x00000006
+GLOBL q2Rows2Shift<>(SB), RODATA|NOPTR, $64

@@ -168,3 +168,8 @@ func dotIQ2BNRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, d *[4]floa
 //
 //go:noescape
 func dotQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+
+// dotQ2_0Rows2AVX2 is dotQ2_0RowsAVX2 for an even len(dst) (the same results).
+//
+//go:noescape
+func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)

@@ -41,7 +41,15 @@ func dotQ2_0Rows(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, 
 		dotQ2_0RowsRef(dst, rows, rowB, qp, qsum, d)
 		return
 	}
-	dotQ2_0RowsAVX2(dst, rows, rowB, qp, qsum, d)
+	// Pairs of rows interleave their float chains; an odd last row
+	// takes the one-row loop.
+	even := len(dst) &^ 1
+	if even > 0 {
+		dotQ2_0Rows2AVX2(dst[:even], rows, rowB, qp, qsum, d)
+	}
+	if even < len(dst) {
+		dotQ2_0RowsAVX2(dst[even:], rows[even*rowB:], rowB, qp, qsum, d)
+	}
 	for r, v := range dst {
 		if v != v {
 			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)

@@ -57,6 +57,7 @@ func main() {
 	accTQRows(true)
 	dotIQ2BNRows()
 	dotQ2_0Rows()
+	dotQ2_0Rows2()
 	Generate()
 }
 
