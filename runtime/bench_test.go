@@ -243,3 +243,33 @@ func BenchmarkIQBNMatVec(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFileTG: tg32 (32 one-token Eval calls from an empty cache) on
+// the GGUF file named by BITNET_BENCH_GGUF (any weight type, the file's
+// home arithmetic), at 1 and 2 threads; reports tokens/s. It is the tg32
+// of the bench command, for profiling one type (docs/performance.md).
+func BenchmarkFileTG(b *testing.B) {
+	path := os.Getenv("BITNET_BENCH_GGUF")
+	if path == "" {
+		b.Skip("set BITNET_BENCH_GGUF to a GGUF model file")
+	}
+	for _, th := range []int{1, 2} {
+		m := openModel(b, path, th)
+		s := m.NewSession(160)
+		ids := make([]int32, 128)
+		for i := range ids {
+			ids[i] = int32(1 + (i*7919)%(m.Params.NVocab-1))
+		}
+		b.Run(fmt.Sprintf("tg32/threads=%d", th), func(b *testing.B) {
+			for b.Loop() {
+				s.Reset()
+				for _, id := range ids[:32] {
+					if _, err := s.Eval(id); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(32*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

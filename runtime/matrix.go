@@ -105,6 +105,10 @@ type Activation struct {
 	// tables, which would cost hundreds of MB for a whole batch.
 	bsums, lutTQ []int16
 	inBatch      bool
+	// q2p, q2sum: a Q2_0 activation's codes permuted for the row-range
+	// kernel and their half sums (kernels.PermuteQ2_0; ternary_rows.go).
+	q2p   []int8
+	q2sum []int32
 	// fmaAcc: the float accumulation of the AVX2 Q8_K kernels' blocks is
 	// one fused multiply-add, as gcc (-ffp-contract=fast, mainline
 	// llama.cpp's build) compiles it; clang (bitnet.cpp's build) rounds
@@ -221,6 +225,9 @@ func (w *Matrix) matVecPrepared(dst []float32, a *Activation, threads int) {
 	}
 	if w.Type == gguf.TypeI2S && w.M >= lut1MinRows {
 		w.matVecI2S(dst, a, threads)
+		return
+	}
+	if w.matVecTernary(dst, a, threads) {
 		return
 	}
 	parallel.ForHot(w.M, threads, func(lo, hi int) {
@@ -355,6 +362,9 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 				}
 			}
 		})
+	case w.matMulTernary(dst, acts, threads):
+		// TQ1_0, TQ2_0, Q2_0, IQ2_BN: done by the row-range kernels
+		// (ternary_rows.go).
 	default:
 		parallel.ForHot(w.M, threads, func(lo, hi int) {
 			for r := lo; r < hi; r++ {

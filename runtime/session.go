@@ -207,6 +207,21 @@ func (s *Session) head(dst, hidden [][]float32) {
 	if s.ub.headTiny && !s.m.opts.F32Attention && s.m.opts.Arith == ArithBitnetCpp && s.headTinyBLASBitnet(dst, hidden) {
 		return
 	}
+	if s.m.opts.F32Attention && !s.m.opts.Batched && out.Type == gguf.TypeF16 {
+		// ik_llama.cpp's tied F16 head takes the f32 hidden state (its
+		// own summation order is not emulated: TestIKHomeFiles and
+		// TestGoldenIQBN bound the difference at 1e-5). ggml's AVX2
+		// vec_dot_f16 order on the unrounded row (kernels.DotF16Rows)
+		// streams the head as fast as the F16 head of the other
+		// arithmetics; the float64 sum below is ~20× slower per token.
+		for t := range hidden {
+			x := hidden[t]
+			parallel.ForHot(out.M, th, func(lo, hi int) {
+				kernels.DotF16Rows(dst[t][lo:hi], out.u16[lo*out.K:hi*out.K], x)
+			})
+		}
+		return
+	}
 	if (s.m.opts.Batched || s.m.opts.F32Attention) && out.Type == gguf.TypeF16 {
 		// The batched reference multiplies the F16 head with f32 rows.
 		parallel.ForHot(out.M, th, func(lo, hi int) {

@@ -2523,3 +2523,514 @@ DATA q6Scales<>+125(SB)/1, $0x0f
 DATA q6Scales<>+126(SB)/1, $0x0e
 DATA q6Scales<>+127(SB)/1, $0x0f
 GLOBL q6Scales<>(SB), RODATA|NOPTR, $128
+
+// func accTQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ2_0RowsAVX2(SB), NOSPLIT, $0-129
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVB         fused+128(FP), SI
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x03030303, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+
+tq2rrow:
+	CMPQ   CX, $0x00
+	JE     tq2rdone
+	MOVQ   q_base+56(FP), DI
+	MOVQ   bsums_base+80(FP), R8
+	MOVQ   d_base+104(FP), R9
+	MOVQ   BX, R10
+	VXORPS Y2, Y2, Y2
+
+tq2racc:
+	VMOVDQU      (DX), Y3
+	VPAND        Y1, Y3, Y4
+	VPMADDUBSW   (DI), Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   32(DI), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   64(DI), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y1, Y3, Y3
+	VPMADDUBSW   96(DI), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VMOVDQU      32(DX), Y3
+	VPAND        Y1, Y3, Y5
+	VPMADDUBSW   128(DI), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x02, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   160(DI), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x04, Y3, Y5
+	VPAND        Y1, Y5, Y5
+	VPMADDUBSW   192(DI), Y5, Y5
+	VPADDW       Y5, Y4, Y4
+	VPSRLW       $0x06, Y3, Y3
+	VPAND        Y1, Y3, Y3
+	VPMADDUBSW   224(DI), Y3, Y3
+	VPADDW       Y3, Y4, Y4
+	VPMADDWD     Y0, Y4, Y4
+	VMOVDQU      (R8), Y3
+	VPMADDWD     Y0, Y3, Y3
+	VPSUBD       Y3, Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	MOVWLZX      64(DX), R11
+	VMOVD        R11, X3
+	VCVTPH2PS    X3, X3
+	VMULSS       (R9), X3, X3
+	VBROADCASTSS X3, Y3
+	CMPB         SI, $0x00
+	JE           multq2r
+	VFMADD231PS  Y3, Y4, Y2
+	JMP          nexttq2r
+
+multq2r:
+	VMULPS Y3, Y4, Y4
+	VADDPS Y4, Y2, Y2
+
+nexttq2r:
+	ADDQ         $0x42, DX
+	ADDQ         $0x00000100, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x04, R9
+	SUBQ         $0x42, R10
+	JNE          tq2racc
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X3
+	VMOVHLPS     X3, X3, X2
+	VADDPS       X2, X3, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VMOVSS       X2, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          tq2rrow
+
+tq2rdone:
+	VZEROUPPER
+	RET
+
+// func accTQ1_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·accTQ1_0RowsAVX2(SB), NOSPLIT, $0-129
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVB         fused+128(FP), SI
+	MOVL         $0x00010001, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0xff00ff00, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00030003, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+
+tq1rrow:
+	CMPQ   CX, $0x00
+	JE     tq1rdone
+	MOVQ   q_base+56(FP), DI
+	MOVQ   bsums_base+80(FP), R8
+	MOVQ   d_base+104(FP), R9
+	MOVQ   BX, R10
+	VXORPS Y3, Y3, Y3
+
+tq1racc:
+	VMOVDQU        (DX), Y4
+	VPSLLW         $0x08, Y4, Y5
+	VPAND          Y1, Y4, Y6
+	VPMULHUW       Y2, Y5, Y5
+	VPMULHUW       Y2, Y6, Y6
+	VPSLLW         $0x08, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPMADDUBSW     (DI), Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+0(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+0(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     32(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+32(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+32(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     64(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+64(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+64(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     96(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y4
+	VPMULLW        tq1Mul<>+96(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+96(SB), Y4, Y4
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     128(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VBROADCASTI128 32(DX), Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+128(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+128(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     160(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y7
+	VPMULLW        tq1Mul<>+160(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+160(SB), Y7, Y7
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y7, Y7
+	VPSLLW         $0x08, Y7, Y7
+	VPOR           Y7, Y6, Y6
+	VPMADDUBSW     192(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPBROADCASTD   48(DX), X6
+	VINSERTI128    $0x01, X6, Y4, Y4
+	VPSLLW         $0x08, Y4, Y6
+	VPAND          Y1, Y4, Y4
+	VPMULLW        tq1Mul<>+192(SB), Y6, Y6
+	VPMULLW        tq1Mul<>+192(SB), Y4, Y4
+	VPMULHUW       Y2, Y6, Y6
+	VPMULHUW       Y2, Y4, Y4
+	VPSLLW         $0x08, Y4, Y4
+	VPOR           Y4, Y6, Y6
+	VPMADDUBSW     224(DI), Y6, Y6
+	VPADDW         Y6, Y5, Y5
+	VPMADDWD       Y0, Y5, Y5
+	VMOVDQU        (R8), Y4
+	VPMADDWD       Y0, Y4, Y4
+	VPSUBD         Y4, Y5, Y5
+	VCVTDQ2PS      Y5, Y5
+	MOVWLZX        52(DX), R11
+	VMOVD          R11, X4
+	VCVTPH2PS      X4, X4
+	VMULSS         (R9), X4, X4
+	VBROADCASTSS   X4, Y4
+	CMPB           SI, $0x00
+	JE             multq1r
+	VFMADD231PS    Y4, Y5, Y3
+	JMP            nexttq1r
+
+multq1r:
+	VMULPS Y4, Y5, Y5
+	VADDPS Y5, Y3, Y3
+
+nexttq1r:
+	ADDQ         $0x36, DX
+	ADDQ         $0x00000100, DI
+	ADDQ         $0x20, R8
+	ADDQ         $0x04, R9
+	SUBQ         $0x36, R10
+	JNE          tq1racc
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X4
+	VMOVHLPS     X4, X4, X3
+	VADDPS       X3, X4, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVSS       X3, (AX)
+	ADDQ         $0x04, AX
+	DECQ         CX
+	JMP          tq1rrow
+
+tq1rdone:
+	VZEROUPPER
+	RET
+
+// func dotIQ2BNRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·dotIQ2BNRowsAVX2(SB), NOSPLIT, $0-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         d+80(FP), SI
+	MOVQ         minus+88(FP), DI
+	VMOVUPS      (SI), X0
+	VMOVUPS      (DI), X1
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
+	VMOVDQU      iq2RowsShift<>+0(SB), Y4
+	VMOVDQU      iq2RowsShift<>+32(SB), Y5
+	SUBQ         $0x04, BX
+
+iq2rrow:
+	CMPQ   CX, $0x00
+	JE     iq2rdone
+	MOVQ   q_base+56(FP), SI
+	VMOVSS (DX), X6
+	ADDQ   $0x04, DX
+	MOVQ   BX, DI
+	VPXOR  Y7, Y7, Y7
+
+iq2rloop:
+	VBROADCASTI128 (DX), Y8
+	VPSRLVD        Y4, Y8, Y9
+	VPSRLVD        Y5, Y8, Y8
+	VPAND          Y2, Y9, Y9
+	VPAND          Y2, Y8, Y8
+	VPMADDUBSW     (SI), Y9, Y9
+	VPMADDUBSW     32(SI), Y8, Y8
+	VPADDW         Y8, Y9, Y9
+	VPMADDWD       Y3, Y9, Y9
+	VPADDD         Y9, Y7, Y7
+	ADDQ           $0x10, DX
+	ADDQ           $0x40, SI
+	SUBQ           $0x10, DI
+	JNE            iq2rloop
+	VEXTRACTI128   $0x01, Y7, X8
+	VPADDD         X8, X7, X8
+	VCVTDQ2PS      X8, X8
+	VFMSUB213PS    X1, X0, X8
+	VMOVHLPS       X8, X8, X7
+	VADDPS         X7, X8, X7
+	VMOVSHDUP      X7, X8
+	VADDSS         X8, X7, X7
+	VMULSS         X6, X7, X7
+	VMOVSS         X7, (AX)
+	ADDQ           $0x04, AX
+	DECQ           CX
+	JMP            iq2rrow
+
+iq2rdone:
+	VZEROUPPER
+	RET
+
+DATA iq2RowsShift<>+0(SB)/4, $0x00000000
+DATA iq2RowsShift<>+4(SB)/4, $0x00000000
+DATA iq2RowsShift<>+8(SB)/4, $0x00000000
+DATA iq2RowsShift<>+12(SB)/4, $0x00000000
+DATA iq2RowsShift<>+16(SB)/4, $0x00000002
+DATA iq2RowsShift<>+20(SB)/4, $0x00000002
+DATA iq2RowsShift<>+24(SB)/4, $0x00000002
+DATA iq2RowsShift<>+28(SB)/4, $0x00000002
+DATA iq2RowsShift<>+32(SB)/4, $0x00000004
+DATA iq2RowsShift<>+36(SB)/4, $0x00000004
+DATA iq2RowsShift<>+40(SB)/4, $0x00000004
+DATA iq2RowsShift<>+44(SB)/4, $0x00000004
+DATA iq2RowsShift<>+48(SB)/4, $0x00000006
+DATA iq2RowsShift<>+52(SB)/4, $0x00000006
+DATA iq2RowsShift<>+56(SB)/4, $0x00000006
+DATA iq2RowsShift<>+60(SB)/4, $0x00000006
+GLOBL iq2RowsShift<>(SB), RODATA|NOPTR, $64
+
+// func dotQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·dotQ2_0RowsAVX2(SB), NOSPLIT, $0-128
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	VMOVDQU      q2RowsShift<>+0(SB), Y2
+	VMOVDQU      q2RowsShift<>+32(SB), Y3
+
+q2rrow:
+	CMPQ   CX, $0x00
+	JE     q2rdone
+	MOVQ   qp_base+56(FP), SI
+	MOVQ   qsum_base+80(FP), DI
+	MOVQ   d_base+104(FP), R8
+	MOVQ   BX, R9
+	VXORPS X4, X4, X4
+
+q2rloop:
+	VBROADCASTI128 2(DX), Y5
+	VPSRLVD        Y2, Y5, Y6
+	VPSRLVD        Y3, Y5, Y5
+	VPAND          Y0, Y6, Y6
+	VPAND          Y0, Y5, Y5
+	VPMADDUBSW     (SI), Y6, Y6
+	VPMADDUBSW     32(SI), Y5, Y5
+	VPADDW         Y5, Y6, Y6
+	VPMADDWD       Y1, Y6, Y6
+	VEXTRACTI128   $0x01, Y6, X5
+	VPADDD         X5, X6, X5
+	VPHADDD        X5, X5, X5
+	VMOVQ          (DI), X6
+	VPSUBD         X6, X5, X5
+	VCVTDQ2PS      X5, X5
+	VXORPS         X6, X6, X6
+	VFMADD231SS    (R8), X5, X6
+	VMOVSHDUP      X5, X5
+	VFMADD231SS    4(R8), X5, X6
+	MOVWLZX        (DX), R10
+	VMOVD          R10, X5
+	VCVTPH2PS      X5, X5
+	VFMADD231SS    X6, X5, X4
+	ADDQ           $0x12, DX
+	ADDQ           $0x40, SI
+	ADDQ           $0x08, DI
+	ADDQ           $0x08, R8
+	SUBQ           $0x12, R9
+	JNE            q2rloop
+	VMOVSS         X4, (AX)
+	ADDQ           $0x04, AX
+	DECQ           CX
+	JMP            q2rrow
+
+q2rdone:
+	VZEROUPPER
+	RET
+
+DATA q2RowsShift<>+0(SB)/4, $0x00000000
+DATA q2RowsShift<>+4(SB)/4, $0x00000000
+DATA q2RowsShift<>+8(SB)/4, $0x00000000
+DATA q2RowsShift<>+12(SB)/4, $0x00000000
+DATA q2RowsShift<>+16(SB)/4, $0x00000002
+DATA q2RowsShift<>+20(SB)/4, $0x00000002
+DATA q2RowsShift<>+24(SB)/4, $0x00000002
+DATA q2RowsShift<>+28(SB)/4, $0x00000002
+DATA q2RowsShift<>+32(SB)/4, $0x00000004
+DATA q2RowsShift<>+36(SB)/4, $0x00000004
+DATA q2RowsShift<>+40(SB)/4, $0x00000004
+DATA q2RowsShift<>+44(SB)/4, $0x00000004
+DATA q2RowsShift<>+48(SB)/4, $0x00000006
+DATA q2RowsShift<>+52(SB)/4, $0x00000006
+DATA q2RowsShift<>+56(SB)/4, $0x00000006
+DATA q2RowsShift<>+60(SB)/4, $0x00000006
+GLOBL q2RowsShift<>(SB), RODATA|NOPTR, $64
+
+// func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·dotQ2_0Rows2AVX2(SB), NOSPLIT, $0-128
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	VMOVDQU      q2Rows2Shift<>+0(SB), Y2
+	VMOVDQU      q2Rows2Shift<>+32(SB), Y3
+
+q2pRow:
+	CMPQ   CX, $0x00
+	JE     q2pDone
+	LEAQ   (DX)(BX*1), SI
+	MOVQ   qp_base+56(FP), DI
+	MOVQ   qsum_base+80(FP), R8
+	MOVQ   d_base+104(FP), R9
+	MOVQ   BX, R10
+	VXORPS X4, X4, X4
+
+q2pLoop:
+	VMOVDQU        (DI), Y5
+	VMOVDQU        32(DI), Y6
+	VBROADCASTI128 2(DX), Y7
+	VPSRLVD        Y2, Y7, Y8
+	VPSRLVD        Y3, Y7, Y7
+	VPAND          Y0, Y8, Y8
+	VPAND          Y0, Y7, Y7
+	VPMADDUBSW     Y5, Y8, Y8
+	VPMADDUBSW     Y6, Y7, Y7
+	VPADDW         Y7, Y8, Y8
+	VPMADDWD       Y1, Y8, Y8
+	VBROADCASTI128 2(SI), Y7
+	VPSRLVD        Y2, Y7, Y9
+	VPSRLVD        Y3, Y7, Y7
+	VPAND          Y0, Y9, Y9
+	VPAND          Y0, Y7, Y7
+	VPMADDUBSW     Y5, Y9, Y9
+	VPMADDUBSW     Y6, Y7, Y7
+	VPADDW         Y7, Y9, Y9
+	VPMADDWD       Y1, Y9, Y9
+	VPHADDD        Y9, Y8, Y8
+	VEXTRACTI128   $0x01, Y8, X5
+	VPADDD         X5, X8, X5
+	VMOVDDUP       (R8), X6
+	VPSUBD         X6, X5, X5
+	VCVTDQ2PS      X5, X5
+	VMOVDDUP       (R9), X6
+	VXORPS         X7, X7, X7
+	VFMADD231PS    X6, X5, X7
+	VMOVSLDUP      X7, X7
+	VFMADD231PS    X6, X5, X7
+	MOVWLZX        (DX), R11
+	MOVWLZX        (SI), R12
+	VPXOR          X5, X5, X5
+	VPINSRW        $0x01, R11, X5, X5
+	VPINSRW        $0x03, R12, X5, X5
+	VCVTPH2PS      X5, X5
+	VFMADD231PS    X7, X5, X4
+	ADDQ           $0x12, DX
+	ADDQ           $0x12, SI
+	ADDQ           $0x40, DI
+	ADDQ           $0x08, R8
+	ADDQ           $0x08, R9
+	SUBQ           $0x12, R10
+	JNE            q2pLoop
+	VEXTRACTPS     $0x01, X4, (AX)
+	VEXTRACTPS     $0x03, X4, 4(AX)
+	ADDQ           $0x08, AX
+	MOVQ           SI, DX
+	SUBQ           $0x02, CX
+	JMP            q2pRow
+
+q2pDone:
+	VZEROUPPER
+	RET
+
+DATA q2Rows2Shift<>+0(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+4(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+8(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+12(SB)/4, $0x00000000
+DATA q2Rows2Shift<>+16(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+20(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+24(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+28(SB)/4, $0x00000002
+DATA q2Rows2Shift<>+32(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+36(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+40(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+44(SB)/4, $0x00000004
+DATA q2Rows2Shift<>+48(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+52(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+56(SB)/4, $0x00000006
+DATA q2Rows2Shift<>+60(SB)/4, $0x00000006
+GLOBL q2Rows2Shift<>(SB), RODATA|NOPTR, $64

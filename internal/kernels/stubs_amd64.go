@@ -148,3 +148,28 @@ func accQ8_0AVX2(acc *[8]float32, row []byte, q []int8, d []float32)
 //
 //go:noescape
 func accQ6KAVX2(acc *[8]float32, row []byte, q []int8, d []float32)
+
+// accTQ2_0RowsAVX2 writes, for each of len(dst) consecutive rows of rowB bytes (a positive multiple of the block size), sumExp8 of accTQRef's lanes from zero into dst; len(rows) ≥ len(dst)·rowB, len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)
+
+// accTQ1_0RowsAVX2 writes, for each of len(dst) consecutive rows of rowB bytes (a positive multiple of the block size), sumExp8 of accTQRef's lanes from zero into dst; len(rows) ≥ len(dst)·rowB, len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.
+//
+//go:noescape
+func accTQ1_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)
+
+// dotIQ2BNRowsAVX2 writes the IQ2_BN product of each of len(dst) consecutive rows of rowB bytes (4 + a positive multiple of 16) with the Q8_K64 activation (q, len ≥ 4·(rowB − 4); group scales d, group offsets minus) into dst in dotIQ2BNRowsRef's float order; it needs FMA.
+//
+//go:noescape
+func dotIQ2BNRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
+
+// dotQ2_0RowsAVX2 writes the Q2_0 product of each of len(dst) consecutive rows of rowB bytes (a positive multiple of 18) with the permuted Q8_0 activation (qp, len ≥ 64·blocks; half sums qsum and scales d, len ≥ 2·blocks) into dst in dotQ2_0Ref's float order; it needs FMA.
+//
+//go:noescape
+func dotQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+
+// dotQ2_0Rows2AVX2 is dotQ2_0RowsAVX2 for an even len(dst) (the same results).
+//
+//go:noescape
+func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)

@@ -53,6 +53,11 @@ func main() {
 	accTQ(true)
 	accQ8_0()
 	accQ6K()
+	accTQRows(false)
+	accTQRows(true)
+	dotIQ2BNRows()
+	dotQ2_0Rows()
+	dotQ2_0Rows2()
 	Generate()
 }
 

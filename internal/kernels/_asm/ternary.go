@@ -692,3 +692,319 @@ func accQ6K() {
 	VZEROUPPER()
 	RET()
 }
+
+// Row-range kernels: one call multiplies a range of consecutive rows with
+// one prepared activation and writes each row's float result, so the
+// runtime's matrix-vector product makes one call per worker range (as
+// dotI2SRows does for I2_S) instead of one per row.
+
+// hsumExp8 returns an XMM whose lane 0 holds sumExp8 of the eight float
+// lanes of acc: a_i = e_i + e_(i+4), then (a_0 + a_2) + (a_1 + a_3)
+// (hsum_float_8; the runtime's sumExp8).
+func hsumExp8(acc VecVirtual) VecVirtual {
+	a := XMM()
+	VEXTRACTF128(U8(1), acc, a)
+	VADDPS(a, acc.AsX(), a)
+	b := XMM()
+	VMOVHLPS(a, a, b)
+	VADDPS(b, a, b)
+	c := XMM()
+	VMOVSHDUP(b, c)
+	VADDSS(c, b, b)
+	return b
+}
+
+// accTQRows: for each row, accTQ's lanes and accumulation from zero, then
+// hsumExp8 stored to dst (reference: accTQRowsRef).
+func accTQRows(tq1 bool) {
+	name, bytes, id := "accTQ2_0RowsAVX2", 66, "tq2r"
+	if tq1 {
+		name, bytes, id = "accTQ1_0RowsAVX2", 54, "tq1r"
+	}
+	TEXT(name, NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)")
+	Pragma("noescape")
+	Doc(name + " writes, for each of len(dst) consecutive rows of rowB bytes (a positive multiple of the block size), sumExp8 of accTQRef's lanes from zero into dst; len(rows) ≥ len(dst)·rowB, len(q) ≥ 256·blocks, len(bsums) ≥ 16·blocks, len(d) ≥ blocks; it needs FMA.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	fused := Load(Param("fused"), GP8())
+	ones16 := broadcast32(0x00010001)
+	var mask, hiMask, three VecVirtual
+	var mul Mem
+	if tq1 {
+		hiMask, three = broadcast32(0xff00ff00), broadcast32(0x00030003)
+		mul = tq1MulTable()
+	} else {
+		mask = broadcast32(0x03030303)
+	}
+	Label(id + "row")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef(id + "done"))
+	q := Load(Param("q").Base(), GP64())
+	bs := Load(Param("bsums").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	n := GP64()
+	MOVQ(rowB, n)
+	acc := YMM()
+	VXORPS(acc, acc, acc)
+	Label(id + "acc")
+	var lanes VecVirtual
+	if tq1 {
+		lanes = tq1Block(row, q, mul, hiMask, three, ones16)
+	} else {
+		lanes = tq2Block(row, q, mask, ones16)
+	}
+	tqEpilogue(lanes, acc, ones16, Mem{Base: bs}, Mem{Base: d}, Mem{Base: row, Disp: bytes - 2}, fused, id)
+	ADDQ(U8(bytes), row)
+	ADDQ(U32(256), q)
+	ADDQ(U8(32), bs)
+	ADDQ(U8(4), d)
+	SUBQ(U8(bytes), n)
+	JNE(LabelRef(id + "acc"))
+	r := hsumExp8(acc)
+	VMOVSS(r, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef(id + "row"))
+	Label(id + "done")
+	VZEROUPPER()
+	RET()
+}
+
+// dotIQ2BNRows: for each row (an f32 scale, then 16-byte IQ2_BN blocks),
+// sumsIQ2BN's four group sums S_g, v_g = d_g·S_g − minus_g in one fused
+// multiply-subtract (ik_llama.cpp's _mm_fmsub_ps), then the scale times
+// (v_0 + v_2) + (v_1 + v_3) (reference: dotIQ2BNRowsRef).
+func dotIQ2BNRows() {
+	TEXT("dotIQ2BNRowsAVX2", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32)")
+	Pragma("noescape")
+	Doc("dotIQ2BNRowsAVX2 writes the IQ2_BN product of each of len(dst) consecutive rows of rowB bytes (4 + a positive multiple of 16) with the Q8_K64 activation (q, len ≥ 4·(rowB − 4); group scales d, group offsets minus) into dst in dotIQ2BNRowsRef's float order; it needs FMA.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	dP := Load(Param("d"), GP64())
+	mP := Load(Param("minus"), GP64())
+	dv, mv := XMM(), XMM()
+	VMOVUPS(Mem{Base: dP}, dv)
+	VMOVUPS(Mem{Base: mP}, mv)
+	cnt := table32("iq2RowsShift", []uint32{0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6})
+	mask := broadcast32(0x03030303)
+	ones16 := broadcast32(0x00010001)
+	shA, shB := YMM(), YMM()
+	VMOVDQU(cnt, shA)
+	VMOVDQU(cnt.Offset(32), shB)
+	SUBQ(U8(4), rowB)
+	Label("iq2rrow")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("iq2rdone"))
+	q := Load(Param("q").Base(), GP64())
+	scale := XMM()
+	VMOVSS(Mem{Base: row}, scale)
+	ADDQ(U8(4), row)
+	n := GP64()
+	MOVQ(rowB, n)
+	acc := YMM()
+	VPXOR(acc, acc, acc)
+	Label("iq2rloop")
+	x, a, b := YMM(), YMM(), YMM()
+	VBROADCASTI128(Mem{Base: row}, x)
+	VPSRLVD(shA, x, a)
+	VPSRLVD(shB, x, b)
+	VPAND(mask, a, a)
+	VPAND(mask, b, b)
+	VPMADDUBSW(Mem{Base: q}, a, a)
+	VPMADDUBSW(Mem{Base: q, Disp: 32}, b, b)
+	VPADDW(b, a, a)
+	VPMADDWD(ones16, a, a)
+	VPADDD(a, acc, acc)
+	ADDQ(U8(16), row)
+	ADDQ(U8(64), q)
+	SUBQ(U8(16), n)
+	JNE(LabelRef("iq2rloop"))
+	s := XMM()
+	VEXTRACTI128(U8(1), acc, s)
+	VPADDD(s, acc.AsX(), s)
+	VCVTDQ2PS(s, s)
+	VFMSUB213PS(mv, dv, s) // s = d·s − minus
+	t := XMM()
+	VMOVHLPS(s, s, t)
+	VADDPS(t, s, t)
+	u := XMM()
+	VMOVSHDUP(t, u)
+	VADDSS(u, t, t)
+	VMULSS(scale, t, t)
+	VMOVSS(t, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("iq2rrow"))
+	Label("iq2rdone")
+	VZEROUPPER()
+	RET()
+}
+
+// dotQ2_0Rows: for each row of 18-byte Q2_0 blocks, with the activation
+// prepared by q2_0PermuteRef (block i's codes reordered so that byte
+// 16s + j is the code of weight 4j + s, and the Σq of each 32-code half
+// kept apart), each block's two half sums Σ(c − 1)·q come from the
+// sumsIQ2BN shift pattern minus the half's Σq; then dotQ2_0's float steps
+// (reference: dotQ2_0RowsRef).
+func dotQ2_0Rows() {
+	TEXT("dotQ2_0RowsAVX2", NOSPLIT, "func(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)")
+	Pragma("noescape")
+	Doc("dotQ2_0RowsAVX2 writes the Q2_0 product of each of len(dst) consecutive rows of rowB bytes (a positive multiple of 18) with the permuted Q8_0 activation (qp, len ≥ 64·blocks; half sums qsum and scales d, len ≥ 2·blocks) into dst in dotQ2_0Ref's float order; it needs FMA.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	cnt := table32("q2RowsShift", []uint32{0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6})
+	mask := broadcast32(0x03030303)
+	ones16 := broadcast32(0x00010001)
+	shA, shB := YMM(), YMM()
+	VMOVDQU(cnt, shA)
+	VMOVDQU(cnt.Offset(32), shB)
+	Label("q2rrow")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("q2rdone"))
+	q := Load(Param("qp").Base(), GP64())
+	qs := Load(Param("qsum").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	n := GP64()
+	MOVQ(rowB, n)
+	sumf := XMM()
+	VXORPS(sumf, sumf, sumf)
+	Label("q2rloop")
+	x, a, b := YMM(), YMM(), YMM()
+	VBROADCASTI128(Mem{Base: row, Disp: 2}, x)
+	VPSRLVD(shA, x, a)
+	VPSRLVD(shB, x, b)
+	VPAND(mask, a, a)
+	VPAND(mask, b, b)
+	VPMADDUBSW(Mem{Base: q}, a, a)
+	VPMADDUBSW(Mem{Base: q, Disp: 32}, b, b)
+	VPADDW(b, a, a)
+	VPMADDWD(ones16, a, a)
+	s := XMM()
+	VEXTRACTI128(U8(1), a, s)
+	VPADDD(s, a.AsX(), s)
+	VPHADDD(s, s, s)
+	hs := XMM()
+	VMOVQ(Mem{Base: qs}, hs)
+	VPSUBD(hs, s, s)
+	VCVTDQ2PS(s, s)
+	sumi, s1 := XMM(), XMM()
+	VXORPS(sumi, sumi, sumi)
+	VFMADD231SS(Mem{Base: d}, s, sumi) // fma(0, d_y, S_0), as dotQ2_0
+	VMOVSHDUP(s, s1)
+	VFMADD231SS(Mem{Base: d, Disp: 4}, s1, sumi)
+	dx := f16At(Mem{Base: row})
+	VFMADD231SS(sumi, dx, sumf)
+	ADDQ(U8(18), row)
+	ADDQ(U8(64), q)
+	ADDQ(U8(8), qs)
+	ADDQ(U8(8), d)
+	SUBQ(U8(18), n)
+	JNE(LabelRef("q2rloop"))
+	VMOVSS(sumf, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("q2rrow"))
+	Label("q2rdone")
+	VZEROUPPER()
+	RET()
+}
+
+// dotQ2_0Rows2: dotQ2_0Rows for two rows at a time (an even count), the
+// activation bytes loaded once for both; VPHADDD of the two rows' lanes
+// leaves (S_0, S_1) of row A in lanes 0, 1 and of row B in lanes 2, 3, and
+// the float steps run in those lanes at once: z = fma(0, d_y[2i+k], S_k)
+// in every lane, then lane 2m+1 = fma(z_2m, d_y[2i+1], S_1) = sumi of
+// row m, and sumf lane 2m+1 = fma(sumf, d_x(row m), sumi), the two rows'
+// chains interleaved (lanes 0 and 2 carry values that are never stored).
+func dotQ2_0Rows2() {
+	TEXT("dotQ2_0Rows2AVX2", NOSPLIT, "func(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)")
+	Pragma("noescape")
+	Doc("dotQ2_0Rows2AVX2 is dotQ2_0RowsAVX2 for an even len(dst) (the same results).")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	rowA := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	cnt := table32("q2Rows2Shift", []uint32{0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6})
+	mask := broadcast32(0x03030303)
+	ones16 := broadcast32(0x00010001)
+	shA, shB := YMM(), YMM()
+	VMOVDQU(cnt, shA)
+	VMOVDQU(cnt.Offset(32), shB)
+	Label("q2pRow")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("q2pDone"))
+	rB := GP64()
+	LEAQ(Mem{Base: rowA, Index: rowB, Scale: 1}, rB)
+	q := Load(Param("qp").Base(), GP64())
+	qs := Load(Param("qsum").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	n := GP64()
+	MOVQ(rowB, n)
+	sumf := XMM()
+	VXORPS(sumf, sumf, sumf)
+	Label("q2pLoop")
+	qa, qb := YMM(), YMM()
+	VMOVDQU(Mem{Base: q}, qa)
+	VMOVDQU(Mem{Base: q, Disp: 32}, qb)
+	var m [2]VecVirtual
+	for i, row := range []Register{rowA, rB} {
+		x, a, b := YMM(), YMM(), YMM()
+		VBROADCASTI128(Mem{Base: row, Disp: 2}, x)
+		VPSRLVD(shA, x, a)
+		VPSRLVD(shB, x, b)
+		VPAND(mask, a, a)
+		VPAND(mask, b, b)
+		VPMADDUBSW(qa, a, a)
+		VPMADDUBSW(qb, b, b)
+		VPADDW(b, a, a)
+		VPMADDWD(ones16, a, a)
+		m[i] = a
+	}
+	VPHADDD(m[1], m[0], m[0]) // per half: A01, A23, B01, B23
+	s := XMM()
+	VEXTRACTI128(U8(1), m[0], s)
+	VPADDD(s, m[0].AsX(), s)
+	hs := XMM()
+	VMOVDDUP(Mem{Base: qs}, hs)
+	VPSUBD(hs, s, s)
+	VCVTDQ2PS(s, s)
+	dd := XMM()
+	VMOVDDUP(Mem{Base: d}, dd)
+	z := XMM()
+	VXORPS(z, z, z)
+	VFMADD231PS(dd, s, z)
+	t := XMM()
+	VMOVSLDUP(z, t)
+	VFMADD231PS(dd, s, t) // lanes 1, 3: sumi of rows A, B
+	ga, gb := GP32(), GP32()
+	MOVWLZX(Mem{Base: rowA}, ga)
+	MOVWLZX(Mem{Base: rB}, gb)
+	dx := XMM()
+	VPXOR(dx, dx, dx)
+	VPINSRW(U8(1), ga, dx, dx)
+	VPINSRW(U8(3), gb, dx, dx)
+	VCVTPH2PS(dx, dx)
+	VFMADD231PS(t, dx, sumf)
+	ADDQ(U8(18), rowA)
+	ADDQ(U8(18), rB)
+	ADDQ(U8(64), q)
+	ADDQ(U8(8), qs)
+	ADDQ(U8(8), d)
+	SUBQ(U8(18), n)
+	JNE(LabelRef("q2pLoop"))
+	VEXTRACTPS(U8(1), sumf, Mem{Base: dst})
+	VEXTRACTPS(U8(3), sumf, Mem{Base: dst, Disp: 4})
+	ADDQ(U8(8), dst)
+	MOVQ(rB, rowA)
+	SUBQ(U8(2), nr)
+	JMP(LabelRef("q2pRow"))
+	Label("q2pDone")
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,58 @@
+//go:build !purego
+
+package kernels
+
+// The row-range kernels run in assembly with AVX2 and FMA; a row whose
+// assembly result is a NaN is recomputed by the reference (FMA32 and the
+// hardware may pick different NaN payloads), as dotQ2_0 and accTQ do.
+
+func accTQRows(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	if !useFMA {
+		accTQRowsRef(dst, rows, rowB, q, bsums, d, fused, tq1)
+		return
+	}
+	if tq1 {
+		accTQ1_0RowsAVX2(dst, rows, rowB, q, bsums, d, fused)
+	} else {
+		accTQ2_0RowsAVX2(dst, rows, rowB, q, bsums, d, fused)
+	}
+	for r, v := range dst {
+		if v != v {
+			accTQRowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, q, bsums, d, fused, tq1)
+		}
+	}
+}
+
+func dotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32) {
+	if !useFMA {
+		dotIQ2BNRowsRef(dst, rows, rowB, q, d, minus)
+		return
+	}
+	dotIQ2BNRowsAVX2(dst, rows, rowB, q, d, minus)
+	for r, v := range dst {
+		if v != v {
+			dotIQ2BNRowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, q, d, minus)
+		}
+	}
+}
+
+func dotQ2_0Rows(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32) {
+	if !useFMA {
+		dotQ2_0RowsRef(dst, rows, rowB, qp, qsum, d)
+		return
+	}
+	// Pairs of rows interleave their float chains; an odd last row
+	// takes the one-row loop.
+	even := len(dst) &^ 1
+	if even > 0 {
+		dotQ2_0Rows2AVX2(dst[:even], rows, rowB, qp, qsum, d)
+	}
+	if even < len(dst) {
+		dotQ2_0RowsAVX2(dst[even:], rows[even*rowB:], rowB, qp, qsum, d)
+	}
+	for r, v := range dst {
+		if v != v {
+			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)
+		}
+	}
+}

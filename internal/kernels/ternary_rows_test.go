@@ -1,0 +1,168 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sameF32 reports whether a and b are the same float32 bits, or both NaN.
+func sameF32(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+}
+
+// TestTernaryRowsMatchRow: each row-range kernel (and its pure-Go twin)
+// gives, for every row, exactly the one-row kernel's result (AccTQ*_0 then
+// hsum_float_8, DotQ2_0, SumsIQ2BN with ik's epilogue) on random rows of 1
+// to 12 blocks, sane and random (NaN, infinite) scales, NaN and infinite
+// activation scales.
+func TestTernaryRowsMatchRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 7))
+	const rows = 7
+	for nb := 1; nb <= 12; nb++ {
+		for trial := range 5 {
+			q := make([]int8, 256*nb)
+			for i := range q {
+				q[i] = int8(r.Uint32())
+			}
+			d := make([]float32, 4*nb)
+			for i := range d {
+				d[i] = float32(math.Ldexp(r.Float64()-0.5, r.IntN(40)-30))
+			}
+			switch trial {
+			case 3:
+				d[r.IntN(len(d))] = float32(math.Inf(1))
+			case 4:
+				d[r.IntN(len(d))] = float32(math.NaN())
+			}
+			bsums := make([]int16, 16*nb)
+			for i := range bsums {
+				bsums[i] = int16(r.IntN(4096) - 2048)
+			}
+			data := func(rowB int, scaleAt func(row []byte)) []byte {
+				b := make([]byte, rows*rowB)
+				for i := range b {
+					b[i] = byte(r.Uint32())
+				}
+				if trial < 2 {
+					for k := 0; k < rows; k++ {
+						scaleAt(b[k*rowB : (k+1)*rowB])
+					}
+				}
+				return b
+			}
+			saneF16 := func(blockBytes, off int) func(row []byte) {
+				return func(row []byte) {
+					for p := off; p+1 < len(row); p += blockBytes {
+						row[p+1] = byte(0x10 + r.IntN(0x2c))
+					}
+				}
+			}
+			for _, tq1 := range []bool{false, true} {
+				bytes := tq2Bytes
+				if tq1 {
+					bytes = tq1Bytes
+				}
+				rowB := bytes * nb
+				w := data(rowB, saneF16(bytes, bytes-2))
+				for _, fused := range []bool{false, true} {
+					got, ref := make([]float32, rows), make([]float32, rows)
+					if tq1 {
+						AccTQ1_0Rows(got, w, rowB, q, bsums, d, fused)
+					} else {
+						AccTQ2_0Rows(got, w, rowB, q, bsums, d, fused)
+					}
+					accTQRowsRef(ref, w, rowB, q, bsums, d, fused, tq1)
+					for k := range got {
+						var acc [8]float32
+						if tq1 {
+							AccTQ1_0(&acc, w[k*rowB:(k+1)*rowB], q, bsums, d, fused)
+						} else {
+							AccTQ2_0(&acc, w[k*rowB:(k+1)*rowB], q, bsums, d, fused)
+						}
+						want := hsumF8(&acc)
+						if !sameF32(got[k], want) || !sameF32(ref[k], want) {
+							t.Fatalf("AccTQ rows (tq1 %v fused %v) nb=%d trial %d row %d: rows %v, ref rows %v, one row %v", tq1, fused, nb, trial, k, got[k], ref[k], want)
+						}
+					}
+				}
+			}
+			{
+				rowB := q2_0Bytes * nb
+				w := data(rowB, saneF16(q2_0Bytes, 0))
+				qq, dd := q[:64*nb], d[:2*nb]
+				qp, qsum := make([]int8, len(qq)), make([]int32, 2*nb)
+				PermuteQ2_0(qp, qsum, qq)
+				got, ref := make([]float32, rows), make([]float32, rows)
+				DotQ2_0Rows(got, w, rowB, qp, qsum, dd)
+				dotQ2_0RowsRef(ref, w, rowB, qp, qsum, dd)
+				for k := range got {
+					want := DotQ2_0(w[k*rowB:(k+1)*rowB], qq, dd)
+					if !sameF32(got[k], want) || !sameF32(ref[k], want) {
+						t.Fatalf("DotQ2_0Rows nb=%d trial %d row %d: rows %v, ref rows %v, DotQ2_0 %v", nb, trial, k, got[k], ref[k], want)
+					}
+				}
+			}
+			{
+				rowB := 4 + iq2bnBytes*nb
+				w := data(rowB, func(row []byte) {
+					binary.LittleEndian.PutUint32(row, math.Float32bits(float32(r.Float64()+0.1)))
+				})
+				var dg, minus [4]float32
+				for g := range dg {
+					dg[g] = d[g]
+					minus[g] = d[g] * float32(r.IntN(20000)-10000)
+				}
+				if trial == 2 {
+					minus[1] = float32(math.Inf(-1))
+				}
+				qq := q[:64*nb]
+				got, ref := make([]float32, rows), make([]float32, rows)
+				DotIQ2BNRows(got, w, rowB, qq, &dg, &minus)
+				dotIQ2BNRowsRef(ref, w, rowB, qq, &dg, &minus)
+				for k := range got {
+					row := w[k*rowB : (k+1)*rowB]
+					s := SumsIQ2BN(row[4:], qq)
+					var v [4]float32
+					for g := range v {
+						v[g] = FMA32(-minus[g], dg[g], float32(s[g]))
+					}
+					want := math.Float32frombits(binary.LittleEndian.Uint32(row)) * ((v[0] + v[2]) + (v[1] + v[3]))
+					if !sameF32(got[k], want) || !sameF32(ref[k], want) {
+						t.Fatalf("DotIQ2BNRows nb=%d trial %d row %d: rows %v, ref rows %v, one row %v", nb, trial, k, got[k], ref[k], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTernaryRowsPanics: the row-range kernels refuse short or misshapen
+// arguments.
+func TestTernaryRowsPanics(t *testing.T) {
+	var d4, m4 [4]float32
+	for name, f := range map[string]func(){
+		"tq2 rowB": func() {
+			AccTQ2_0Rows(make([]float32, 1), make([]byte, 65), 65, make([]int8, 256), make([]int16, 16), make([]float32, 1), false)
+		},
+		"tq1 rows": func() {
+			AccTQ1_0Rows(make([]float32, 2), make([]byte, 54), 54, make([]int8, 256), make([]int16, 16), make([]float32, 1), true)
+		},
+		"q2 qsum": func() {
+			DotQ2_0Rows(make([]float32, 1), make([]byte, 18), 18, make([]int8, 64), make([]int32, 1), make([]float32, 2))
+		},
+		"q2 perm":    func() { PermuteQ2_0(make([]int8, 64), make([]int32, 2), make([]int8, 63)) },
+		"iq2 q":      func() { DotIQ2BNRows(make([]float32, 1), make([]byte, 20), 20, make([]int8, 63), &d4, &m4) },
+		"iq2 no blk": func() { DotIQ2BNRows(make([]float32, 1), make([]byte, 4), 4, nil, &d4, &m4) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
