@@ -8,7 +8,8 @@ import (
 )
 
 // familyOf is the layout of arch for config cfg: families[arch], plus, for
-// the HF classes of the llama row when quantization_config.use_rms_norm is
+// the HF classes whose converter reads quantization_config.use_rms_norm
+// (readsUseRMSNorm) when it is
 // true, the per-projection RMSNorm "<proj>.rms_norm.weight" (shape: the
 // projection's input width) right after each projection and its
 // weight_scale, where transformers' BitLinear keeps its rms_norm submodule
@@ -17,7 +18,7 @@ import (
 func familyOf(arch string, cfg map[string]any) family {
 	fam := families[arch]
 	qc, _ := cfg["quantization_config"].(map[string]any)
-	if on, _ := qc["use_rms_norm"].(bool); !on || !slices.Contains(archtab.Llama.HF, arch) {
+	if on, _ := qc["use_rms_norm"].(bool); !on || !readsUseRMSNorm(arch) {
 		return fam
 	}
 	var layer []rule
@@ -34,4 +35,14 @@ func familyOf(arch string, cfg map[string]any) family {
 	}
 	fam.layer = layer
 	return fam
+}
+
+// readsUseRMSNorm reports whether the HF class arch is one whose converter
+// reads quantization_config.use_rms_norm: the causal rows of the llama
+// table and the transformers-integration rows (archtab.Arch.Generic: Qwen2,
+// Qwen3 causal), the rows whose graphs take *_norm_in.
+func readsUseRMSNorm(arch string) bool {
+	return slices.ContainsFunc(archtab.ByHF(arch), func(a *archtab.Arch) bool {
+		return !a.Embedding && (a == archtab.Llama || a.Generic)
+	})
 }

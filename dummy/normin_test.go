@@ -9,8 +9,8 @@ import (
 // TestLayoutUseRMSNorm: a LlamaForCausalLM config with
 // quantization_config.use_rms_norm gets "<proj>.rms_norm.weight" (bf16,
 // input width) right after each packed projection's weight_scale, seven
-// per layer; without the key, or for another class, the layout is
-// unchanged.
+// per layer (also Mistral, Qwen2 and causal Qwen3); without the key, or
+// for BitNetForCausalLM, the layout is unchanged.
 func TestLayoutUseRMSNorm(t *testing.T) {
 	cfg := func(arch string, on bool) map[string]any {
 		return map[string]any{
@@ -50,6 +50,21 @@ func TestLayoutUseRMSNorm(t *testing.T) {
 		}
 		if base := name[:len(name)-len("rms_norm.weight")]; n[i-1] != base+"weight_scale" {
 			t.Errorf("%s follows %s, want %sweight_scale", name, n[i-1], base)
+		}
+	}
+	// The transformers-integration classes read use_rms_norm too: the same
+	// seven norms per layer (hf2gguf refuses the checkpoint without them).
+	for _, arch := range []string{"Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM"} {
+		w, err := Layout(cfg(arch, true), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo, err := Layout(cfg(arch, false), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w) != len(wo)+14 || !slices.Contains(names(w), "model.layers.1.mlp.gate_proj.rms_norm.weight") {
+			t.Errorf("%s: %d tensors with use_rms_norm, %d without; want 14 more", arch, len(w), len(wo))
 		}
 	}
 	other, err := Layout(cfg("BitNetForCausalLM", true), true)
