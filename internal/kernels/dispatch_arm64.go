@@ -20,58 +20,17 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SNEON(row, q0), dotI2SNEON(row, q1), dotI2SNEON(row, q2), dotI2SNEON(row, q3)}
 }
 
-// dotI2SRows has no NEON version of its own: the NEON dot per row.
 func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
-	for r := range dst {
-		v := float32(dotI2SNEON(rows[r*rowB:(r+1)*rowB], q)) - sumf
-		v = v / s
-		dst[r] = v * scale
-	}
+	dotI2SRowsNEON(dst, rows, rowB, q, sumf, s, scale)
 }
 
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
-// The F16 conversions have no NEON version yet: their references.
-
-func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
-
-func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
-
-// siluGroups has no NEON version yet: SiLU runs its reference.
-func siluGroups([]float32) int { return 0 }
-
-// dotF16Rows has no NEON version of its own: the NEON dot per row.
-func dotF16Rows(dst []float32, w []uint16, x []float32) {
-	k := len(x)
-	for r := range dst {
-		dst[r] = dotF16NEON(w[r*k:(r+1)*k], x)
-	}
-}
+func dotF16Rows(dst []float32, w []uint16, x []float32) { dotF16RowsNEON(dst, w, x) }
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }
-
-// The converter's kernels have no NEON version yet (the converter's speed
-// target is on amd64); arm64 runs their references.
-
-func addAbs4x8(acc *[32]float32, x []float32) { addAbs4x8Ref(acc, x) }
-
-func decodeBF16(dst []float32, raw []byte) bool { return decodeBF16Ref(dst, raw) }
-
-func packI2S(dst []byte, t []int8) bool { return packI2SRef(dst, t) }
-
-func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv) }
-
-func bf16ToF16(out, raw []byte) bool { return bf16ToF16Ref(out, raw) }
-
-func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }
-
-func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
-	return absSumBF16BlocksRef(sums, raw, blockLen)
-}
-
-func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
 
 // The TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN integer sums have no NEON
 // versions yet: the pure-Go references.

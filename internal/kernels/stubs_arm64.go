@@ -23,3 +23,13 @@ func absMaxBitsNEON(x []float32) uint32
 //
 //go:noescape
 func quantI8SNEON(dst []int8, x []float32, scale float32) int32
+
+// dotI2SRowsNEON writes the I2_S dot product of each of len(dst) consecutive rows of rowB bytes (a multiple of 32, > 0) with q (len(q) ≥ 4·rowB), with bitnet.cpp's epilogue, into dst; len(rows) ≥ len(dst)·rowB.
+//
+//go:noescape
+func dotI2SRowsNEON(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32)
+
+// dotF16RowsNEON writes dotF16NEON of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).
+//
+//go:noescape
+func dotF16RowsNEON(dst []float32, w []uint16, x []float32)
