@@ -32,20 +32,60 @@ func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }
 
-// The TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN integer sums have no NEON
-// versions yet: the pure-Go references.
-func sumsQ2_0(sums []int32, row []byte, q []int8)    { sumsQ2_0Ref(sums, row, q) }
-func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNRef(s, blocks, q) }
-func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNRef(s, blocks, q) }
-func lanesTQ2_0(lanes []int32, row []byte, q []int8) { lanesTQ2_0Ref(lanes, row, q) }
-func lanesTQ1_0(lanes []int32, row []byte, q []int8) { lanesTQ1_0Ref(lanes, row, q) }
+// The TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN sums and the Q8_0 and Q6_K
+// head accumulations in NEON. Those with float steps take the reference's
+// result wherever the kernel's holds a NaN: the fused multiply-adds round
+// every other result as FMA32 does, but NaN payloads may differ.
 
-func ternaryAccelerated() bool { return false }
+func sumsQ2_0(sums []int32, row []byte, q []int8)    { q2NEON(row, q, sums, nil) }
+func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNNEON(s, blocks, q) }
+func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNNEON(s, blocks, q) }
+func lanesTQ2_0(lanes []int32, row []byte, q []int8) { tq2NEON(row, q, lanes, nil, nil, nil, 0) }
+func lanesTQ1_0(lanes []int32, row []byte, q []int8) { tq1NEON(row, q, lanes, nil, nil, nil, 0) }
 
-func dotQ2_0(row []byte, q []int8, d []float32) float32 { return dotQ2_0Ref(row, q, d) }
+func ternaryAccelerated() bool { return true }
+
+func dotQ2_0(row []byte, q []int8, d []float32) float32 {
+	if r := q2NEON(row, q, nil, d); r == r {
+		return r
+	}
+	return dotQ2_0Ref(row, q, d)
+}
+
 func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	mode := 1
+	if fused {
+		mode = 2
+	}
+	a := *acc
+	if tq1 {
+		tq1NEON(row, q, nil, &a, bsums, d, mode)
+	} else {
+		tq2NEON(row, q, nil, &a, bsums, d, mode)
+	}
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
 	accTQRef(acc, row, q, bsums, d, fused, tq1)
 }
 
-func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) { accQ8_0Ref(acc, row, q, d) }
-func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32)  { accQ6KRef(acc, row, q, d) }
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
+	a := *acc
+	accQ8_0NEON(&a, row, q, d)
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
+	accQ8_0Ref(acc, row, q, d)
+}
+
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
+	a := *acc
+	accQ6KNEON(&a, row, q, d)
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
+	accQ6KRef(acc, row, q, d)
+}
