@@ -14,6 +14,7 @@ import (
 // references bit for bit, in every mode, from non-zero accumulators.
 func TestTernaryNEONKernelsDirect(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 4))
+	modesDiffer := false // the inputs must tell a kernel that ignored fused
 	for nb := 1; nb <= 9; nb++ {
 		data := make([]byte, q6KBytes*nb)
 		for i := range data {
@@ -62,10 +63,16 @@ func TestTernaryNEONKernelsDirect(t *testing.T) {
 					tq2NEON(data[:tq2Bytes*nb], q, nil, &g, bsums, d, mode+1)
 					accTQRef(&w, data[:tq2Bytes*nb], q, bsums, d, fused, false)
 				}
+				other := start
+				accTQRef(&other, data[:tq2Bytes*nb], q, bsums, d, !fused, false)
+				modesDiffer = modesDiffer || (!tq1 && other != w)
 				if g != w || g == start {
 					t.Fatalf("tq NEON (tq1 %v, fused %v) nb=%d: %v, reference %v", tq1, fused, nb, g, w)
 				}
 			}
 		}
+	}
+	if !modesDiffer {
+		t.Fatal("fused and unfused TQ2_0 references agree on every input: the test cannot see the mode")
 	}
 }
