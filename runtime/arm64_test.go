@@ -20,15 +20,38 @@ import (
 // endian) and generated ids. Equal digests mean bit-identical numbers.
 func logitDigest(t testing.TB) string {
 	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
-	h := sha256.New()
-	var b [4]byte
-	for _, file := range []string{
+	return digestFiles(t, prompt, 6,
 		filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"),
 		filepath.Join(tinyDir, "gguf/ggml-model-f32.gguf"),
-		filepath.Join(tinyDir, "gguf/ggml-model-i2_s-q8embd.gguf"),
-	} {
+		filepath.Join(tinyDir, "gguf/ggml-model-i2_s-q8embd.gguf"))
+}
+
+// typesDigest is logitDigest over the golden files of the other weight
+// types, whose products run in internal/kernels' ternary kernels (NEON on
+// arm64, AVX2 on amd64, their pure-Go twins otherwise): TQ1_0, TQ2_0,
+// IQ1_BN, IQ2_BN, Q2_0 and a Q6_K embedding and head. Several of these
+// goldens only bound the distance to their home runtime, so equal digests
+// are what proves the architectures give the same bits.
+func typesDigest(t testing.TB) string {
+	prompt := []int32{1, 100, 200, 300, 400, 7, 8}
+	return digestFiles(t, prompt, 4,
+		filepath.Join(ecoDir, "tiny-bitnet-tq1_0.gguf"),
+		filepath.Join(ecoDir, "tiny-bitnet-tq2_0.gguf"),
+		filepath.Join(ecoDir, "tiny-b158-h512-iq1_bn.gguf"),
+		filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"),
+		"../testdata/golden/q2_0/tiny-q2_0.gguf",
+		"../testdata/golden/q6k-embd/tiny-bitnet-i2_s-q6k-llamaquantize.gguf")
+}
+
+// digestFiles runs prompt plus n greedy tokens through each file (two
+// threads) and returns the sha256 of all logits (float32 bits, little
+// endian) and generated ids.
+func digestFiles(t testing.TB, prompt []int32, n int, files ...string) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, file := range files {
 		m := openModel(t, file, 2)
-		p, g, ids := runSeq(t, m, prompt, 6)
+		p, g, ids := runSeq(t, m, prompt, n)
 		for _, row := range append(p, g...) {
 			for _, v := range row {
 				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
@@ -44,6 +67,7 @@ func logitDigest(t testing.TB) string {
 // qemu-aarch64 and compares.
 func TestLogitDigest(t *testing.T) {
 	fmt.Printf("logit-digest: %s\n", logitDigest(t))
+	fmt.Printf("types-digest: %s\n", typesDigest(t))
 }
 
 // TestArm64SameNumbers cross-compiles this package's tests for GOARCH=arm64,
@@ -90,10 +114,13 @@ func TestArm64SameNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("arm64 tests under qemu failed: %v\n%s", err, out)
 	}
-	var got string
+	var got, gotTypes string
 	for _, line := range strings.Split(string(out), "\n") {
 		if d, ok := strings.CutPrefix(line, "logit-digest: "); ok {
 			got = strings.TrimSpace(d)
+		}
+		if d, ok := strings.CutPrefix(line, "types-digest: "); ok {
+			gotTypes = strings.TrimSpace(d)
 		}
 	}
 	// The TQ goldens (Q8_K activations) must have run, bit for bit.
@@ -106,5 +133,8 @@ func TestArm64SameNumbers(t *testing.T) {
 	if got != want {
 		t.Fatalf("arm64 logit digest %q, native %q: the numbers differ\n%s", got, want, out)
 	}
-	t.Logf("arm64 under qemu: same logit digest %s", want)
+	if wantTypes := typesDigest(t); gotTypes != wantTypes {
+		t.Fatalf("arm64 digest of the TQ/IQ/Q2_0/Q6_K files %q, native %q: the numbers differ\n%s", gotTypes, wantTypes, out)
+	}
+	t.Logf("arm64 under qemu: same logit digests %s", want)
 }

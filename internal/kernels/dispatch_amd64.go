@@ -253,16 +253,6 @@ func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
 	accQ8_0Ref(acc, row, q, d)
 }
 
-// hasNaN reports whether a lane of a is a NaN.
-func hasNaN(a *[8]float32) bool {
-	for _, v := range a {
-		if v != v {
-			return true
-		}
-	}
-	return false
-}
-
 func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
 	if useFMA {
 		a := *acc

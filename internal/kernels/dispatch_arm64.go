@@ -20,73 +20,72 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SNEON(row, q0), dotI2SNEON(row, q1), dotI2SNEON(row, q2), dotI2SNEON(row, q3)}
 }
 
-// dotI2SRows has no NEON version of its own: the NEON dot per row.
 func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
-	for r := range dst {
-		v := float32(dotI2SNEON(rows[r*rowB:(r+1)*rowB], q)) - sumf
-		v = v / s
-		dst[r] = v * scale
-	}
+	dotI2SRowsNEON(dst, rows, rowB, q, sumf, s, scale)
 }
 
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
-// The F16 conversions have no NEON version yet: their references.
-
-func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
-
-func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
-
-// siluGroups has no NEON version yet: SiLU runs its reference.
-func siluGroups([]float32) int { return 0 }
-
-// dotF16Rows has no NEON version of its own: the NEON dot per row.
-func dotF16Rows(dst []float32, w []uint16, x []float32) {
-	k := len(x)
-	for r := range dst {
-		dst[r] = dotF16NEON(w[r*k:(r+1)*k], x)
-	}
-}
+func dotF16Rows(dst []float32, w []uint16, x []float32) { dotF16RowsNEON(dst, w, x) }
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SNEON(dst, x, scale) }
 
-// The converter's kernels have no NEON version yet (the converter's speed
-// target is on amd64); arm64 runs their references.
+// The TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN sums and the Q8_0 and Q6_K
+// head accumulations in NEON. Those with float steps take the reference's
+// result wherever the kernel's holds a NaN: the fused multiply-adds round
+// every other result as FMA32 does, but NaN payloads may differ.
 
-func addAbs4x8(acc *[32]float32, x []float32) { addAbs4x8Ref(acc, x) }
+func sumsQ2_0(sums []int32, row []byte, q []int8)    { q2NEON(row, q, sums, nil) }
+func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNNEON(s, blocks, q) }
+func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNNEON(s, blocks, q) }
+func lanesTQ2_0(lanes []int32, row []byte, q []int8) { tq2NEON(row, q, lanes, nil, nil, nil, 0) }
+func lanesTQ1_0(lanes []int32, row []byte, q []int8) { tq1NEON(row, q, lanes, nil, nil, nil, 0) }
 
-func decodeBF16(dst []float32, raw []byte) bool { return decodeBF16Ref(dst, raw) }
+func ternaryAccelerated() bool { return true }
 
-func packI2S(dst []byte, t []int8) bool { return packI2SRef(dst, t) }
-
-func ternarize(dst []int8, x []float32, inv float32) { ternarizeRef(dst, x, inv) }
-
-func bf16ToF16(out, raw []byte) bool { return bf16ToF16Ref(out, raw) }
-
-func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }
-
-func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
-	return absSumBF16BlocksRef(sums, raw, blockLen)
+func dotQ2_0(row []byte, q []int8, d []float32) float32 {
+	if r := q2NEON(row, q, nil, d); r == r {
+		return r
+	}
+	return dotQ2_0Ref(row, q, d)
 }
 
-func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
-
-// The TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN integer sums have no NEON
-// versions yet: the pure-Go references.
-func sumsQ2_0(sums []int32, row []byte, q []int8)    { sumsQ2_0Ref(sums, row, q) }
-func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNRef(s, blocks, q) }
-func sumsIQ1BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ1BNRef(s, blocks, q) }
-func lanesTQ2_0(lanes []int32, row []byte, q []int8) { lanesTQ2_0Ref(lanes, row, q) }
-func lanesTQ1_0(lanes []int32, row []byte, q []int8) { lanesTQ1_0Ref(lanes, row, q) }
-
-func ternaryAccelerated() bool { return false }
-
-func dotQ2_0(row []byte, q []int8, d []float32) float32 { return dotQ2_0Ref(row, q, d) }
 func accTQ(acc *[8]float32, row []byte, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
+	mode := 1
+	if fused {
+		mode = 2
+	}
+	a := *acc
+	if tq1 {
+		tq1NEON(row, q, nil, &a, bsums, d, mode)
+	} else {
+		tq2NEON(row, q, nil, &a, bsums, d, mode)
+	}
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
 	accTQRef(acc, row, q, bsums, d, fused, tq1)
 }
 
-func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) { accQ8_0Ref(acc, row, q, d) }
-func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32)  { accQ6KRef(acc, row, q, d) }
+func accQ8_0(acc *[8]float32, row []byte, q []int8, d []float32) {
+	a := *acc
+	accQ8_0NEON(&a, row, q, d)
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
+	accQ8_0Ref(acc, row, q, d)
+}
+
+func accQ6K(acc *[8]float32, row []byte, q []int8, d []float32) {
+	a := *acc
+	accQ6KNEON(&a, row, q, d)
+	if !hasNaN(&a) {
+		*acc = a
+		return
+	}
+	accQ6KRef(acc, row, q, d)
+}

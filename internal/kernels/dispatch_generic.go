@@ -14,24 +14,9 @@ func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale f
 	dotI2SRowsRef(dst, rows, rowB, q, sumf, s, scale)
 }
 func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyRef(w, x) }
-func f32ToF16(dst []uint16, src []float32)                  { f32ToF16Ref(dst, src) }
-func roundF16s(dst, src []float32)                          { roundF16sRef(dst, src) }
-func siluGroups([]float32) int                              { return 0 }
 func dotF16Rows(dst []float32, w []uint16, x []float32)     { dotF16RowsRef(dst, w, x) }
 func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
-
-func addAbs4x8(acc *[32]float32, x []float32)          { addAbs4x8Ref(acc, x) }
-func decodeBF16(dst []float32, raw []byte) bool        { return decodeBF16Ref(dst, raw) }
-func packI2S(dst []byte, t []int8) bool                { return packI2SRef(dst, t) }
-func ternarize(dst []int8, x []float32, inv float32)   { ternarizeRef(dst, x, inv) }
-func bf16ToF16(out, raw []byte) bool                   { return bf16ToF16Ref(out, raw) }
-func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }
-func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
-	return absSumBF16BlocksRef(sums, raw, blockLen)
-}
-
-func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
 
 func sumsQ2_0(sums []int32, row []byte, q []int8)    { sumsQ2_0Ref(sums, row, q) }
 func sumsIQ2BN(s *[4]int32, blocks []byte, q []int8) { sumsIQ2BNRef(s, blocks, q) }

@@ -20,8 +20,8 @@
 // always uses NEON. The kernels of the other ternary and quantized types
 // (ternary.go: TQ1_0, TQ2_0, Q2_0, IQ1_BN, IQ2_BN, Q8_0, Q6_K) run in
 // assembly on amd64 with AVX2 (and FMA for those with float epilogues;
-// TernaryAccelerated) and in their pure-Go twins (ternary_ref.go)
-// elsewhere, arm64 included.
+// TernaryAccelerated), in NEON on arm64, and in their pure-Go twins
+// (ternary_ref.go) elsewhere.
 // Impl names the selected implementation.
 //
 // The batched prompt kernels (i2s_batch.go: DotI2SBatch, ExpSub) have

@@ -117,8 +117,9 @@ func TestDotI2S4MatchesReference(t *testing.T) {
 				}
 			}
 			got := DotI2S4(row, qs[0], qs[1], qs[2], qs[3])
+			want4 := dotI2S4Ref(row, qs[0], qs[1], qs[2], qs[3])
 			for k := range qs {
-				if want := dotI2SRef(row, qs[k][:128*nb]); got[k] != want {
+				if want := dotI2SRef(row, qs[k][:128*nb]); got[k] != want || want4[k] != want {
 					t.Fatalf("nb=%d trial %d token %d: kernel %d, reference %d (%s)", nb, trial, k, got[k], want, Impl())
 				}
 			}
@@ -514,6 +515,15 @@ func TestDotF16RowsMatchesReference(t *testing.T) {
 				}
 				got := make([]float32, nr)
 				DotF16Rows(got, w, x)
+				if k%32 == 0 { // the rows reference, for the architectures whose kernel is not it
+					ref := make([]float32, nr)
+					dotF16RowsRef(ref, w, x)
+					for row := range ref {
+						if math.Float32bits(got[row]) != math.Float32bits(ref[row]) {
+							t.Fatalf("k=%d rows=%d trial %d row %d: kernel %v, dotF16RowsRef %v (%s)", k, nr, trial, row, got[row], ref[row], Impl())
+						}
+					}
+				}
 				for row := range got {
 					wr := w[row*k : (row+1)*k]
 					np := k &^ 31

@@ -12,8 +12,8 @@ package kernels
 
 // TernaryAccelerated reports whether SumsQ2_0, SumsIQ2BN, SumsIQ1BN,
 // LanesTQ2_0 and LanesTQ1_0 run in assembly on this machine (amd64 with
-// AVX2; not with the purego tag, not on arm64 yet; DotQ2_0 and the Acc*
-// functions also need FMA). Callers with a faster
+// AVX2, where DotQ2_0 and the Acc* functions also need FMA; arm64 with
+// NEON, always; never with the purego tag). Callers with a faster
 // pure-Go method of their own (the runtime's TQ lookup tables) use it
 // otherwise; the sums are the same either way.
 func TernaryAccelerated() bool { return ternaryAccelerated() }

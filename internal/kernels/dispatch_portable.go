@@ -1,0 +1,27 @@
+//go:build purego || !amd64
+
+package kernels
+
+// The kernels below have assembly on amd64 only: every other build (arm64
+// included, and the purego tag everywhere) runs their pure-Go references.
+// The F16 conversions and SiLU are per-token work of the runtime; the rest
+// are the converter's kernels, whose speed target is on amd64.
+
+func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
+
+func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
+
+// siluGroups does no group: SiLU runs its reference.
+func siluGroups([]float32) int { return 0 }
+
+func addAbs4x8(acc *[32]float32, x []float32)          { addAbs4x8Ref(acc, x) }
+func decodeBF16(dst []float32, raw []byte) bool        { return decodeBF16Ref(dst, raw) }
+func packI2S(dst []byte, t []int8) bool                { return packI2SRef(dst, t) }
+func ternarize(dst []int8, x []float32, inv float32)   { ternarizeRef(dst, x, inv) }
+func bf16ToF16(out, raw []byte) bool                   { return bf16ToF16Ref(out, raw) }
+func unpackU8(codes []int8, stride int, packed []byte) { unpackU8Ref(codes, stride, packed) }
+func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
+	return absSumBF16BlocksRef(sums, raw, blockLen)
+}
+
+func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
