@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,33 +233,5 @@ func TestPerplexityBatchingCheck(t *testing.T) {
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: error %v, want %q", c.b, err, c.want)
 		}
-	}
-}
-
-// TestFma32Fast: fma32Fast is fma32 on random operands, on sums that land
-// halfway between two float32 values, and on subnormal, zero and
-// infinite results.
-func TestFma32Fast(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	check := func(a, b, c float32) {
-		if got, want := fma32Fast(a, b, c), fma32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("fma32Fast(%g, %g, %g) = %g, want %g", a, b, c, got, want)
-		}
-	}
-	for i := 0; i < 1_000_000; i++ {
-		a := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
-		b := float32(r.NormFloat64())
-		c := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
-		check(a, b, c)
-		// a + b·c exactly halfway, then nudged below it by a tiny product.
-		check(1, 0x1p-24, 1)
-		check(a, 0x1p-24*float32(1+r.IntN(4)), a)
-		check(1+0x1p-23, -0x1p-24, 1+0x1p-40)
-	}
-	for _, v := range [][3]float32{
-		{0, 0, 0}, {0, float32(math.Copysign(0, -1)), 1}, {1e-38, 1e-10, 1e-10}, {0x1p-149, 1, 0},
-		{float32(math.Inf(1)), 1, 1}, {3e38, 3e38, 3e38}, {-1, 1, 1},
-	} {
-		check(v[0], v[1], v[2])
 	}
 }
