@@ -30,8 +30,15 @@ import (
 //   - F32 projections (an all-F32 file) for a ubatch of ≥ 2 tokens.
 // K·q is not: q is a permuted view, so it is rounded to F16 and takes
 // ggml_vec_dot_f16 as for one token; I2_S, TQ and K-quant products never
-// go to tinyBLAS and keep their one-token sums. A Q8_0 LM head would take
-// tinyBLAS's Q8_0 kernel, which the runtime does not reproduce.
+// go to tinyBLAS and keep their one-token sums. A Q8_0 LM head (bitnet.cpp's
+// converter writes token_embd in Q8_0 when the hidden size is not a
+// multiple of 256, and the head is tied to it) does go to tinyBLAS, as
+// tinyBLAS_Q0_AVX, with the rows quantized to Q8_0 as for one token; on
+// AVX2 without VNNI its order is ggml_vec_dot_q8_0_q8_0's (ggml-quants.c):
+// per 32-block eight int32 lanes of four products (_mm256_maddubs_epi16,
+// _mm256_madd_epi16), converted to float and fused-multiply-added with the
+// float32 product of the two block scales, then hsum, which is
+// hsum_float_8. So the one-token Q8_0 head is already the batched one.
 // The cell a token sits in matters too: ggml_vec_soft_max_f32 sums the
 // exponentials in groups of eight cells, tinyBLAS's lanes are the cell
 // index mod 8 and ggml_vec_dot_f16's accumulators the index mod 32, while

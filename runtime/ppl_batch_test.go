@@ -75,9 +75,9 @@ func pplBatchedLines(t *testing.T, path, text string, nCtx, chunks int, b Perple
 // figures digit for digit (bitnet.cpp build A, AVX2;
 // testdata/golden/ppl-batch/README.md gives the commands): its defaults
 // (-c 512 -b 2048 -ub 512, four chunks in one cache) on the 2907-token
-// README text (text.txt) with the golden tiny model in I2_S and F32, the
-// one-token -b 1 -ub 1, chunks whose cells start off a 32-cell boundary
-// (-c 100, -c 200), physical batches that span chunks (-ub 300, -ub 7),
+// README text (text.txt) with the golden tiny model in I2_S, F32 and
+// I2_S with a Q8_0 head (the tied token_embd), the one-token -b 1 -ub 1,
+// chunks whose cells start off a 32-cell boundary (-c 100, -c 200), physical batches that span chunks (-ub 300, -ub 7),
 // batches smaller than a chunk (-b 128), and the tiny model's older
 // -c 128 -b 128 figures of testdata/golden/tiny-bitnet/outputs.
 func TestPerplexityBatchedGolden(t *testing.T) {
@@ -101,6 +101,7 @@ func TestPerplexityBatchedGolden(t *testing.T) {
 		{"tiny-i2_s_c100_b1000_ub1.txt", "ggml-model-i2_s.gguf", string(text), 100, 0, 1000, 1, false},
 		{"tiny-i2_s_c100_b1000_ub7.txt", "ggml-model-i2_s.gguf", string(text), 100, 0, 1000, 7, true},
 		{"tiny-f32.txt", "ggml-model-f32.gguf", string(text), 512, 0, 2048, 512, true},
+		{"tiny-i2_s-q8embd.txt", "ggml-model-i2_s-q8embd.gguf", string(text), 512, 0, 2048, 512, false},
 		{"../tiny-bitnet/outputs/ppl_i2_s.txt", "ggml-model-i2_s.gguf", string(old), 128, 4, 128, 512, false},
 		{"../tiny-bitnet/outputs/ppl_f32.txt", "ggml-model-f32.gguf", string(old), 128, 4, 128, 512, true},
 	} {
