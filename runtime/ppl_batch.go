@@ -77,18 +77,13 @@ func packRows(rows [][]float32, k int) []float32 {
 // rows passes over them.
 const headBlockRows = 64
 
-// headTinyBLASBitnet is the batched LM head of bitnet.cpp's fork: an F16
-// or F32 output matrix (K a multiple of 8) times the f32 hidden rows by
-// tinyBLAS. It reports false (nothing computed) for any other head.
-func (s *Session) headTinyBLASBitnet(dst, hidden [][]float32) bool {
-	out := s.m.output
-	if out.K%8 != 0 || (out.Type != gguf.TypeF16 && out.Type != gguf.TypeF32) {
-		return false
-	}
-	k, nt := out.K, len(hidden)
-	xs := packRows(hidden, k)
+// tinyHead writes to dst[t][r] tinyBLAS<8>'s dot of the F16 or F32 row r
+// of out (K a multiple of 8) with row t of xs (len(dst) rows of K,
+// packed), the rows taken in blocks of headBlockRows by the workers.
+func tinyHead(out *Matrix, dst [][]float32, xs []float32, threads int) {
+	k, nt := out.K, len(dst)
 	blocks := (out.M + headBlockRows - 1) / headBlockRows
-	parallel.ForHot(blocks, max(s.m.opts.Threads, 1), func(lo, hi int) {
+	parallel.ForHot(blocks, max(threads, 1), func(lo, hi int) {
 		var d [8]float32
 		for b := lo; b < hi; b++ {
 			r0, r1 := b*headBlockRows, min((b+1)*headBlockRows, out.M)
@@ -108,6 +103,17 @@ func (s *Session) headTinyBLASBitnet(dst, hidden [][]float32) bool {
 			}
 		}
 	})
+}
+
+// headTinyBLASBitnet is the batched LM head of bitnet.cpp's fork: an F16
+// or F32 output matrix (K a multiple of 8) times the f32 hidden rows by
+// tinyBLAS. It reports false (nothing computed) for any other head.
+func (s *Session) headTinyBLASBitnet(dst, hidden [][]float32) bool {
+	out := s.m.output
+	if out.K%8 != 0 || (out.Type != gguf.TypeF16 && out.Type != gguf.TypeF32) {
+		return false
+	}
+	tinyHead(out, dst, packRows(hidden, out.K), s.m.opts.Threads)
 	return true
 }
 
