@@ -7,10 +7,10 @@ import "golang.org/x/sys/cpu"
 //go:generate sh -c "cd _asm && go run tinyblas.go -out ../tinyblas_amd64.s -stubs ../tinyblas_stubs_amd64.go -pkg kernels"
 
 // useTinyBLAS selects the tinyBLAS-order assembly (tinyblas_amd64.s): it
-// needs AVX2, F16C (VCVTPH2PS) and FMA (VFMADD231PS). An AVX-512 version
-// is not worth it: tinyBLAS's order has eight lanes per output, so a ZMM
-// register would hold two outputs' lanes and need the same number of
-// fused multiply-adds.
+// needs AVX2, F16C (VCVTPH2PS) and FMA (VFMADD231PS). There is no AVX-512
+// version: tinyBLAS's order has eight lanes per output, so a ZMM register
+// could only keep the order by holding two outputs' lanes, its halves
+// loaded from two activation (or weight) rows; not written yet.
 var useTinyBLAS = useAVX2 && cpu.X86.HasFMA
 
 func tinyDotsF16(dst []float32, w []uint16, x []float32, xs int) {
