@@ -7,7 +7,6 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
-	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
 // Arith names the reference runtime whose CPU arithmetic the parts of the
@@ -173,19 +172,9 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 // A single row (n < 2) takes ggml's vec_dot instead (Matrix.matMul).
 func (s *Session) headTinyBLAS(dst, hidden [][]float32) {
 	out := s.m.output
-	xh := make([][]float32, len(hidden))
-	for t, h := range hidden {
-		xh[t] = make([]float32, len(h))
-		roundF16Into(xh[t], h)
-	}
-	parallel.ForHot(out.M, s.m.opts.Threads, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			w := out.u16[r*out.K : (r+1)*out.K]
-			for t := range xh {
-				dst[t][r] = dotTinyBLAS8(w, xh[t])
-			}
-		}
-	})
+	xh := packRows(hidden, out.K)
+	roundF16Into(xh, xh)
+	tinyHead(out, dst, xh, s.m.opts.Threads)
 }
 
 // roundF16Into writes src rounded to F16 (and widened back) into dst.
@@ -193,19 +182,6 @@ func roundF16Into(dst, src []float32) {
 	for i, v := range src {
 		dst[i] = roundF16(v)
 	}
-}
-
-// dotTinyBLAS8 is one output of tinyBLAS<8> (len(w) a multiple of 8): lane
-// i accumulates w[8l+i]·x[8l+i] by fused multiply-adds, l ascending, and
-// the lanes are added as hsum(__m256).
-func dotTinyBLAS8(w []uint16, x []float32) float32 {
-	var l [8]float32
-	for k := 0; k+8 <= len(w); k += 8 {
-		for i := range l {
-			l[i] = fma32(l[i], f16Table[w[k+i]], x[k+i])
-		}
-	}
-	return ((l[4] + l[0]) + (l[6] + l[2])) + ((l[5] + l[1]) + (l[7] + l[3]))
 }
 
 // expf2Table is glibc's __exp2f_data.tab (sysdeps/ieee754/flt-32/e_exp2f_data.c,

@@ -304,11 +304,18 @@ func (w *Matrix) matMul(dst, xs [][]float32, sc *batchScratch, threads int) {
 		return
 	}
 	if sc.tinyF32 && w.Type == gguf.TypeF32 && w.K%8 == 0 {
+		// tinyBLAS's order (ppl_batch.go), eight rows of xs per call.
+		x := packRows(xs, w.K)
 		parallel.ForHot(w.M, threads, func(lo, hi int) {
+			var d [8]float32
 			for r := lo; r < hi; r++ {
 				row := w.f32[r*w.K : (r+1)*w.K]
-				for t := range xs {
-					dst[t][r] = dotTinyBLAS8Wide(row, xs[t])
+				for t0 := 0; t0 < n; t0 += len(d) {
+					dt := d[:min(len(d), n-t0)]
+					kernels.TinyBLASDotsF32(dt, row, x[t0*w.K:], w.K)
+					for i, v := range dt {
+						dst[t0+i][r] = v
+					}
 				}
 			}
 		})

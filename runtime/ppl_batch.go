@@ -2,9 +2,9 @@ package runtime
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
 )
 
@@ -30,8 +30,15 @@ import (
 //   - F32 projections (an all-F32 file) for a ubatch of ≥ 2 tokens.
 // K·q is not: q is a permuted view, so it is rounded to F16 and takes
 // ggml_vec_dot_f16 as for one token; I2_S, TQ and K-quant products never
-// go to tinyBLAS and keep their one-token sums. A Q8_0 LM head would take
-// tinyBLAS's Q8_0 kernel, which the runtime does not reproduce.
+// go to tinyBLAS and keep their one-token sums. A Q8_0 LM head (bitnet.cpp's
+// converter writes token_embd in Q8_0 when the hidden size is not a
+// multiple of 256, and the head is tied to it) does go to tinyBLAS, as
+// tinyBLAS_Q0_AVX, with the rows quantized to Q8_0 as for one token; on
+// AVX2 without VNNI its order is ggml_vec_dot_q8_0_q8_0's (ggml-quants.c):
+// per 32-block eight int32 lanes of four products (_mm256_maddubs_epi16,
+// _mm256_madd_epi16), converted to float and fused-multiply-added with the
+// float32 product of the two block scales, then hsum, which is
+// hsum_float_8. So the one-token Q8_0 head is already the batched one.
 // The cell a token sits in matters too: ggml_vec_soft_max_f32 sums the
 // exponentials in groups of eight cells, tinyBLAS's lanes are the cell
 // index mod 8 and ggml_vec_dot_f16's accumulators the index mod 32, while
@@ -41,11 +48,11 @@ import (
 // next (Session.ub); the zero value is the one-token path.
 type ubatchArith struct {
 	// kqvTiny: the probabilities multiply V as tinyBLAS does (f32, eight
-	// lanes by cell index mod 8, dotTinyBLAS8Off), for a ubatch of ≥ 2
-	// tokens.
+	// lanes by cell index mod 8, kernels.TinyBLASDotsOffF16), for a
+	// ubatch of ≥ 2 tokens.
 	kqvTiny bool
 	// headTiny: an F16/F32 LM head (K a multiple of 8) takes the f32
-	// hidden rows through tinyBLAS (dotTinyBLAS8F16, dotTinyBLAS8F32).
+	// hidden rows through tinyBLAS (kernels.TinyBLASDotsF16/F32).
 	headTiny bool
 	// f32Tiny: F32 projections (K a multiple of 8) take tinyBLAS.
 	f32Tiny bool
@@ -54,81 +61,48 @@ type ubatchArith struct {
 	cellOff int
 }
 
-// fma32Fast is fma32 (b·c + a rounded once to float32) by the hardware's
-// float64 fused multiply-add (math.FMA): the exact sum rounded to float64,
-// then to float32. The second rounding differs from a single one only
-// when the float64 result lies exactly halfway between two float32 values
-// (a float64 rounding to nearest cannot cross such a midpoint, which is a
-// float64 itself) or below float32's normal range; those take fma32.
-func fma32Fast(a, b, c float32) float32 {
-	r := math.FMA(float64(b), float64(c), float64(a))
-	if fma64Unsafe(r) {
-		return fma32Slow(a, b, c)
+// packRows returns the rows (each k long) one after another in one slice:
+// the layout the tinyBLAS kernels read activations in (row t at t·k).
+func packRows(rows [][]float32, k int) []float32 {
+	buf := make([]float32, len(rows)*k)
+	for t, r := range rows {
+		copy(buf[t*k:(t+1)*k], r)
 	}
-	return float32(r)
+	return buf
 }
 
-// fma64Unsafe reports whether the float64 r = a + b·c may not round to
-// a + b·c's float32: r exactly halfway between two float32 values, or a
-// non-zero |r| below 2^−126 (u<<1 drops the sign; such r has a biased
-// exponent under 1023−126 = 897; zero wraps to the largest value).
-func fma64Unsafe(r float64) bool {
-	u := math.Float64bits(r)
-	return u&(1<<29-1) == 1<<28 || u<<1-1 < 897<<53-1
-}
+// headBlockRows is how many rows of the LM head one worker takes at a time
+// in headTinyBLASBitnet: 64 F16 rows of the large shape (K 1536) are
+// 192 KiB, which stay in the L2 cache while every group of eight hidden
+// rows passes over them.
+const headBlockRows = 64
 
-// fma32Slow is fma32 kept out of line, so that fma32Fast inlines.
-//
-//go:noinline
-func fma32Slow(a, b, c float32) float32 { return fma32(a, b, c) }
-
-// hsum8 is tinyBLAS's hsum(__m256) on AVX: the upper and lower halves
-// added, then (0+2) and (1+3), then their sum, in float32.
-func hsum8(l *[8]float32) float32 {
-	a0, a1, a2, a3 := l[4]+l[0], l[5]+l[1], l[6]+l[2], l[7]+l[3]
-	return (a0 + a2) + (a1 + a3)
-}
-
-// dotTinyBLAS8Off is one output of tinyBLAS<8> with an F16 row w and f32
-// x whose element 0 sits at index off of the product (the elements before
-// it are zeros, which leave the sums as they are): element j goes to lane
-// (off+j) mod 8 by a fused multiply-add, j ascending, and the lanes are
-// added by hsum8.
-func dotTinyBLAS8Off(w []uint16, x []float32, off int) float32 {
-	var l [8]float32
-	x = x[:len(w)]
-	for j, h := range w {
-		i := (off + j) & 7
-		// fma32Fast, written out so that the loop makes no call.
-		w := f16Table[h]
-		if r := math.FMA(float64(w), float64(x[j]), float64(l[i])); fma64Unsafe(r) {
-			l[i] = fma32Slow(l[i], w, x[j])
-		} else {
-			l[i] = float32(r)
-		}
-	}
-	return hsum8(&l)
-}
-
-// dotTinyBLAS8Wide is one output of tinyBLAS<8> on AVX2 (F16 × F32 with
-// the F16 row already widened to float32, or F32 × F32; len a multiple of
-// 8): lane i takes w[8l+i]·x[8l+i] by fused multiply-adds, l ascending,
-// and hsum8 adds the lanes.
-func dotTinyBLAS8Wide(w, x []float32) float32 {
-	var l [8]float32
-	x = x[:len(w)]
-	for k := 0; k+8 <= len(w); k += 8 {
-		wk, xk := (*[8]float32)(w[k:k+8]), (*[8]float32)(x[k:k+8])
-		for i := range l {
-			// fma32Fast, written out so that the loop makes no call.
-			if r := math.FMA(float64(wk[i]), float64(xk[i]), float64(l[i])); fma64Unsafe(r) {
-				l[i] = fma32Slow(l[i], wk[i], xk[i])
-			} else {
-				l[i] = float32(r)
+// tinyHead writes to dst[t][r] tinyBLAS<8>'s dot of the F16 or F32 row r
+// of out (K a multiple of 8) with row t of xs (len(dst) rows of K,
+// packed), the rows taken in blocks of headBlockRows by the workers.
+func tinyHead(out *Matrix, dst [][]float32, xs []float32, threads int) {
+	k, nt := out.K, len(dst)
+	blocks := (out.M + headBlockRows - 1) / headBlockRows
+	parallel.ForHot(blocks, max(threads, 1), func(lo, hi int) {
+		var d [8]float32
+		for b := lo; b < hi; b++ {
+			r0, r1 := b*headBlockRows, min((b+1)*headBlockRows, out.M)
+			for t0 := 0; t0 < nt; t0 += len(d) {
+				dt := d[:min(len(d), nt-t0)]
+				x := xs[t0*k:]
+				for r := r0; r < r1; r++ {
+					if out.Type == gguf.TypeF32 {
+						kernels.TinyBLASDotsF32(dt, out.f32[r*k:(r+1)*k], x, k)
+					} else {
+						kernels.TinyBLASDotsF16(dt, out.u16[r*k:(r+1)*k], x, k)
+					}
+					for i, v := range dt {
+						dst[t0+i][r] = v
+					}
+				}
 			}
 		}
-	}
-	return hsum8(&l)
+	})
 }
 
 // headTinyBLASBitnet is the batched LM head of bitnet.cpp's fork: an F16
@@ -139,27 +113,7 @@ func (s *Session) headTinyBLASBitnet(dst, hidden [][]float32) bool {
 	if out.K%8 != 0 || (out.Type != gguf.TypeF16 && out.Type != gguf.TypeF32) {
 		return false
 	}
-	th := max(s.m.opts.Threads, 1)
-	if len(s.mm.rowf) < th {
-		s.mm.rowf = make([][]float32, th)
-	}
-	parallel.RangeHot(out.M, th, func(worker, lo, hi int) {
-		rf := resizeF32(s.mm.rowf[worker], out.K)
-		s.mm.rowf[worker] = rf
-		for r := lo; r < hi; r++ {
-			w := rf
-			if out.Type == gguf.TypeF32 {
-				w = out.f32[r*out.K : (r+1)*out.K]
-			} else {
-				for i, h := range out.u16[r*out.K : (r+1)*out.K] {
-					rf[i] = f16Table[h]
-				}
-			}
-			for t := range hidden {
-				dst[t][r] = dotTinyBLAS8Wide(w, hidden[t])
-			}
-		}
-	})
+	tinyHead(out, dst, packRows(hidden, out.K), s.m.opts.Threads)
 	return true
 }
 

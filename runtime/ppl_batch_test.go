@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,9 +75,9 @@ func pplBatchedLines(t *testing.T, path, text string, nCtx, chunks int, b Perple
 // figures digit for digit (bitnet.cpp build A, AVX2;
 // testdata/golden/ppl-batch/README.md gives the commands): its defaults
 // (-c 512 -b 2048 -ub 512, four chunks in one cache) on the 2907-token
-// README text (text.txt) with the golden tiny model in I2_S and F32, the
-// one-token -b 1 -ub 1, chunks whose cells start off a 32-cell boundary
-// (-c 100, -c 200), physical batches that span chunks (-ub 300, -ub 7),
+// README text (text.txt) with the golden tiny model in I2_S, F32 and
+// I2_S with a Q8_0 head (the tied token_embd), the one-token -b 1 -ub 1,
+// chunks whose cells start off a 32-cell boundary (-c 100, -c 200), physical batches that span chunks (-ub 300, -ub 7),
 // batches smaller than a chunk (-b 128), and the tiny model's older
 // -c 128 -b 128 figures of testdata/golden/tiny-bitnet/outputs.
 func TestPerplexityBatchedGolden(t *testing.T) {
@@ -103,6 +101,7 @@ func TestPerplexityBatchedGolden(t *testing.T) {
 		{"tiny-i2_s_c100_b1000_ub1.txt", "ggml-model-i2_s.gguf", string(text), 100, 0, 1000, 1, false},
 		{"tiny-i2_s_c100_b1000_ub7.txt", "ggml-model-i2_s.gguf", string(text), 100, 0, 1000, 7, true},
 		{"tiny-f32.txt", "ggml-model-f32.gguf", string(text), 512, 0, 2048, 512, true},
+		{"tiny-i2_s-q8embd.txt", "ggml-model-i2_s-q8embd.gguf", string(text), 512, 0, 2048, 512, false},
 		{"../tiny-bitnet/outputs/ppl_i2_s.txt", "ggml-model-i2_s.gguf", string(old), 128, 4, 128, 512, false},
 		{"../tiny-bitnet/outputs/ppl_f32.txt", "ggml-model-f32.gguf", string(old), 128, 4, 128, 512, true},
 	} {
@@ -235,33 +234,5 @@ func TestPerplexityBatchingCheck(t *testing.T) {
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: error %v, want %q", c.b, err, c.want)
 		}
-	}
-}
-
-// TestFma32Fast: fma32Fast is fma32 on random operands, on sums that land
-// halfway between two float32 values, and on subnormal, zero and
-// infinite results.
-func TestFma32Fast(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	check := func(a, b, c float32) {
-		if got, want := fma32Fast(a, b, c), fma32(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("fma32Fast(%g, %g, %g) = %g, want %g", a, b, c, got, want)
-		}
-	}
-	for i := 0; i < 1_000_000; i++ {
-		a := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
-		b := float32(r.NormFloat64())
-		c := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(40)-20)))
-		check(a, b, c)
-		// a + b·c exactly halfway, then nudged below it by a tiny product.
-		check(1, 0x1p-24, 1)
-		check(a, 0x1p-24*float32(1+r.IntN(4)), a)
-		check(1+0x1p-23, -0x1p-24, 1+0x1p-40)
-	}
-	for _, v := range [][3]float32{
-		{0, 0, 0}, {0, float32(math.Copysign(0, -1)), 1}, {1e-38, 1e-10, 1e-10}, {0x1p-149, 1, 0},
-		{float32(math.Inf(1)), 1, 1}, {3e38, 3e38, 3e38}, {-1, 1, 1},
-	} {
-		check(v[0], v[1], v[2])
 	}
 }

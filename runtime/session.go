@@ -538,10 +538,8 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 		kernels.RoundF16(padded, padded)
 	}
 	if tiny {
-		for i := range out {
-			col := (kvh*hd + i) * s.nCtx
-			out[i] = dotTinyBLAS8Off(vc[col:col+n], padded[off:off+n], off)
-		}
+		// V's rows of the head's dimensions, cells along each (stride nCtx).
+		kernels.TinyBLASDotsOffF16(out, vc[kvh*hd*s.nCtx:], s.nCtx, padded[off:off+n], off)
 		return
 	}
 	if roundP {

@@ -35,6 +35,7 @@ targets=(
   "./internal/kernels                FuzzQuantizeI8S         100000"
   "./internal/kernels                FuzzConverterKernels    60000"
   "./internal/kernels                FuzzTernarySums         60000"
+  "./internal/kernels                FuzzTinyBLAS            60000"
   "./runtime                         FuzzQ8KTypes            20000"
   "./runtime                         FuzzReadKLBaseHeader    100000"
   "./runtime                         FuzzLoadQwen            40000"

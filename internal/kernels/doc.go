@@ -34,7 +34,10 @@
 //
 //	cd internal/kernels && go generate
 //
-// writes kernels_amd64.s and stubs_amd64.go, both committed. The arm64 file
+// writes kernels_amd64.s and stubs_amd64.go (from _asm/gen.go) and
+// tinyblas_amd64.s and tinyblas_stubs_amd64.go (from _asm/tinyblas.go, a
+// program of its own: llamafile tinyBLAS's order, tinyblas.go), all
+// committed. The arm64 file
 // is hand-written in _asm/arm64/kernels_arm64.s.in; instructions the Go
 // assembler cannot spell are written @op(registers) there and expanded to
 // checked WORD encodings by
