@@ -268,8 +268,8 @@ func ropeNeox1(x, cos, sin []float32) {
 	for i := range x0s {
 		c, sn := cos[i], sin[i]
 		x0, x1 := x0s[i], x1s[i]
-		x0s[i] = fma32Fast(-float32(x1*sn), x0, c)
-		x1s[i] = fma32Fast(float32(x1*c), x0, sn)
+		x0s[i] = kernels.FMA32Fast(-float32(x1*sn), x0, c)
+		x1s[i] = kernels.FMA32Fast(float32(x1*c), x0, sn)
 	}
 }
 
@@ -278,7 +278,7 @@ func ropeAdjacent1(x, cos, sin []float32) {
 	for i := 0; i < len(x)/2; i++ {
 		c, sn := cos[i], sin[i]
 		x0, x1 := x[2*i], x[2*i+1]
-		x[2*i] = fma32Fast(-float32(x1*sn), x0, c)
-		x[2*i+1] = fma32Fast(float32(x1*c), x0, sn)
+		x[2*i] = kernels.FMA32Fast(-float32(x1*sn), x0, c)
+		x[2*i+1] = kernels.FMA32Fast(float32(x1*c), x0, sn)
 	}
 }

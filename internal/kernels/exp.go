@@ -60,26 +60,16 @@ const (
 // expC are the polynomial coefficients c1…c5 of e^b − 1 on |b| ≤ ln2/2.
 var expC = [5]float32{0x1.ffffecp-1, 0x1.fffdb6p-2, 0x1.555e66p-3, 0x1.573e2ep-5, 0x1.0e4020p-7}
 
-// fma32 is FMA32 (the name the kernels' references use), by the
-// hardware's float64 fused multiply-add where that gives the same bits:
-// math.FMA rounds the exact a + b·c to float64 once, and rounding that to
-// float32 is FMA32's single rounding unless the float64 result lies
-// exactly halfway between two float32 values (a rounding to nearest cannot
-// cross such a midpoint, which is itself a float64) or, non-zero, below
-// float32's normal range; those take FMA32. The softmax's exponential
-// (Exp) makes ten of these per element.
-func fma32(a, b, c float32) float32 {
-	r := math.FMA(float64(b), float64(c), float64(a))
-	if u := math.Float64bits(r); u&(1<<29-1) == 1<<28 || u<<1-1 < 897<<53-1 {
-		return fma32Exact(a, b, c)
-	}
-	return float32(r)
-}
+// fma32 is FMA32 (the name the kernels' references use) by the hardware's
+// float64 fused multiply-add where that gives the same bits (fmaFast). The
+// softmax's exponential (Exp) makes ten of these per element.
+func fma32(a, b, c float32) float32 { return fmaFast(a, b, c) }
 
-// fma32Exact is FMA32 kept out of line, so that fma32 inlines.
-//
-//go:noinline
-func fma32Exact(a, b, c float32) float32 { return FMA32(a, b, c) }
+// FMA32Fast is FMA32 (a + b·c rounded once to float32, the bits of
+// VFMADD231PS / FMLA) computed with math.FMA, falling back to the exact
+// emulation where a float64 rounding could differ (fmaFast). For per-token
+// scalar work outside the kernels (the runtime's rope).
+func FMA32Fast(a, b, c float32) float32 { return fmaFast(a, b, c) }
 
 // FMA32 returns a + b·c rounded once to float32, as the hardware's fused
 // multiply-add (VFMADD231PS, FMLA) gives it. b·c of two float32 values is

@@ -18,12 +18,6 @@ func tinyNaive(w, x []float32, off int) float32 {
 	return TinyBLASHsum(&l)
 }
 
-// sameF32 reports equal bits, or both NaN (the hardware and float64
-// arithmetic may pick different NaN payloads).
-func sameF32(a, b float32) bool {
-	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
-}
-
 // tinyEdgeF32 and tinyEdgeF16: zeros of both signs, subnormals, the
 // smallest normal, values whose products land halfway between float32
 // values or overflow, infinities.
