@@ -56,8 +56,9 @@ func RequantFile(ctx context.Context, in, out string, force, dryRun bool, opts R
 		if ctx.Err() != nil {
 			return p, fmt.Errorf("interrupted; %s was not written", out)
 		}
-		// Name the input and the output, never the temp file (H13).
-		return p, af.NameTarget(fmt.Errorf("%s: %w; %s was not written", in, err, out))
+		// Name the input, and the output (never the temp file) where the
+		// error is the writer's (H13).
+		return p, af.NameTarget(fmt.Errorf("%s: %w", in, err))
 	}
 	return p, af.NameTarget(af.Commit())
 }
