@@ -14,8 +14,10 @@ import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
 // Fused multiply-add in float32 is kernels.FMA32: a + b·c rounded once, as
 // the reference's hardware fma does, ties included.
 
-// fma32 returns a + b·c rounded once to float32 (kernels.FMA32).
-func fma32(a, b, c float32) float32 { return kernels.FMA32(a, b, c) }
+// fma32 returns a + b·c rounded once to float32: kernels.FMA32's bits,
+// through the hardware float64 FMA with the exact fallback
+// (kernels.FMA32Fast).
+func fma32(a, b, c float32) float32 { return kernels.FMA32Fast(a, b, c) }
 
 // reduce8x4 is GGML_F32x8_REDUCE on four 8-lane accumulators.
 func reduce8x4(acc *[4][8]float32) float32 {

@@ -19,8 +19,6 @@ import (
 //   - when every query head has its own KV head, one team call ropes q and
 //     k head by head, stores each K head in the cache and attends
 //     (gen1.heads), where forward ropes and stores the whole token first;
-//   - the rope's fused multiply-adds use the hardware's float64 FMA with
-//     an exact fallback (fma32Fast) instead of the pure-Go emulation.
 //
 // docs/performance.md, "Generation at the kernels' rate", has the figures.
 
@@ -147,9 +145,9 @@ func (s *Session) forward1(id int32) {
 	m.tokEmbd.embedRow(x, int(id))
 	cos, sin := s.ropeCos[0], s.ropeSin[0]
 	s.ropeTable(cos, sin, pos)
-	rope := ropeNeox1
+	rope := ropeNeox
 	if m.spec.ropeNorm {
-		rope = ropeAdjacent1
+		rope = ropeAdjacent
 	}
 	g := s.g1()
 	for li := range m.layers {
@@ -257,28 +255,5 @@ func (s *Session) heads1(worker, lo, hi int) {
 	}
 	for h := lo; h < hi; h++ {
 		s.attendHead(sc, g.kc, g.vcA, pos+1, h, g.q[h*hd:(h+1)*hd], g.at[h*hd:(h+1)*hd])
-	}
-}
-
-// ropeNeox1 is ropeNeox with fma32Fast (the same bits).
-func ropeNeox1(x, cos, sin []float32) {
-	half := len(x) / 2
-	x0s, x1s := x[:half], x[half:2*half]
-	cos, sin = cos[:half], sin[:half]
-	for i := range x0s {
-		c, sn := cos[i], sin[i]
-		x0, x1 := x0s[i], x1s[i]
-		x0s[i] = kernels.FMA32Fast(-float32(x1*sn), x0, c)
-		x1s[i] = kernels.FMA32Fast(float32(x1*c), x0, sn)
-	}
-}
-
-// ropeAdjacent1 is ropeAdjacent with fma32Fast (the same bits).
-func ropeAdjacent1(x, cos, sin []float32) {
-	for i := 0; i < len(x)/2; i++ {
-		c, sn := cos[i], sin[i]
-		x0, x1 := x[2*i], x[2*i+1]
-		x[2*i] = kernels.FMA32Fast(-float32(x1*sn), x0, c)
-		x[2*i+1] = kernels.FMA32Fast(float32(x1*c), x0, sn)
 	}
 }
