@@ -413,19 +413,14 @@ func ropeThetaScale(base float32, headDim int) float32 {
 }
 
 // ropeNeox rotates one head in place with the NEOX pairing: dimension i with
-// i + d/2, by the angles of the table row cos/sin.
-func ropeNeox(x, cos, sin []float32) {
-	half := len(x) / 2
-	for i := 0; i < half; i++ {
-		c, sn := cos[i], sin[i]
-		x0, x1 := x[i], x[i+half]
-		x[i] = fma32(-float32(x1*sn), x0, c)
-		x[i+half] = fma32(float32(x1*c), x0, sn)
-	}
-}
+// i + d/2, by the angles of the table row cos/sin (kernels.RopeNeox: per
+// pair x0·c − float32(x1·s) and float32(x1·c) + x0·s, each sum one fused
+// multiply-add, eight pairs at a time in the assembly).
+func ropeNeox(x, cos, sin []float32) { kernels.RopeNeox(x, cos, sin) }
 
 // ropeAdjacent rotates one head in place with llama's normal pairing:
-// dimension 2i with 2i + 1 (ggml rope, mode 0), the arithmetic of ropeNeox.
+// dimension 2i with 2i + 1 (ggml rope, mode 0), the arithmetic of ropeNeox
+// (kernels.RopeNeox).
 func ropeAdjacent(x, cos, sin []float32) {
 	for i := 0; i < len(x)/2; i++ {
 		c, sn := cos[i], sin[i]

@@ -79,6 +79,14 @@ func roundF16s(dst, src []float32) {
 	roundF16sRef(dst, src)
 }
 
+func ropeNeoxGroups(x, cos, sin []float32) {
+	if useAVX2 {
+		ropeNeoxAVX2(x, cos, sin)
+		return
+	}
+	ropeNeoxPairs(x, cos, sin, 0, len(cos), FMA32)
+}
+
 func siluGroups(x []float32) int {
 	if useAVX2 {
 		return siluGroupsAVX2(x)

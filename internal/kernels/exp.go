@@ -123,3 +123,47 @@ func siluRef(x []float32) {
 		x[i] = v / (1 + Exp(-v))
 	}
 }
+
+// RopeNeox rotates one attention head x in place with the NEOX pairing of
+// ggml's rope (ggml-cpu ops.cpp, rope_f32 with GGML_ROPE_TYPE_NEOX, in
+// bitnet.cpp's and llama.cpp's ggml; rotate_pairs): dimension i with
+// i + len(x)/2 for i < len(x)/2, by the angle whose cosine and sine are
+// cos[i] and sin[i]:
+//
+//	x[i]       = −float32(x1·sin[i]) + x0·cos[i]
+//	x[i+len/2] =  float32(x1·cos[i]) + x0·sin[i]
+//
+// with x0, x1 the pair's values before the call and each sum a fused
+// multiply-add rounded once (FMA32): ggml's x0*cos_theta − x1*sin_theta
+// and x0*sin_theta + x1*cos_theta as gcc with -mfma (-ffp-contract=fast)
+// compiles them, one product rounded and one fused into the add. A last
+// element of an odd-length x is left as it is. The result does not depend
+// on the implementation: groups of eight pairs take the assembly on amd64
+// (VFMADD231PS), the rest and every other build FMA32Fast. It panics if
+// cos or sin is shorter than len(x)/2.
+func RopeNeox(x, cos, sin []float32) {
+	half := len(x) / 2
+	if len(cos) < half || len(sin) < half {
+		panic("kernels: RopeNeox table shorter than half the head")
+	}
+	n8 := half &^ 7
+	ropeNeoxGroups(x, cos[:n8], sin[:n8])
+	ropeNeoxPairs(x, cos, sin, n8, half, fmaFast)
+}
+
+// ropeNeoxRef is RopeNeox's reference: every pair with FMA32.
+func ropeNeoxRef(x, cos, sin []float32) {
+	ropeNeoxPairs(x, cos, sin, 0, len(x)/2, FMA32)
+}
+
+// ropeNeoxPairs rotates pairs [lo, hi) of x as RopeNeox, with fma for the
+// fused multiply-adds.
+func ropeNeoxPairs(x, cos, sin []float32, lo, hi int, fma func(a, b, c float32) float32) {
+	half := len(x) / 2
+	for i := lo; i < hi; i++ {
+		c, sn := cos[i], sin[i]
+		x0, x1 := x[i], x[i+half]
+		x[i] = fma(-float32(x1*sn), x0, c)
+		x[i+half] = fma(float32(x1*c), x0, sn)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -55,6 +56,31 @@ func FuzzDotI2S(f *testing.F) {
 		for k := range got {
 			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
 				t.Fatalf("nb=%d: DotI2SRows row %d: kernel %v, reference %v", nb, k, got[k], want[k])
+			}
+		}
+	})
+}
+
+// FuzzRopeNeox: a head and its cos/sin table from the input (four bytes a
+// float32; the head takes half of them), every bit pattern allowed.
+func FuzzRopeNeox(f *testing.F) {
+	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x80})
+	f.Add(make([]byte, 4*70))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := len(data) / 4
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		x := v[:n/2]
+		half := len(x) / 2
+		cos, sin := v[n/2:n/2+half], v[n-half:]
+		got, want := slices.Clone(x), slices.Clone(x)
+		RopeNeox(got, cos, sin)
+		ropeNeoxRef(want, cos, sin)
+		for i := range got {
+			if !sameFloat(got[i], want[i]) {
+				t.Fatalf("n=%d element %d: kernel %v, reference %v", n, i, got[i], want[i])
 			}
 		}
 	})

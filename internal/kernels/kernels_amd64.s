@@ -556,6 +556,45 @@ r16Done:
 	VZEROUPPER
 	RET
 
+// func ropeNeoxAVX2(x []float32, cos []float32, sin []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·ropeNeoxAVX2(SB), NOSPLIT, $0-72
+	MOVQ     x_base+0(FP), AX
+	MOVQ     x_len+8(FP), CX
+	SHRQ     $0x01, CX
+	MOVQ     cos_base+24(FP), DX
+	MOVQ     sin_base+48(FP), BX
+	MOVQ     cos_len+32(FP), SI
+	SHRQ     $0x03, SI
+	LEAQ     (AX)(CX*4), CX
+	VPCMPEQD Y0, Y0, Y0
+	VPSLLD   $0x1f, Y0, Y0
+
+ropeLoop:
+	CMPQ        SI, $0x00
+	JE          ropeDone
+	VMOVUPS     (AX), Y1
+	VMOVUPS     (CX), Y2
+	VMOVUPS     (DX), Y3
+	VMOVUPS     (BX), Y4
+	VMULPS      Y4, Y2, Y5
+	VXORPS      Y0, Y5, Y5
+	VFMADD231PS Y3, Y1, Y5
+	VMULPS      Y3, Y2, Y2
+	VFMADD231PS Y4, Y1, Y2
+	VMOVUPS     Y5, (AX)
+	VMOVUPS     Y2, (CX)
+	ADDQ        $0x20, AX
+	ADDQ        $0x20, CX
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, BX
+	DECQ        SI
+	JMP         ropeLoop
+
+ropeDone:
+	VZEROUPPER
+	RET
+
 // func siluGroupsAVX2(x []float32) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·siluGroupsAVX2(SB), NOSPLIT, $0-32

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/x448/float16"
@@ -583,6 +584,45 @@ func TestFMA32(t *testing.T) {
 		got, want := FMA32(x[0], x[1], x[2]), exact(x[0], x[1], x[2])
 		if math.Float32bits(got) != math.Float32bits(want) && !(math.IsInf(float64(want), 0) && got == want) {
 			t.Fatalf("FMA32(%x, %x, %x) = %x, exact %x", x[0], x[1], x[2], got, want)
+		}
+	}
+}
+
+// TestRopeNeoxMatchesRef: RopeNeox against its reference (FMA32 on every
+// pair) on random heads of every size up to 2·40 + 1 (groups of eight and
+// tails), values of mixed magnitude with zeros of both signs, subnormals,
+// infinities and NaN among them.
+func TestRopeNeoxMatchesRef(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32}
+	val := func() float32 {
+		if r.IntN(16) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.NormFloat64() * math.Exp2(float64(r.IntN(40)-20)))
+	}
+	for n := 0; n <= 81; n++ {
+		for rep := 0; rep < 50; rep++ {
+			x := make([]float32, n)
+			cos, sin := make([]float32, n/2+r.IntN(3)), make([]float32, n/2+r.IntN(3))
+			for i := range x {
+				x[i] = val()
+			}
+			for i := range n / 2 {
+				a := r.Float64() * 100
+				cos[i], sin[i] = float32(math.Cos(a)), float32(math.Sin(a))
+				if r.IntN(8) == 0 {
+					cos[i], sin[i] = val(), val()
+				}
+			}
+			got, want := slices.Clone(x), slices.Clone(x)
+			RopeNeox(got, cos, sin)
+			ropeNeoxRef(want, cos, sin)
+			for i := range got {
+				if !sameFloat(got[i], want[i]) {
+					t.Fatalf("n=%d element %d (x %v): kernel %v, reference %v", n, i, x, got[i], want[i])
+				}
+			}
 		}
 	}
 }

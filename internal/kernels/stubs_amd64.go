@@ -44,6 +44,11 @@ func f32ToF16AVX2(dst []uint16, src []float32)
 //go:noescape
 func roundF16sAVX2(dst []float32, src []float32)
 
+// ropeNeoxAVX2 rotates pairs 0…len(cos)−1 (len(cos) a multiple of 8, at most len(x)/2, len(sin) ≥ len(cos)) of x in place: dimension i with i + len(x)/2, as ropeNeoxRef.
+//
+//go:noescape
+func ropeNeoxAVX2(x []float32, cos []float32, sin []float32)
+
 // siluGroupsAVX2 applies SiLU in place to the groups of eight of x (len(x) a multiple of 8) up to the first group Exp's fast path cannot take, and returns the number of values done.
 //
 //go:noescape
