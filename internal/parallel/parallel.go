@@ -142,7 +142,15 @@ type team struct {
 	workers []*worker
 	cur     atomic.Pointer[job] // the latest job
 	wake    chan struct{}       // wakes a parked caller; buffered 1
+	// slab holds zeroed jobs for the next calls. Each job still serves
+	// one call only (a worker tells jobs apart by their address, and a
+	// late worker may still read a finished one), but they are allocated
+	// jobSlab at a time, not one per call (a few hundred calls a token).
+	slab []job
 }
+
+// jobSlab is how many jobs team.run allocates at once.
+const jobSlab = 64
 
 // job is one Range call given to the team.
 type job struct {
@@ -176,7 +184,12 @@ func (t *team) run(n, threads int, f func(worker, lo, hi int)) {
 		go t.loop(w, len(t.workers), t.cur.Load())
 	}
 	chunk := max(1, (n+threads*chunksPerWorker-1)/(threads*chunksPerWorker))
-	j := &job{f: f, n: n, chunk: chunk, chunks: int64((n + chunk - 1) / chunk), team: t}
+	if len(t.slab) == 0 {
+		t.slab = make([]job, jobSlab)
+	}
+	j := &t.slab[0]
+	t.slab = t.slab[1:]
+	j.f, j.n, j.chunk, j.chunks, j.team = f, n, chunk, int64((n+chunk-1)/chunk), t
 	t.cur.Store(j)
 	for _, w := range t.workers[:threads-1] {
 		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
