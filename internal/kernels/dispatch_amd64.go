@@ -84,7 +84,7 @@ func ropeNeoxGroups(x, cos, sin []float32) {
 		ropeNeoxAVX2(x, cos, sin)
 		return
 	}
-	ropeNeoxPairs(x, cos, sin, 0, len(cos), FMA32)
+	ropeNeoxPairs(x, cos, sin, 0, len(cos))
 }
 
 func siluGroups(x []float32) int {

@@ -11,7 +11,7 @@ func f32ToF16(dst []uint16, src []float32) { f32ToF16Ref(dst, src) }
 
 func roundF16s(dst, src []float32) { roundF16sRef(dst, src) }
 
-func ropeNeoxGroups(x, cos, sin []float32) { ropeNeoxPairs(x, cos, sin, 0, len(cos), FMA32) }
+func ropeNeoxGroups(x, cos, sin []float32) { ropeNeoxPairs(x, cos, sin, 0, len(cos)) }
 
 // siluGroups does no group: SiLU runs its reference.
 func siluGroups([]float32) int { return 0 }

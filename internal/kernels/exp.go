@@ -125,8 +125,8 @@ func siluRef(x []float32) {
 }
 
 // RopeNeox rotates one attention head x in place with the NEOX pairing of
-// ggml's rope (ggml-cpu ops.cpp, rope_f32 with GGML_ROPE_TYPE_NEOX, in
-// bitnet.cpp's and llama.cpp's ggml; rotate_pairs): dimension i with
+// ggml's CPU rope (ggml-org/llama.cpp, ggml/src/ggml-cpu/ops.cpp,
+// rotate_pairs for GGML_ROPE_TYPE_NEOX): dimension i with
 // i + len(x)/2 for i < len(x)/2, by the angle whose cosine and sine are
 // cos[i] and sin[i]:
 //
@@ -148,22 +148,28 @@ func RopeNeox(x, cos, sin []float32) {
 	}
 	n8 := half &^ 7
 	ropeNeoxGroups(x, cos[:n8], sin[:n8])
-	ropeNeoxPairs(x, cos, sin, n8, half, fmaFast)
+	ropeNeoxPairs(x, cos, sin, n8, half)
 }
 
 // ropeNeoxRef is RopeNeox's reference: every pair with FMA32.
 func ropeNeoxRef(x, cos, sin []float32) {
-	ropeNeoxPairs(x, cos, sin, 0, len(x)/2, FMA32)
+	half := len(x) / 2
+	for i := 0; i < half; i++ {
+		c, sn := cos[i], sin[i]
+		x0, x1 := x[i], x[i+half]
+		x[i] = FMA32(-float32(x1*sn), x0, c)
+		x[i+half] = FMA32(float32(x1*c), x0, sn)
+	}
 }
 
-// ropeNeoxPairs rotates pairs [lo, hi) of x as RopeNeox, with fma for the
-// fused multiply-adds.
-func ropeNeoxPairs(x, cos, sin []float32, lo, hi int, fma func(a, b, c float32) float32) {
+// ropeNeoxPairs rotates pairs [lo, hi) of x as ropeNeoxRef, through
+// fmaFast (FMA32's bits).
+func ropeNeoxPairs(x, cos, sin []float32, lo, hi int) {
 	half := len(x) / 2
 	for i := lo; i < hi; i++ {
 		c, sn := cos[i], sin[i]
 		x0, x1 := x[i], x[i+half]
-		x[i] = fma(-float32(x1*sn), x0, c)
-		x[i+half] = fma(float32(x1*c), x0, sn)
+		x[i] = fmaFast(-float32(x1*sn), x0, c)
+		x[i+half] = fmaFast(float32(x1*c), x0, sn)
 	}
 }
