@@ -2772,7 +2772,7 @@ tq1rdone:
 	RET
 
 // func accTQ2_0RowsVNNI(dst []float32, rows []byte, rowB int, q []int8, pairs []int32, d []float32, fused bool)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, GFNI
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, GFNI
 TEXT ·accTQ2_0RowsVNNI(SB), NOSPLIT, $0-129
 	MOVQ      dst_base+0(FP), AX
 	MOVQ      dst_len+8(FP), CX
@@ -2782,500 +2782,100 @@ TEXT ·accTQ2_0RowsVNNI(SB), NOSPLIT, $0-129
 	VMOVDQU64 tq2Mat512<>+0(SB), Z0
 	VMOVDQU64 tq2Mat512<>+64(SB), Z1
 	CMPB      SI, $0x00
-	JE        tq2zm2
+	JE        tq2zmrow
 
-tq2zf2:
-	CMPQ   CX, $0x04
-	JB     tq2zf1
-	MOVQ   q_base+56(FP), SI
-	MOVQ   pairs_base+80(FP), DI
-	MOVQ   d_base+104(FP), R8
-	LEAQ   (DX)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	MOVQ   BX, R12
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-tq2zf2blk:
-	VMOVDQU8        (SI), Z4
-	VMOVDQU8        64(SI), Z5
-	VMOVDQU8        128(SI), Z6
-	VMOVDQU8        192(SI), Z7
-	VBROADCASTSS    (R8), Z8
-	VMOVDQU32       (DI), Y9
-	VBROADCASTI64X4 (DX), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z9
-	VPDPBUSD        Z5, Z10, Z9
-	VBROADCASTI64X4 32(DX), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z9
-	VPDPBUSD        Z7, Z10, Z9
-	VMOVDQU32       (DI), Y12
-	VBROADCASTI64X4 (R9), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z12
-	VPDPBUSD        Z5, Z10, Z12
-	VBROADCASTI64X4 32(R9), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z12
-	VPDPBUSD        Z7, Z10, Z12
-	VSHUFI64X2      $0x44, Z12, Z9, Z10
-	VSHUFI64X2      $0xee, Z12, Z9, Z11
-	VPADDD          Z11, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    64(DX), X13
-	VPBROADCASTW    64(R9), X9
-	VINSERTI32X4    $0x01, X9, Y13, Y13
-	VCVTPH2PS       Y13, Z11
-	VMULPS          Z8, Z11, Z11
-	VFMADD231PS     Z11, Z10, Z2
-	VMOVDQU32       (DI), Y14
-	VBROADCASTI64X4 (R10), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z14
-	VPDPBUSD        Z5, Z10, Z14
-	VBROADCASTI64X4 32(R10), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z14
-	VPDPBUSD        Z7, Z10, Z14
-	VMOVDQU32       (DI), Y15
-	VBROADCASTI64X4 (R11), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z15
-	VPDPBUSD        Z5, Z10, Z15
-	VBROADCASTI64X4 32(R11), Z4
-	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
-	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
-	VPDPBUSD        Z6, Z5, Z15
-	VPDPBUSD        Z7, Z4, Z15
-	VSHUFI64X2      $0x44, Z15, Z14, Z4
-	VSHUFI64X2      $0xee, Z15, Z14, Z5
-	VPADDD          Z5, Z4, Z4
-	VCVTDQ2PS       Z4, Z4
-	VPBROADCASTW    64(R10), X16
-	VPBROADCASTW    64(R11), X5
-	VINSERTI32X4    $0x01, X5, Y16, Y16
-	VCVTPH2PS       Y16, Z5
-	VMULPS          Z8, Z5, Z5
-	VFMADD231PS     Z5, Z4, Z3
-	ADDQ            $0x42, DX
-	ADDQ            $0x42, R9
-	ADDQ            $0x42, R10
-	ADDQ            $0x42, R11
-	ADDQ            $0x00000100, SI
-	ADDQ            $0x20, DI
-	ADDQ            $0x04, R8
-	SUBQ            $0x42, R12
-	JNE             tq2zf2blk
-	VEXTRACTF128    $0x01, Y2, X4
-	VADDPS          X4, X2, X4
-	VMOVHLPS        X4, X4, X5
-	VADDPS          X5, X4, X5
-	VMOVSHDUP       X5, X4
-	VADDSS          X4, X5, X5
-	VMOVSS          X5, (AX)
-	VEXTRACTF64X4   $0x01, Z2, Y2
-	VEXTRACTF128    $0x01, Y2, X4
-	VADDPS          X4, X2, X4
-	VMOVHLPS        X4, X4, X2
-	VADDPS          X2, X4, X2
-	VMOVSHDUP       X2, X4
-	VADDSS          X4, X2, X2
-	VMOVSS          X2, 4(AX)
-	VEXTRACTF128    $0x01, Y3, X2
-	VADDPS          X2, X3, X2
-	VMOVHLPS        X2, X2, X4
-	VADDPS          X4, X2, X4
-	VMOVSHDUP       X4, X2
-	VADDSS          X2, X4, X4
-	VMOVSS          X4, 8(AX)
-	VEXTRACTF64X4   $0x01, Z3, Y2
-	VEXTRACTF128    $0x01, Y2, X3
-	VADDPS          X3, X2, X3
-	VMOVHLPS        X3, X3, X2
-	VADDPS          X2, X3, X2
-	VMOVSHDUP       X2, X3
-	VADDSS          X3, X2, X2
-	VMOVSS          X2, 12(AX)
-	MOVQ            R11, DX
-	ADDQ            $0x10, AX
-	SUBQ            $0x04, CX
-	JMP             tq2zf2
-
-tq2zf1:
-	CMPQ   CX, $0x02
-	JB     tq2zfone
-	MOVQ   q_base+56(FP), SI
-	MOVQ   pairs_base+80(FP), DI
-	MOVQ   d_base+104(FP), R8
-	LEAQ   (DX)(BX*1), R9
-	MOVQ   BX, R10
-	VXORPS Y13, Y13, Y13
-
-tq2zf1blk:
-	VMOVDQU8        (SI), Z2
-	VMOVDQU8        64(SI), Z3
-	VMOVDQU8        128(SI), Z4
-	VMOVDQU8        192(SI), Z5
-	VBROADCASTSS    (R8), Z6
-	VMOVDQU32       (DI), Y16
-	VBROADCASTI64X4 (DX), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z2, Z8, Z16
-	VPDPBUSD        Z3, Z7, Z16
-	VBROADCASTI64X4 32(DX), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z4, Z8, Z16
-	VPDPBUSD        Z5, Z7, Z16
-	VMOVDQU32       (DI), Y18
-	VBROADCASTI64X4 (R9), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z2, Z8, Z18
-	VPDPBUSD        Z3, Z7, Z18
-	VBROADCASTI64X4 32(R9), Z2
-	VGF2P8AFFINEQB  $0x00, Z0, Z2, Z3
-	VGF2P8AFFINEQB  $0x00, Z1, Z2, Z2
-	VPDPBUSD        Z4, Z3, Z18
-	VPDPBUSD        Z5, Z2, Z18
-	VSHUFI64X2      $0x44, Z18, Z16, Z2
-	VSHUFI64X2      $0xee, Z18, Z16, Z3
-	VPADDD          Z3, Z2, Z2
-	VCVTDQ2PS       Z2, Z2
-	VPBROADCASTW    64(DX), X17
-	VPBROADCASTW    64(R9), X3
-	VINSERTI32X4    $0x01, X3, Y17, Y17
-	VCVTPH2PS       Y17, Z3
-	VMULPS          Z6, Z3, Z3
-	VFMADD231PS     Z3, Z2, Z13
-	ADDQ            $0x42, DX
-	ADDQ            $0x42, R9
-	ADDQ            $0x00000100, SI
-	ADDQ            $0x20, DI
-	ADDQ            $0x04, R8
-	SUBQ            $0x42, R10
-	JNE             tq2zf1blk
-	VEXTRACTF128    $0x01, Y13, X2
-	VADDPS          X2, X13, X2
-	VMOVHLPS        X2, X2, X3
-	VADDPS          X3, X2, X3
-	VMOVSHDUP       X3, X2
-	VADDSS          X2, X3, X3
-	VMOVSS          X3, (AX)
-	VEXTRACTF64X4   $0x01, Z13, Y2
-	VEXTRACTF128    $0x01, Y2, X3
-	VADDPS          X3, X2, X3
-	VMOVHLPS        X3, X3, X2
-	VADDPS          X2, X3, X2
-	VMOVSHDUP       X2, X3
-	VADDSS          X3, X2, X2
-	VMOVSS          X2, 4(AX)
-	MOVQ            R9, DX
-	ADDQ            $0x08, AX
-	SUBQ            $0x02, CX
-	JMP             tq2zf1
-
-tq2zfone:
+tq2zfrow:
 	CMPQ   CX, $0x00
 	JE     tq2zdone
-	MOVQ   q_base+56(FP), CX
-	MOVQ   pairs_base+80(FP), SI
-	MOVQ   d_base+104(FP), DI
-	VXORPS Y2, Y2, Y2
-
-tq2zfblk1:
-	VMOVDQU32       (SI), Y17
-	VBROADCASTI64X4 (DX), Z3
-	VGF2P8AFFINEQB  $0x00, Z0, Z3, Z4
-	VGF2P8AFFINEQB  $0x00, Z1, Z3, Z3
-	VPDPBUSD        (CX), Z4, Z17
-	VPDPBUSD        64(CX), Z3, Z17
-	VBROADCASTI64X4 32(DX), Z3
-	VGF2P8AFFINEQB  $0x00, Z0, Z3, Z4
-	VGF2P8AFFINEQB  $0x00, Z1, Z3, Z3
-	VPDPBUSD        128(CX), Z4, Z17
-	VPDPBUSD        192(CX), Z3, Z17
-	VEXTRACTI64X4   $0x01, Z17, Y3
-	VPADDD          Y3, Y17, Y3
-	VCVTDQ2PS       Y3, Y3
-	VPBROADCASTW    64(DX), X4
-	VCVTPH2PS       X4, Y4
-	VBROADCASTSS    (DI), Y5
-	VMULPS          Y5, Y4, Y4
-	VFMADD231PS     Y4, Y3, Y2
-	ADDQ            $0x42, DX
-	ADDQ            $0x00000100, CX
-	ADDQ            $0x20, SI
-	ADDQ            $0x04, DI
-	SUBQ            $0x42, BX
-	JNE             tq2zfblk1
-	VEXTRACTF128    $0x01, Y2, X0
-	VADDPS          X0, X2, X0
-	VMOVHLPS        X0, X0, X1
-	VADDPS          X1, X0, X1
-	VMOVSHDUP       X1, X0
-	VADDSS          X0, X1, X1
-	VMOVSS          X1, (AX)
-	JMP             tq2zdone
-
-tq2zm2:
-	CMPQ   CX, $0x04
-	JB     tq2zm1
 	MOVQ   q_base+56(FP), SI
 	MOVQ   pairs_base+80(FP), DI
 	MOVQ   d_base+104(FP), R8
-	LEAQ   (DX)(BX*1), R9
-	LEAQ   (R9)(BX*1), R10
-	LEAQ   (R10)(BX*1), R11
-	MOVQ   BX, R12
+	MOVQ   BX, R9
 	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
 
-tq2zm2blk:
-	VMOVDQU8        (SI), Z4
-	VMOVDQU8        64(SI), Z5
-	VMOVDQU8        128(SI), Z6
-	VMOVDQU8        192(SI), Z7
-	VBROADCASTSS    (R8), Z8
-	VMOVDQU32       (DI), Y9
-	VBROADCASTI64X4 (DX), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z9
-	VPDPBUSD        Z5, Z10, Z9
-	VBROADCASTI64X4 32(DX), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z9
-	VPDPBUSD        Z7, Z10, Z9
-	VMOVDQU32       (DI), Y12
-	VBROADCASTI64X4 (R9), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z12
-	VPDPBUSD        Z5, Z10, Z12
-	VBROADCASTI64X4 32(R9), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z12
-	VPDPBUSD        Z7, Z10, Z12
-	VSHUFI64X2      $0x44, Z12, Z9, Z10
-	VSHUFI64X2      $0xee, Z12, Z9, Z11
-	VPADDD          Z11, Z10, Z10
-	VCVTDQ2PS       Z10, Z10
-	VPBROADCASTW    64(DX), X13
-	VPBROADCASTW    64(R9), X9
-	VINSERTI32X4    $0x01, X9, Y13, Y13
-	VCVTPH2PS       Y13, Z11
-	VMULPS          Z8, Z11, Z11
-	VMULPS          Z11, Z10, Z10
-	VADDPS          Z10, Z2, Z2
-	VMOVDQU32       (DI), Y14
-	VBROADCASTI64X4 (R10), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z14
-	VPDPBUSD        Z5, Z10, Z14
-	VBROADCASTI64X4 32(R10), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z6, Z11, Z14
-	VPDPBUSD        Z7, Z10, Z14
-	VMOVDQU32       (DI), Y15
-	VBROADCASTI64X4 (R11), Z10
-	VGF2P8AFFINEQB  $0x00, Z0, Z10, Z11
-	VGF2P8AFFINEQB  $0x00, Z1, Z10, Z10
-	VPDPBUSD        Z4, Z11, Z15
-	VPDPBUSD        Z5, Z10, Z15
-	VBROADCASTI64X4 32(R11), Z4
+tq2zfblk:
+	VMOVDQU32       (DI), Y3
+	VBROADCASTI64X4 (DX), Z4
 	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
 	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
-	VPDPBUSD        Z6, Z5, Z15
-	VPDPBUSD        Z7, Z4, Z15
-	VSHUFI64X2      $0x44, Z15, Z14, Z4
-	VSHUFI64X2      $0xee, Z15, Z14, Z5
-	VPADDD          Z5, Z4, Z4
-	VCVTDQ2PS       Z4, Z4
-	VPBROADCASTW    64(R10), X16
-	VPBROADCASTW    64(R11), X5
-	VINSERTI32X4    $0x01, X5, Y16, Y16
-	VCVTPH2PS       Y16, Z5
-	VMULPS          Z8, Z5, Z5
-	VMULPS          Z5, Z4, Z4
-	VADDPS          Z4, Z3, Z3
+	VPDPBUSD        (SI), Z5, Z3
+	VPDPBUSD        64(SI), Z4, Z3
+	VBROADCASTI64X4 32(DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        128(SI), Z5, Z3
+	VPDPBUSD        192(SI), Z4, Z3
+	VEXTRACTI64X4   $0x01, Z3, Y4
+	VPADDD          Y4, Y3, Y4
+	VCVTDQ2PS       Y4, Y4
+	VPBROADCASTW    64(DX), X3
+	VCVTPH2PS       X3, Y3
+	VBROADCASTSS    (R8), Y5
+	VMULPS          Y5, Y3, Y3
+	VFMADD231PS     Y3, Y4, Y2
 	ADDQ            $0x42, DX
-	ADDQ            $0x42, R9
-	ADDQ            $0x42, R10
-	ADDQ            $0x42, R11
 	ADDQ            $0x00000100, SI
 	ADDQ            $0x20, DI
 	ADDQ            $0x04, R8
-	SUBQ            $0x42, R12
-	JNE             tq2zm2blk
-	VEXTRACTF128    $0x01, Y2, X4
-	VADDPS          X4, X2, X4
-	VMOVHLPS        X4, X4, X5
-	VADDPS          X5, X4, X5
-	VMOVSHDUP       X5, X4
-	VADDSS          X4, X5, X5
-	VMOVSS          X5, (AX)
-	VEXTRACTF64X4   $0x01, Z2, Y2
-	VEXTRACTF128    $0x01, Y2, X4
-	VADDPS          X4, X2, X4
-	VMOVHLPS        X4, X4, X2
-	VADDPS          X2, X4, X2
-	VMOVSHDUP       X2, X4
-	VADDSS          X4, X2, X2
-	VMOVSS          X2, 4(AX)
-	VEXTRACTF128    $0x01, Y3, X2
-	VADDPS          X2, X3, X2
-	VMOVHLPS        X2, X2, X4
-	VADDPS          X4, X2, X4
-	VMOVSHDUP       X4, X2
-	VADDSS          X2, X4, X4
-	VMOVSS          X4, 8(AX)
-	VEXTRACTF64X4   $0x01, Z3, Y2
+	SUBQ            $0x42, R9
+	JNE             tq2zfblk
 	VEXTRACTF128    $0x01, Y2, X3
 	VADDPS          X3, X2, X3
 	VMOVHLPS        X3, X3, X2
 	VADDPS          X2, X3, X2
 	VMOVSHDUP       X2, X3
 	VADDSS          X3, X2, X2
-	VMOVSS          X2, 12(AX)
-	MOVQ            R11, DX
-	ADDQ            $0x10, AX
-	SUBQ            $0x04, CX
-	JMP             tq2zm2
+	VMOVSS          X2, (AX)
+	ADDQ            $0x04, AX
+	DECQ            CX
+	JMP             tq2zfrow
 
-tq2zm1:
-	CMPQ   CX, $0x02
-	JB     tq2zmone
+tq2zmrow:
+	CMPQ   CX, $0x00
+	JE     tq2zdone
 	MOVQ   q_base+56(FP), SI
 	MOVQ   pairs_base+80(FP), DI
 	MOVQ   d_base+104(FP), R8
-	LEAQ   (DX)(BX*1), R9
-	MOVQ   BX, R10
-	VXORPS Y13, Y13, Y13
+	MOVQ   BX, R9
+	VXORPS Y2, Y2, Y2
 
-tq2zm1blk:
-	VMOVDQU8        (SI), Z2
-	VMOVDQU8        64(SI), Z3
-	VMOVDQU8        128(SI), Z4
-	VMOVDQU8        192(SI), Z5
-	VBROADCASTSS    (R8), Z6
-	VMOVDQU32       (DI), Y16
-	VBROADCASTI64X4 (DX), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z2, Z8, Z16
-	VPDPBUSD        Z3, Z7, Z16
-	VBROADCASTI64X4 32(DX), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z4, Z8, Z16
-	VPDPBUSD        Z5, Z7, Z16
-	VMOVDQU32       (DI), Y18
-	VBROADCASTI64X4 (R9), Z7
-	VGF2P8AFFINEQB  $0x00, Z0, Z7, Z8
-	VGF2P8AFFINEQB  $0x00, Z1, Z7, Z7
-	VPDPBUSD        Z2, Z8, Z18
-	VPDPBUSD        Z3, Z7, Z18
-	VBROADCASTI64X4 32(R9), Z2
-	VGF2P8AFFINEQB  $0x00, Z0, Z2, Z3
-	VGF2P8AFFINEQB  $0x00, Z1, Z2, Z2
-	VPDPBUSD        Z4, Z3, Z18
-	VPDPBUSD        Z5, Z2, Z18
-	VSHUFI64X2      $0x44, Z18, Z16, Z2
-	VSHUFI64X2      $0xee, Z18, Z16, Z3
-	VPADDD          Z3, Z2, Z2
-	VCVTDQ2PS       Z2, Z2
-	VPBROADCASTW    64(DX), X17
-	VPBROADCASTW    64(R9), X3
-	VINSERTI32X4    $0x01, X3, Y17, Y17
-	VCVTPH2PS       Y17, Z3
-	VMULPS          Z6, Z3, Z3
-	VMULPS          Z3, Z2, Z2
-	VADDPS          Z2, Z13, Z13
+tq2zmblk:
+	VMOVDQU32       (DI), Y3
+	VBROADCASTI64X4 (DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        (SI), Z5, Z3
+	VPDPBUSD        64(SI), Z4, Z3
+	VBROADCASTI64X4 32(DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        128(SI), Z5, Z3
+	VPDPBUSD        192(SI), Z4, Z3
+	VEXTRACTI64X4   $0x01, Z3, Y4
+	VPADDD          Y4, Y3, Y4
+	VCVTDQ2PS       Y4, Y4
+	VPBROADCASTW    64(DX), X3
+	VCVTPH2PS       X3, Y3
+	VBROADCASTSS    (R8), Y5
+	VMULPS          Y5, Y3, Y3
+	VMULPS          Y3, Y4, Y4
+	VADDPS          Y4, Y2, Y2
 	ADDQ            $0x42, DX
-	ADDQ            $0x42, R9
 	ADDQ            $0x00000100, SI
 	ADDQ            $0x20, DI
 	ADDQ            $0x04, R8
-	SUBQ            $0x42, R10
-	JNE             tq2zm1blk
-	VEXTRACTF128    $0x01, Y13, X2
-	VADDPS          X2, X13, X2
-	VMOVHLPS        X2, X2, X3
-	VADDPS          X3, X2, X3
-	VMOVSHDUP       X3, X2
-	VADDSS          X2, X3, X3
-	VMOVSS          X3, (AX)
-	VEXTRACTF64X4   $0x01, Z13, Y2
+	SUBQ            $0x42, R9
+	JNE             tq2zmblk
 	VEXTRACTF128    $0x01, Y2, X3
 	VADDPS          X3, X2, X3
 	VMOVHLPS        X3, X3, X2
 	VADDPS          X2, X3, X2
 	VMOVSHDUP       X2, X3
 	VADDSS          X3, X2, X2
-	VMOVSS          X2, 4(AX)
-	MOVQ            R9, DX
-	ADDQ            $0x08, AX
-	SUBQ            $0x02, CX
-	JMP             tq2zm1
-
-tq2zmone:
-	CMPQ   CX, $0x00
-	JE     tq2zdone
-	MOVQ   q_base+56(FP), CX
-	MOVQ   pairs_base+80(FP), SI
-	MOVQ   d_base+104(FP), DI
-	VXORPS Y2, Y2, Y2
-
-tq2zmblk1:
-	VMOVDQU32       (SI), Y17
-	VBROADCASTI64X4 (DX), Z3
-	VGF2P8AFFINEQB  $0x00, Z0, Z3, Z4
-	VGF2P8AFFINEQB  $0x00, Z1, Z3, Z3
-	VPDPBUSD        (CX), Z4, Z17
-	VPDPBUSD        64(CX), Z3, Z17
-	VBROADCASTI64X4 32(DX), Z3
-	VGF2P8AFFINEQB  $0x00, Z0, Z3, Z4
-	VGF2P8AFFINEQB  $0x00, Z1, Z3, Z3
-	VPDPBUSD        128(CX), Z4, Z17
-	VPDPBUSD        192(CX), Z3, Z17
-	VEXTRACTI64X4   $0x01, Z17, Y3
-	VPADDD          Y3, Y17, Y3
-	VCVTDQ2PS       Y3, Y3
-	VPBROADCASTW    64(DX), X4
-	VCVTPH2PS       X4, Y4
-	VBROADCASTSS    (DI), Y5
-	VMULPS          Y5, Y4, Y4
-	VMULPS          Y4, Y3, Y3
-	VADDPS          Y3, Y2, Y2
-	ADDQ            $0x42, DX
-	ADDQ            $0x00000100, CX
-	ADDQ            $0x20, SI
-	ADDQ            $0x04, DI
-	SUBQ            $0x42, BX
-	JNE             tq2zmblk1
-	VEXTRACTF128    $0x01, Y2, X0
-	VADDPS          X0, X2, X0
-	VMOVHLPS        X0, X0, X1
-	VADDPS          X1, X0, X1
-	VMOVSHDUP       X1, X0
-	VADDSS          X0, X1, X1
-	VMOVSS          X1, (AX)
+	VMOVSS          X2, (AX)
+	ADDQ            $0x04, AX
+	DECQ            CX
+	JMP             tq2zmrow
 
 tq2zdone:
 	VZEROUPPER

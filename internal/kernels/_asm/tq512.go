@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
@@ -36,21 +34,21 @@ func vgf2p8affineqb(imm, a, x, dst Op) {
 }
 
 // accTQ2_0RowsVNNI is accTQRows(false) with the integer lanes from
-// AVX-512 VNNI, two rows at a time. Per 66-byte block each 32-byte half h
-// of qs is broadcast to both halves of a ZMM; VGF2P8AFFINEQB moves bits 2l
-// and 2l+1 of every byte to bits 0 and 1 (l = 0 in the low half, 1 in the
-// high half, then 2 and 3): these are the codes of activations
-// 128h…128h+63 and 128h+64…128h+127 in order, so VPDPBUSD multiplies them
-// with the activations as stored. A 32-bit lane of either 256-bit half sums
-// the bytes 4L…4L+3 of its 32-activation chunk, the activations of the AVX2
-// kernel's lane L, so adding the two halves gives that kernel's eight lanes
-// exactly (integer sums, no wrap: at most 256·3·128 in magnitude); the
-// accumulator starts from the block's negated bsums pairs (pairs[8b+L] =
-// −(bsums[16b+2L] + bsums[16b+2L+1])) in its low half, tqEpilogue's
-// subtraction. The two rows' lanes then share one ZMM (row A low, row B
-// high) for the float steps of tqEpilogue, with f16(d_x) of each row and d_y
-// broadcast to the row's lanes before their product (the same product in
-// every lane). An odd last row takes the same steps alone.
+// AVX-512 VNNI, one row after the other (interleaving two or four rows
+// was faster in L2 but several times slower once the rows came from L3 or
+// memory). Per 66-byte block each 32-byte half h of qs is broadcast to both
+// halves of a ZMM; VGF2P8AFFINEQB moves bits 2l and 2l+1 of every byte to
+// bits 0 and 1 (l = 0 in the low half, 1 in the high half, then 2 and 3):
+// these are the codes of activations 128h…128h+63 and 128h+64…128h+127 in
+// order, so VPDPBUSD multiplies them with the activations as stored. A
+// 32-bit lane of either 256-bit half sums the bytes 4L…4L+3 of its
+// 32-activation chunk, the activations of the AVX2 kernel's lane L, so
+// adding the two halves gives that kernel's eight lanes exactly (integer
+// sums, no wrap: at most 256·3·128 in magnitude); the accumulator starts
+// from the block's negated bsums pairs (pairs[8b+L] = −(bsums[16b+2L] +
+// bsums[16b+2L+1])) in its low half, tqEpilogue's subtraction. The float
+// steps are tqEpilogue's, with f16(d_x) and d_y broadcast to all lanes
+// before their product (the same product in every lane).
 func accTQ2_0RowsVNNI() {
 	TEXT("accTQ2_0RowsVNNI", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, pairs []int32, d []float32, fused bool)")
 	Pragma("noescape")
@@ -74,146 +72,64 @@ func accTQ2_0RowsVNNI() {
 		mat[i] = ZMM()
 		VMOVDQU64(mats.Offset(64*i), mat[i])
 	}
-	// ints adds the block at r's products with q to acc (started from the
-	// pairs at pr).
-	ints := func(r Register, qv [4]Op, pr Register) VecVirtual {
-		acc := ZMM()
-		VMOVDQU32(Mem{Base: pr}, acc.AsY())
+	for _, fz := range []bool{true, false} {
+		id := "tq2zm"
+		if fz {
+			id = "tq2zf"
+			CMPB(fused, U8(0))
+			JE(LabelRef("tq2zmrow"))
+		}
+		Label(id + "row")
+		CMPQ(nr, Imm(0))
+		JE(LabelRef("tq2zdone"))
+		q := Load(Param("q").Base(), GP64())
+		pr := Load(Param("pairs").Base(), GP64())
+		d := Load(Param("d").Base(), GP64())
+		n := GP64()
+		MOVQ(rowB, n)
+		acc := YMM()
+		VXORPS(acc, acc, acc)
+
+		Label(id + "blk")
+		ints := ZMM()
+		VMOVDQU32(Mem{Base: pr}, ints.AsY())
 		for h := 0; h < 2; h++ {
 			b := ZMM()
-			VBROADCASTI64X4(Mem{Base: r, Disp: 32 * h}, b)
+			VBROADCASTI64X4(Mem{Base: row, Disp: 32 * h}, b)
 			c0, c1 := ZMM(), ZMM()
 			vgf2p8affineqb(U8(0), mat[0], b, c0)
 			vgf2p8affineqb(U8(0), mat[1], b, c1)
-			vpdpbusdZ(qv[2*h], c0, acc)
-			vpdpbusdZ(qv[2*h+1], c1, acc)
+			vpdpbusdZ(Mem{Base: q, Disp: 128 * h}, c0, ints)
+			vpdpbusdZ(Mem{Base: q, Disp: 128*h + 64}, c1, ints)
 		}
-		return acc
-	}
-	accumulate := func(lanes, dd, acc VecVirtual, fz bool) {
+		lanes := YMM()
+		VEXTRACTI64X4(U8(1), ints, lanes)
+		VPADDD(lanes, ints.AsY(), lanes)
+		VCVTDQ2PS(lanes, lanes)
+		dx := XMM()
+		VPBROADCASTW(Mem{Base: row, Disp: 64}, dx)
+		dd := YMM()
+		VCVTPH2PS(dx, dd)
+		dy := YMM()
+		VBROADCASTSS(Mem{Base: d}, dy)
+		VMULPS(dy, dd, dd)
 		if fz {
 			VFMADD231PS(dd, lanes, acc)
 		} else {
 			VMULPS(dd, lanes, lanes)
 			VADDPS(lanes, acc, acc)
 		}
-	}
-
-	for _, fz := range []bool{true, false} {
-		id := "tq2zm"
-		if fz {
-			id = "tq2zf"
-			CMPB(fused, U8(0))
-			JE(LabelRef("tq2zm2"))
-		}
-		for _, np := range []int{2, 1} {
-			nm := fmt.Sprintf("%s%d", id, np)
-			Label(nm)
-			CMPQ(nr, Imm(uint64(2*np)))
-			if np == 2 {
-				JB(LabelRef(id + "1"))
-			} else {
-				JB(LabelRef(id + "one"))
-			}
-			q := Load(Param("q").Base(), GP64())
-			pr := Load(Param("pairs").Base(), GP64())
-			d := Load(Param("d").Base(), GP64())
-			rs := []Register{row}
-			for i := 1; i < 2*np; i++ {
-				r := GP64()
-				LEAQ(Mem{Base: rs[i-1], Index: rowB, Scale: 1}, r)
-				rs = append(rs, r)
-			}
-			n := GP64()
-			MOVQ(rowB, n)
-			accs := make([]VecVirtual, np)
-			for p := range accs {
-				accs[p] = ZMM()
-				VXORPS(accs[p].AsY(), accs[p].AsY(), accs[p].AsY())
-			}
-			Label(nm + "blk")
-			var qv [4]Op
-			for i := range qv {
-				z := ZMM()
-				VMOVDQU8(Mem{Base: q, Disp: 64 * i}, z)
-				qv[i] = z
-			}
-			dy := ZMM()
-			VBROADCASTSS(Mem{Base: d}, dy)
-			for p := 0; p < np; p++ {
-				ra, rb := rs[2*p], rs[2*p+1]
-				a := ints(ra, qv, pr)
-				b := ints(rb, qv, pr)
-				lo, hi := ZMM(), ZMM()
-				VSHUFI64X2(U8(0x44), b, a, lo)
-				VSHUFI64X2(U8(0xee), b, a, hi)
-				VPADDD(hi, lo, lo)
-				VCVTDQ2PS(lo, lo)
-				xa, xb := XMM(), XMM()
-				VPBROADCASTW(Mem{Base: ra, Disp: 64}, xa)
-				VPBROADCASTW(Mem{Base: rb, Disp: 64}, xb)
-				VINSERTI32X4(U8(1), xb, xa.AsY(), xa.AsY())
-				dd := ZMM()
-				VCVTPH2PS(xa.AsY(), dd)
-				VMULPS(dy, dd, dd)
-				accumulate(lo, dd, accs[p], fz)
-			}
-			for _, r := range rs {
-				ADDQ(U8(66), r)
-			}
-			ADDQ(U32(256), q)
-			ADDQ(U8(32), pr)
-			ADDQ(U8(4), d)
-			SUBQ(U8(66), n)
-			JNE(LabelRef(nm + "blk"))
-			for p, acc := range accs {
-				r0 := hsumExp8(acc.AsY().(VecVirtual))
-				VMOVSS(r0, Mem{Base: dst, Disp: 8 * p})
-				hy := YMM()
-				VEXTRACTF64X4(U8(1), acc, hy)
-				r1 := hsumExp8(hy)
-				VMOVSS(r1, Mem{Base: dst, Disp: 8*p + 4})
-			}
-			MOVQ(rs[len(rs)-1], row)
-			ADDQ(U8(8*np), dst)
-			SUBQ(U8(2*np), nr)
-			JMP(LabelRef(nm))
-		}
-		Label(id + "one")
-		CMPQ(nr, Imm(0))
-		JE(LabelRef("tq2zdone"))
-		{
-			q := Load(Param("q").Base(), GP64())
-			pr := Load(Param("pairs").Base(), GP64())
-			d := Load(Param("d").Base(), GP64())
-			n := GP64()
-			MOVQ(rowB, n)
-			acc := YMM()
-			VXORPS(acc, acc, acc)
-			Label(id + "blk1")
-			a := ints(row, [4]Op{Mem{Base: q}, Mem{Base: q, Disp: 64}, Mem{Base: q, Disp: 128}, Mem{Base: q, Disp: 192}}, pr)
-			lanes := YMM()
-			VEXTRACTI64X4(U8(1), a, lanes)
-			VPADDD(lanes, a.AsY(), lanes)
-			VCVTDQ2PS(lanes, lanes)
-			xa := XMM()
-			VPBROADCASTW(Mem{Base: row, Disp: 64}, xa)
-			dd := YMM()
-			VCVTPH2PS(xa, dd)
-			dy := YMM()
-			VBROADCASTSS(Mem{Base: d}, dy)
-			VMULPS(dy, dd, dd)
-			accumulate(lanes, dd, acc, fz)
-			ADDQ(U8(66), row)
-			ADDQ(U32(256), q)
-			ADDQ(U8(32), pr)
-			ADDQ(U8(4), d)
-			SUBQ(U8(66), n)
-			JNE(LabelRef(id + "blk1"))
-			r := hsumExp8(acc)
-			VMOVSS(r, Mem{Base: dst})
-			JMP(LabelRef("tq2zdone"))
-		}
+		ADDQ(U8(66), row)
+		ADDQ(U32(256), q)
+		ADDQ(U8(32), pr)
+		ADDQ(U8(4), d)
+		SUBQ(U8(66), n)
+		JNE(LabelRef(id + "blk"))
+		r := hsumExp8(acc)
+		VMOVSS(r, Mem{Base: dst})
+		ADDQ(U8(4), dst)
+		DECQ(nr)
+		JMP(LabelRef(id + "row"))
 	}
 	Label("tq2zdone")
 	VZEROUPPER()
