@@ -173,9 +173,8 @@ func FuzzConverterKernels(f *testing.F) {
 
 // FuzzAccTQ2_0Rows: the TQ2_0 row-range kernel (AVX-512 VNNI, AVX2 or Go)
 // equals its pure-Go reference on any rows, activation, bsums and block
-// scales: 1 to 7 rows (the kernel's four-, two- and one-row steps) of the
-// input's whole 66-byte blocks, the activation, bsums and d_y taken
-// cyclically from the input, fused and unfused.
+// scales: 1 to 7 rows of the input's whole 66-byte blocks, the activation,
+// bsums and d_y taken cyclically from the input, fused and unfused.
 func FuzzAccTQ2_0Rows(f *testing.F) {
 	f.Add([]byte{0x07, 0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f, 0x3c})
 	seed := make([]byte, 7*3*tq2Bytes+1)
