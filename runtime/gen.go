@@ -13,7 +13,8 @@ import (
 //
 //   - Q, K and V (and gate and up) multiply the same normed row: it is
 //     quantized once and one team call streams the rows of all of them
-//     (gen1.products), each row with DotI2SRows as matVecPrepared does;
+//     (gen1.products), each row with DotI2SRows as matVecPrepared does
+//     (types with a row-range kernel: ternaryRows, as matVecTernary);
 //     the chunk that computes rows of V also stores them, F16, in the
 //     transposed V cache;
 //   - when every query head has its own KV head, one team call ropes q and
@@ -41,21 +42,27 @@ type gen1 struct {
 	rope     func(x, cos, sin []float32)
 }
 
-// gen1OK reports whether forward1 computes this model's token: I2_S
-// projections with the assembly kernels (other types keep forward's
-// per-matrix calls, which forward1 falls back to per projection anyway).
+// gen1OK reports whether forward1 computes this model's token: with the
+// assembly kernels (projections that are not fusable keep forward's
+// per-matrix calls, which forward1 falls back to per projection).
 func (s *Session) gen1OK() bool {
 	return kernels.Accelerated() && s.ub == (ubatchArith{})
 }
 
 // fusable reports whether projections ps of block l can share one
-// activation and one team call: I2_S with the same padded row, no input
-// norm.
+// activation and one team call: all I2_S, or all of one type with a
+// row-range kernel (ternary_rows.go), with the same padded row and no
+// input norm.
 func fusable(l *layer, ps ...int) bool {
 	w0 := l.matrix(ps[0])
+	switch w0.Type {
+	case gguf.TypeI2S, gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ2_0, gguf.TypeIQ2BN:
+	default:
+		return false
+	}
 	for _, p := range ps {
 		w := l.matrix(p)
-		if w.Type != gguf.TypeI2S || w.K != w0.K || w.kPad != w0.kPad || l.normIn[p] != nil {
+		if w.Type != w0.Type || w.K != w0.K || w.kPad != w0.kPad || l.normIn[p] != nil {
 			return false
 		}
 	}
@@ -67,22 +74,28 @@ func fusable(l *layer, ps ...int) bool {
 // vStore > 0 stores the rows of the projection at index vStore−1 (V) in
 // the V cache vc at position pos.
 func (s *Session) project1(l *layer, ps []int, dsts [][]float32, x []float32, vStore int, vc []uint16, pos int) bool {
-	if !fusable(l, ps...) {
-		for i, p := range ps {
-			s.project(l, p, [][]float32{dsts[i]}, [][]float32{x})
-		}
-		return false
-	}
 	g := s.g1()
-	g.nw, g.vAt, g.vc, g.vPos = len(ps), vStore-1, vc, pos
-	total := 0
-	for i, p := range ps {
-		g.ws[i], g.dsts[i] = l.matrix(p), dsts[i]
-		total += g.ws[i].M
+	if fusable(l, ps...) {
+		w0 := l.matrix(ps[0])
+		// As matMul prepares a lone token (ternary types: matVecTernary's
+		// activation, ready for their row-range kernels).
+		g.a.inBatch, g.a.fmaAcc = false, s.mm.fmaAcc
+		w0.Prepare(&g.a, x)
+		if w0.Type == gguf.TypeI2S || w0.ternaryRowsReady(&g.a) {
+			g.nw, g.vAt, g.vc, g.vPos = len(ps), vStore-1, vc, pos
+			total := 0
+			for i, p := range ps {
+				g.ws[i], g.dsts[i] = l.matrix(p), dsts[i]
+				total += g.ws[i].M
+			}
+			parallel.RangeHot(total, s.m.opts.Threads, g.products)
+			return vStore > 0
+		}
 	}
-	g.ws[0].Prepare(&g.a, x)
-	parallel.RangeHot(total, s.m.opts.Threads, g.products)
-	return vStore > 0
+	for i, p := range ps {
+		s.project(l, p, [][]float32{dsts[i]}, [][]float32{x})
+	}
+	return false
 }
 
 // g1 returns the Session's one-token scratch, made on first use.
@@ -107,7 +120,11 @@ func (g *gen1) productRows(_, lo, hi int) {
 			continue
 		}
 		dst := g.dsts[i]
-		kernels.DotI2SRows(dst[r0:r1], w.raw[r0*w.rowB:r1*w.rowB], q[:w.kPad], sumf, a.s, w.Scale)
+		if w.Type == gguf.TypeI2S {
+			kernels.DotI2SRows(dst[r0:r1], w.raw[r0*w.rowB:r1*w.rowB], q[:w.kPad], sumf, a.s, w.Scale)
+		} else {
+			w.ternaryRows(dst, a, r0, r1)
+		}
 		if i == g.vAt {
 			g.storeV(dst, r0, r1)
 		}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
@@ -41,43 +40,14 @@ const (
 // q = min(127, nearest_int(iscale·x)), d = 1/iscale, and bsums[j] = Σ of
 // q[16j…16j+15]. An all-zero block gets d = 0 and zero codes. q receives
 // len(x) codes, d one scale per block, bsums 16 sums per block. It panics on
-// length mismatches.
+// length mismatches. The work is kernels.QuantizeQ8K (the assembly absolute
+// maximum and rounding of QuantizeI8S, the same bits as its pure-Go
+// reference).
 func quantizeQ8K(q []int8, d []float32, bsums []int16, x []float32) {
 	if len(x)%qkK != 0 || len(q) != len(x) || len(d) != len(x)/qkK || len(bsums) != len(x)/16 {
 		panic("runtime: quantizeQ8K length mismatch")
 	}
-	for b := range d {
-		xs := x[b*qkK : (b+1)*qkK : (b+1)*qkK]
-		qs := q[b*qkK : (b+1)*qkK : (b+1)*qkK]
-		bs := bsums[b*16 : (b+1)*16 : (b+1)*16]
-		var vmax, amax float32
-		for _, v := range xs {
-			if a := float32(math.Abs(float64(v))); a > amax {
-				amax, vmax = a, v
-			}
-		}
-		if amax == 0 {
-			d[b] = 0
-			clear(qs)
-			clear(bs)
-			continue
-		}
-		iscale := -127 / vmax
-		for j, v := range xs {
-			// nearest_int: round half to even (its 1.5·2^23 addition);
-			// the product is rounded to float32 first, as in C.
-			n := int(roundHalfEven32(float32(iscale * v)))
-			qs[j] = int8(min(127, max(n, -128)))
-		}
-		for j := range bs {
-			var s int16
-			for _, c := range qs[16*j : 16*j+16] {
-				s += int16(c)
-			}
-			bs[j] = s
-		}
-		d[b] = 1 / iscale
-	}
+	kernels.QuantizeQ8K(q, d, bsums, x)
 }
 
 // prepareQ8K fills a with x quantized to Q8_K (quantizeQ8K) for weights of

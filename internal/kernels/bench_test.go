@@ -408,3 +408,48 @@ func BenchmarkTernaryFloat(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAccTQ2_0Rows: BenchmarkDotI2SRows's sizes for TQ2_0 rows of
+// K = 2560 (660 bytes each) through the row-range kernel, the float
+// epilogue included.
+func BenchmarkAccTQ2_0Rows(b *testing.B) {
+	const k = 2560
+	r := rand.New(rand.NewPCG(9, 9))
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	d := make([]float32, k/256)
+	for i := range d {
+		d[i] = float32(r.Float64()) / 64
+	}
+	bsums := make([]int16, k/16)
+	for i := range bsums {
+		bsums[i] = int16(r.IntN(2048) - 1024)
+	}
+	rowB := k / 256 * tq2Bytes
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / rowB
+		w := make([]byte, rows*rowB)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for p := 64; p+1 < len(w); p += tq2Bytes {
+			w[p+1] = byte(0x20 + r.IntN(8))
+		}
+		dst := make([]float32, rows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						AccTQ2_0Rows(dst[lo:hi], w[lo*rowB:hi*rowB], rowB, q, bsums, d, true)
+					})
+				}
+			})
+		}
+	}
+}

@@ -18,6 +18,9 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasF16C
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
 func impl() string {
+	if useAVX512 && useVNNI && hasGFNI {
+		return "amd64 AVX2+F16C assembly (AVX-512 I2_S and TQ2_0 rows)"
+	}
 	if useAVX512 {
 		return "amd64 AVX2+F16C assembly (AVX-512 I2_S rows)"
 	}

@@ -196,3 +196,51 @@ func FuzzConverterKernels(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAccTQ2_0Rows: the TQ2_0 row-range kernel (AVX-512 VNNI, AVX2 or Go)
+// equals its pure-Go reference on any rows, activation, bsums and block
+// scales: 1 to 7 rows of the input's whole 66-byte blocks, the activation,
+// bsums and d_y taken cyclically from the input, fused and unfused.
+func FuzzAccTQ2_0Rows(f *testing.F) {
+	f.Add([]byte{0x07, 0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f, 0x3c})
+	seed := make([]byte, 7*3*tq2Bytes+1)
+	for i := range seed {
+		seed[i] = byte(i*131 + i>>3)
+	}
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		nr := int(data[0])%7 + 1
+		nb := (len(data) - 1) / (nr * tq2Bytes)
+		if nb == 0 {
+			return
+		}
+		rowB := nb * tq2Bytes
+		rows := data[1 : 1+nr*rowB]
+		at := func(i int) byte { return data[i%len(data)] }
+		q := make([]int8, 256*nb)
+		for i := range q {
+			q[i] = int8(at(3*i + 1))
+		}
+		bsums := make([]int16, 16*nb)
+		for i := range bsums {
+			bsums[i] = int16(uint16(at(2*i)) | uint16(at(2*i+5))<<8)
+		}
+		d := make([]float32, nb)
+		for i := range d {
+			d[i] = float32(int8(at(7*i+2))) / 1024
+		}
+		for _, fused := range []bool{false, true} {
+			got, want := make([]float32, nr), make([]float32, nr)
+			AccTQ2_0Rows(got, rows, rowB, q, bsums, d, fused)
+			accTQRowsRef(want, rows, rowB, q, bsums, d, fused, false)
+			for k := range got {
+				if !sameF32(got[k], want[k]) {
+					t.Fatalf("nb=%d rows=%d fused %v: row %d: kernel %v, reference %v", nb, nr, fused, k, got[k], want[k])
+				}
+			}
+		}
+	})
+}

@@ -2810,6 +2810,134 @@ tq1rdone:
 	VZEROUPPER
 	RET
 
+// func accTQ2_0RowsVNNI(dst []float32, rows []byte, rowB int, q []int8, pairs []int32, d []float32, fused bool)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, GFNI
+TEXT ·accTQ2_0RowsVNNI(SB), NOSPLIT, $0-129
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      rows_base+24(FP), DX
+	MOVQ      rowB+48(FP), BX
+	MOVB      fused+128(FP), SI
+	VMOVDQU64 tq2Mat512<>+0(SB), Z0
+	VMOVDQU64 tq2Mat512<>+64(SB), Z1
+	CMPB      SI, $0x00
+	JE        tq2zmrow
+
+tq2zfrow:
+	CMPQ   CX, $0x00
+	JE     tq2zdone
+	MOVQ   q_base+56(FP), SI
+	MOVQ   pairs_base+80(FP), DI
+	MOVQ   d_base+104(FP), R8
+	MOVQ   BX, R9
+	VXORPS Y2, Y2, Y2
+
+tq2zfblk:
+	VMOVDQU32       (DI), Y3
+	VBROADCASTI64X4 (DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        (SI), Z5, Z3
+	VPDPBUSD        64(SI), Z4, Z3
+	VBROADCASTI64X4 32(DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        128(SI), Z5, Z3
+	VPDPBUSD        192(SI), Z4, Z3
+	VEXTRACTI64X4   $0x01, Z3, Y4
+	VPADDD          Y4, Y3, Y4
+	VCVTDQ2PS       Y4, Y4
+	VPBROADCASTW    64(DX), X3
+	VCVTPH2PS       X3, Y3
+	VBROADCASTSS    (R8), Y5
+	VMULPS          Y5, Y3, Y3
+	VFMADD231PS     Y3, Y4, Y2
+	ADDQ            $0x42, DX
+	ADDQ            $0x00000100, SI
+	ADDQ            $0x20, DI
+	ADDQ            $0x04, R8
+	SUBQ            $0x42, R9
+	JNE             tq2zfblk
+	VEXTRACTF128    $0x01, Y2, X3
+	VADDPS          X3, X2, X3
+	VMOVHLPS        X3, X3, X2
+	VADDPS          X2, X3, X2
+	VMOVSHDUP       X2, X3
+	VADDSS          X3, X2, X2
+	VMOVSS          X2, (AX)
+	ADDQ            $0x04, AX
+	DECQ            CX
+	JMP             tq2zfrow
+
+tq2zmrow:
+	CMPQ   CX, $0x00
+	JE     tq2zdone
+	MOVQ   q_base+56(FP), SI
+	MOVQ   pairs_base+80(FP), DI
+	MOVQ   d_base+104(FP), R8
+	MOVQ   BX, R9
+	VXORPS Y2, Y2, Y2
+
+tq2zmblk:
+	VMOVDQU32       (DI), Y3
+	VBROADCASTI64X4 (DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        (SI), Z5, Z3
+	VPDPBUSD        64(SI), Z4, Z3
+	VBROADCASTI64X4 32(DX), Z4
+	VGF2P8AFFINEQB  $0x00, Z0, Z4, Z5
+	VGF2P8AFFINEQB  $0x00, Z1, Z4, Z4
+	VPDPBUSD        128(SI), Z5, Z3
+	VPDPBUSD        192(SI), Z4, Z3
+	VEXTRACTI64X4   $0x01, Z3, Y4
+	VPADDD          Y4, Y3, Y4
+	VCVTDQ2PS       Y4, Y4
+	VPBROADCASTW    64(DX), X3
+	VCVTPH2PS       X3, Y3
+	VBROADCASTSS    (R8), Y5
+	VMULPS          Y5, Y3, Y3
+	VMULPS          Y3, Y4, Y4
+	VADDPS          Y4, Y2, Y2
+	ADDQ            $0x42, DX
+	ADDQ            $0x00000100, SI
+	ADDQ            $0x20, DI
+	ADDQ            $0x04, R8
+	SUBQ            $0x42, R9
+	JNE             tq2zmblk
+	VEXTRACTF128    $0x01, Y2, X3
+	VADDPS          X3, X2, X3
+	VMOVHLPS        X3, X3, X2
+	VADDPS          X2, X3, X2
+	VMOVSHDUP       X2, X3
+	VADDSS          X3, X2, X2
+	VMOVSS          X2, (AX)
+	ADDQ            $0x04, AX
+	DECQ            CX
+	JMP             tq2zmrow
+
+tq2zdone:
+	VZEROUPPER
+	RET
+
+DATA tq2Mat512<>+0(SB)/8, $0x0102000000000000
+DATA tq2Mat512<>+8(SB)/8, $0x0102000000000000
+DATA tq2Mat512<>+16(SB)/8, $0x0102000000000000
+DATA tq2Mat512<>+24(SB)/8, $0x0102000000000000
+DATA tq2Mat512<>+32(SB)/8, $0x0408000000000000
+DATA tq2Mat512<>+40(SB)/8, $0x0408000000000000
+DATA tq2Mat512<>+48(SB)/8, $0x0408000000000000
+DATA tq2Mat512<>+56(SB)/8, $0x0408000000000000
+DATA tq2Mat512<>+64(SB)/8, $0x1020000000000000
+DATA tq2Mat512<>+72(SB)/8, $0x1020000000000000
+DATA tq2Mat512<>+80(SB)/8, $0x1020000000000000
+DATA tq2Mat512<>+88(SB)/8, $0x1020000000000000
+DATA tq2Mat512<>+96(SB)/8, $0x4080000000000000
+DATA tq2Mat512<>+104(SB)/8, $0x4080000000000000
+DATA tq2Mat512<>+112(SB)/8, $0x4080000000000000
+DATA tq2Mat512<>+120(SB)/8, $0x4080000000000000
+GLOBL tq2Mat512<>(SB), RODATA|NOPTR, $128
+
 // func dotIQ2BNRowsAVX2(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·dotIQ2BNRowsAVX2(SB), NOSPLIT, $0-96

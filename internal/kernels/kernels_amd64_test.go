@@ -36,4 +36,14 @@ func TestPromptKernelsWithoutVNNI(t *testing.T) {
 	defer func() { useVNNI = true }()
 	t.Run("DotI2SBatch", TestDotI2SBatchMatchesReference)
 	t.Run("ExpSub", TestExpSubMatchesExp)
+	t.Run("TernaryRows", TestTernaryRowsMatchRow)
+}
+
+// BenchmarkAccTQ2_0RowsAVX2 is BenchmarkAccTQ2_0Rows with the AVX-512
+// kernel switched off (the AVX2 figures on an AVX-512 machine).
+func BenchmarkAccTQ2_0RowsAVX2(b *testing.B) {
+	saved := useVNNI
+	useVNNI = false
+	defer func() { useVNNI = saved }()
+	BenchmarkAccTQ2_0Rows(b)
 }

@@ -164,6 +164,11 @@ func accTQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []in
 //go:noescape
 func accTQ1_0RowsAVX2(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool)
 
+// accTQ2_0RowsVNNI is accTQ2_0RowsAVX2 for CPUs with AVX-512 F, BW, VL, VNNI and GFNI (the same results), with the bsums of each block b given as pairs[8b+L] = −(bsums[16b+2L] + bsums[16b+2L+1]); len(pairs) ≥ 8·blocks.
+//
+//go:noescape
+func accTQ2_0RowsVNNI(dst []float32, rows []byte, rowB int, q []int8, pairs []int32, d []float32, fused bool)
+
 // dotIQ2BNRowsAVX2 writes the IQ2_BN product of each of len(dst) consecutive rows of rowB bytes (4 + a positive multiple of 16) with the Q8_K64 activation (q, len ≥ 4·(rowB − 4); group scales d, group offsets minus) into dst in dotIQ2BNRowsRef's float order; it needs FMA.
 //
 //go:noescape

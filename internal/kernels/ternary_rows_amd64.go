@@ -2,18 +2,28 @@
 
 package kernels
 
-// The row-range kernels run in assembly with AVX2 and FMA; a row whose
+import "golang.org/x/sys/cpu"
+
+// The row-range kernels run in assembly with AVX2 and FMA (TQ2_0 with
+// AVX-512 VNNI and GFNI where the CPU has them, the same results); a row whose
 // assembly result is a NaN is recomputed by the reference (FMA32 and the
 // hardware may pick different NaN payloads), as dotQ2_0 and accTQ do.
+
+// hasGFNI: the CPU has GFNI (VGF2P8AFFINEQB), which accTQ2_0RowsVNNI
+// needs besides useVNNI's AVX-512 F, BW, VL and VNNI.
+var hasGFNI = cpu.X86.HasAVX512GFNI
 
 func accTQRows(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
 	if !useFMA {
 		accTQRowsRef(dst, rows, rowB, q, bsums, d, fused, tq1)
 		return
 	}
-	if tq1 {
+	switch {
+	case tq1:
 		accTQ1_0RowsAVX2(dst, rows, rowB, q, bsums, d, fused)
-	} else {
+	case useVNNI && hasGFNI:
+		accTQ2_0RowsZ(dst, rows, rowB, q, bsums, d, fused)
+	default:
 		accTQ2_0RowsAVX2(dst, rows, rowB, q, bsums, d, fused)
 	}
 	for r, v := range dst {
@@ -21,6 +31,27 @@ func accTQRows(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d 
 			accTQRowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, q, bsums, d, fused, tq1)
 		}
 	}
+}
+
+// tqPairsStack is the number of blocks per row whose bsums pairs
+// accTQ2_0RowsZ keeps on the stack (K ≤ 32768).
+const tqPairsStack = 128
+
+// accTQ2_0RowsZ runs accTQ2_0RowsVNNI, which takes each block's bsums as
+// the eight negated pair sums −(bsums[16b+2L] + bsums[16b+2L+1]) (exact in
+// int32) computed here once per call.
+func accTQ2_0RowsZ(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused bool) {
+	nb := rowB / tq2Bytes
+	var buf [8 * tqPairsStack]int32
+	pairs := buf[:]
+	if nb > tqPairsStack {
+		pairs = make([]int32, 8*nb)
+	}
+	pairs = pairs[:8*nb]
+	for i := range pairs {
+		pairs[i] = -(int32(bsums[2*i]) + int32(bsums[2*i+1]))
+	}
+	accTQ2_0RowsVNNI(dst, rows, rowB, q, pairs, d, fused)
 }
 
 func dotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32) {

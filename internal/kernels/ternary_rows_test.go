@@ -166,3 +166,41 @@ func TestTernaryRowsPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestAccTQ2_0RowsLong: rows of more blocks than the AVX-512 kernel's
+// stack buffer of bsums pairs holds (the heap path) give the reference's
+// results too.
+func TestAccTQ2_0RowsLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 11))
+	const nb, rows = 131, 5
+	q := make([]int8, 256*nb)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	bsums := make([]int16, 16*nb)
+	for i := range bsums {
+		bsums[i] = int16(r.IntN(4096) - 2048)
+	}
+	d := make([]float32, nb)
+	for i := range d {
+		d[i] = float32(r.Float64()-0.5) / 64
+	}
+	rowB := nb * tq2Bytes
+	w := make([]byte, rows*rowB)
+	for i := range w {
+		w[i] = byte(r.Uint32())
+	}
+	for p := tq2Bytes - 2; p+1 < len(w); p += tq2Bytes {
+		w[p+1] = byte(0x10 + r.IntN(0x2c))
+	}
+	for _, fused := range []bool{false, true} {
+		got, want := make([]float32, rows), make([]float32, rows)
+		AccTQ2_0Rows(got, w, rowB, q, bsums, d, fused)
+		accTQRowsRef(want, w, rowB, q, bsums, d, fused, false)
+		for k := range got {
+			if !sameF32(got[k], want[k]) {
+				t.Fatalf("fused %v row %d: kernel %v, reference %v", fused, k, got[k], want[k])
+			}
+		}
+	}
+}

@@ -56,6 +56,7 @@ func main() {
 	accQ6K()
 	accTQRows(false)
 	accTQRows(true)
+	accTQ2_0RowsVNNI()
 	dotIQ2BNRows()
 	dotQ2_0Rows()
 	dotQ2_0Rows2()
