@@ -13,7 +13,8 @@ import (
 //
 //   - Q, K and V (and gate and up) multiply the same normed row: it is
 //     quantized once and one team call streams the rows of all of them
-//     (gen1.products), each row with DotI2SRows as matVecPrepared does;
+//     (gen1.products), each row with DotI2SRows (I2_S) or DotIQ2BNRows
+//     (IQ2_BN) as matVecPrepared does;
 //     the chunk that computes rows of V also stores them, F16, in the
 //     transposed V cache;
 //   - when every query head has its own KV head, one team call ropes q and
@@ -49,13 +50,16 @@ func (s *Session) gen1OK() bool {
 }
 
 // fusable reports whether projections ps of block l can share one
-// activation and one team call: I2_S with the same padded row, no input
-// norm.
+// activation and one team call: all I2_S or all IQ2_BN, with the same
+// (padded) row, no input norm.
 func fusable(l *layer, ps ...int) bool {
 	w0 := l.matrix(ps[0])
+	if w0.Type != gguf.TypeI2S && w0.Type != gguf.TypeIQ2BN {
+		return false
+	}
 	for _, p := range ps {
 		w := l.matrix(p)
-		if w.Type != gguf.TypeI2S || w.K != w0.K || w.kPad != w0.kPad || l.normIn[p] != nil {
+		if w.Type != w0.Type || w.K != w0.K || w.kPad != w0.kPad || l.normIn[p] != nil {
 			return false
 		}
 	}
@@ -107,7 +111,12 @@ func (g *gen1) productRows(_, lo, hi int) {
 			continue
 		}
 		dst := g.dsts[i]
-		kernels.DotI2SRows(dst[r0:r1], w.raw[r0*w.rowB:r1*w.rowB], q[:w.kPad], sumf, a.s, w.Scale)
+		if w.Type == gguf.TypeIQ2BN {
+			// matVecTernary's kernel (ternaryRows).
+			kernels.DotIQ2BNRows(dst[r0:r1], w.raw[r0*w.rowB:r1*w.rowB], w.rowB, q, &a.d64, &a.minus64)
+		} else {
+			kernels.DotI2SRows(dst[r0:r1], w.raw[r0*w.rowB:r1*w.rowB], q[:w.kPad], sumf, a.s, w.Scale)
+		}
 		if i == g.vAt {
 			g.storeV(dst, r0, r1)
 		}
