@@ -2,7 +2,8 @@
 
 package kernels
 
-// The row-range kernels run in assembly with AVX2 and FMA; a row whose
+// The row-range kernels run in assembly with AVX2 and FMA (IQ2_BN with
+// AVX-512 VNNI where the CPU has it, useVNNI); a row whose
 // assembly result is a NaN is recomputed by the reference (FMA32 and the
 // hardware may pick different NaN payloads), as dotQ2_0 and accTQ do.
 
@@ -28,7 +29,11 @@ func dotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]f
 		dotIQ2BNRowsRef(dst, rows, rowB, q, d, minus)
 		return
 	}
-	dotIQ2BNRowsAVX2(dst, rows, rowB, q, d, minus)
+	if useVNNI {
+		dotIQ2BNRowsVNNI(dst, rows, rowB, q, d, minus)
+	} else {
+		dotIQ2BNRowsAVX2(dst, rows, rowB, q, d, minus)
+	}
 	for r, v := range dst {
 		if v != v {
 			dotIQ2BNRowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, q, d, minus)
