@@ -1,6 +1,10 @@
 package runtime
 
-import "math"
+import (
+	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
+)
 
 // Options.F32Attention selects ik_llama.cpp's arithmetic for the parts of
 // the graph that are not matrix products (ikawrakow/ik_llama.cpp 8337e4cd,
@@ -71,15 +75,33 @@ func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, ou
 	var sum float32
 	for k0 := 0; k0 < n; k0 += ikKStep {
 		bmax := float32(math.Inf(-1))
-		for l := range prob {
-			j := k0 + l
-			if j >= n {
-				prob[l] = float32(math.Inf(-1))
-				continue
+		live := min(n-k0, ikKStep) // keys k0…k0+live−1 exist
+		// K·q of every key of the block at once: lane l of lo and hi
+		// holds key k0+l's two chains, and element e of every key goes
+		// into its chain (lo for e mod 8 < 4) in ascending e, so each
+		// chain has the fused multiply-adds listed above in their order.
+		sc.scores = resizeF32(sc.scores, 3*ikKStep)
+		lo, hi, kcol := sc.scores[:live], sc.scores[ikKStep:ikKStep+live], sc.scores[2*ikKStep:2*ikKStep+live]
+		clear(lo)
+		clear(hi)
+		kb := k0*kvDim + kvh*hd
+		for e := 0; e < hd&^7; e++ {
+			for l := range kcol {
+				kcol[l] = f16Table[kc[kb+l*kvDim+e]]
 			}
-			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
-			prob[l] = scale * dotF16F32ik(krow, q)
+			if e%8 < 4 {
+				kernels.FMA32Acc(lo, kcol, q[e])
+			} else {
+				kernels.FMA32Acc(hi, kcol, q[e])
+			}
+		}
+		l := 0
+		for ; l < live; l++ {
+			prob[l] = scale * (lo[l] + hi[l])
 			bmax = max(bmax, prob[l])
+		}
+		for ; l < len(prob); l++ {
+			prob[l] = float32(math.Inf(-1))
 		}
 		if bmax > mx {
 			if !math.IsInf(float64(mx), -1) {
@@ -92,8 +114,15 @@ func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, ou
 			mx = bmax
 		}
 		var acc [8]float32
-		for l := range prob {
+		for l := range prob[:live] {
 			prob[l] = expVec(prob[l] - mx)
+		}
+		if live < len(prob) {
+			// The padding's −inf scores all give the same value.
+			pad := expVec(float32(math.Inf(-1)) - mx)
+			for l := live; l < len(prob); l++ {
+				prob[l] = pad
+			}
 		}
 		for v := 0; v < ikKStep; v += 8 {
 			for i := range acc {
@@ -101,38 +130,22 @@ func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, ou
 			}
 		}
 		sum += sumExp8(acc[:])
-		for l := range prob {
+		sc.qh = resizeF32(sc.qh, hd)
+		col := sc.qh
+		for l := range prob[:live] {
 			j := k0 + l
-			if j >= n {
-				break
-			}
 			// vc is transposed ([kvDim][nCtx], Session.vCache): the
 			// value of dimension d at position j is vc[d·nCtx + j].
-			pl := prob[l]
 			base := kvh*hd*s.nCtx + j
-			for i := range out {
-				out[i] = fma32(out[i], f16Table[vc[base+i*s.nCtx]], pl)
+			for i := range col {
+				col[i] = f16Table[vc[base+i*s.nCtx]]
 			}
+			// out[i] = fma32(out[i], col[i], prob[l]) for every i.
+			kernels.FMA32Acc(out, col, prob[l])
 		}
 	}
 	inv := 1 / sum
 	for i := range out {
 		out[i] = inv * out[i]
 	}
-}
-
-// dotF16F32ik is mul_mat_Qx_Qy_MxN_fa4's dot of one F16 key row with the
-// f32 query (len a multiple of 8): chain lo over elements 8i+0…3, chain hi
-// over 8i+4…7, each a fused multiply-add in element order, then lo + hi.
-func dotF16F32ik(k []uint16, q []float32) float32 {
-	var lo, hi float32
-	for i := 0; i+8 <= len(k); i += 8 {
-		for j := 0; j < 4; j++ {
-			lo = fma32(lo, f16Table[k[i+j]], q[i+j])
-		}
-		for j := 4; j < 8; j++ {
-			hi = fma32(hi, f16Table[k[i+j]], q[i+j])
-		}
-	}
-	return lo + hi
 }
