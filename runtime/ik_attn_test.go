@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestAttendHeadIKMatchesPlain: attendHeadIK (four keys' chains at once,
-// the padding's exponentials computed once) gives bitwise the results of
+// TestAttendHeadIKMatchesPlain: attendHeadIK (all keys' chains of a block
+// at once, the padding's exponentials computed once) gives bitwise the results of
 // the plain key-by-key form kept here, for KV lengths across the 128-key
-// blocks, GQA heads, and scores that are large, tiny, infinite or NaN.
+// blocks, GQA heads (one at a time and two sharing a KV head in one
+// attendHeadsIK call), and scores that are large, tiny, infinite or NaN.
 func TestAttendHeadIKMatchesPlain(t *testing.T) {
 	const hd, nHead, nKV, nCtx = 128, 4, 2, 300
 	s := &Session{m: &Model{Params: Params{HeadDim: hd, NHead: nHead, NHeadKV: nKV}}, nCtx: nCtx}
@@ -39,6 +40,22 @@ func TestAttendHeadIKMatchesPlain(t *testing.T) {
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 						t.Fatalf("trial %d n %d head %d dim %d: %v, plain %v", trial, n, h, i, got[i], want[i])
+					}
+				}
+			}
+			// Both query heads of KV head 1 in one attendHeadsIK call
+			// (the second head's query a rotation of the first's).
+			q2 := append(append([]float32(nil), q...), q[5:]...)
+			q2 = append(q2, q[:5]...)
+			got := make([]float32, 2*hd)
+			sc := &attnScratch{}
+			s.attendHeadsIK(sc, kc, vc, n, 2, 2, q2, got)
+			for a := range 2 {
+				want := make([]float32, hd)
+				s.attendHeadIKRef(&attnScratch{}, kc, vc, n, 2+a, q2[a*hd:(a+1)*hd], want)
+				for i := range want {
+					if g := got[a*hd+i]; math.Float32bits(g) != math.Float32bits(want[i]) && !(g != g && want[i] != want[i]) {
+						t.Fatalf("trial %d n %d heads 2…3, head %d dim %d: %v, plain %v", trial, n, 2+a, i, g, want[i])
 					}
 				}
 			}
@@ -127,4 +144,42 @@ func dotF16F32ik(k []uint16, q []float32) float32 {
 		}
 	}
 	return lo + hi
+}
+
+// TestAttentionIKPairs: attention with ik's arithmetic (two query heads of
+// a KV head per attendHeadsIK call) gives, for every token row and head,
+// the plain attendHeadIK's bits, at 1 and 2 threads.
+func TestAttentionIKPairs(t *testing.T) {
+	const hd, nHead, nKV, nCtx, rows, pos0 = 128, 8, 2, 64, 3, 20
+	r := rand.New(rand.NewPCG(12, 6))
+	kc := make([]uint16, nCtx*nKV*hd)
+	vc := make([]uint16, nCtx*nKV*hd)
+	for i := range kc {
+		kc[i] = f32ToF16(float32(r.NormFloat64()))
+		vc[i] = f32ToF16(float32(r.NormFloat64()))
+	}
+	q, att := make([][]float32, rows), make([][]float32, rows)
+	for i := range q {
+		q[i], att[i] = make([]float32, nHead*hd), make([]float32, nHead*hd)
+		for j := range q[i] {
+			q[i][j] = float32(r.NormFloat64())
+		}
+	}
+	for _, th := range []int{1, 2} {
+		m := &Model{Params: Params{HeadDim: hd, NHead: nHead, NHeadKV: nKV}}
+		m.opts.Threads, m.opts.F32Attention = th, true
+		s := &Session{m: m, nCtx: nCtx}
+		s.attention(kc, vc, pos0, q, att)
+		for i := range q {
+			for h := range nHead {
+				want := make([]float32, hd)
+				s.attendHeadIKRef(&attnScratch{}, kc, vc, pos0+i+1, h, q[i][h*hd:(h+1)*hd], want)
+				for d, w := range want {
+					if g := att[i][h*hd+d]; math.Float32bits(g) != math.Float32bits(w) {
+						t.Fatalf("threads %d row %d head %d dim %d: %v, plain %v", th, i, h, d, g, w)
+					}
+				}
+			}
+		}
+	}
 }
