@@ -71,11 +71,17 @@ func fma32(a, b, c float32) float32 { return fmaFast(a, b, c) }
 // scalar work outside the kernels (the runtime's rope).
 func FMA32Fast(a, b, c float32) float32 { return fmaFast(a, b, c) }
 
-// FMA32Acc sets acc[i] = FMA32Fast(acc[i], b[i], c) for every i (the same
+// FMA32Acc sets acc[i] = FMA32(acc[i], b[i], c) for every i (the same
 // bits; one call for the whole row, where a call of FMA32Fast per element
-// does not inline). It panics if len(b) < len(acc).
+// does not inline). On amd64 with AVX2 and FMA the groups of eight run as
+// VFMADD231PS, a group with a NaN result as the reference. It panics if
+// len(b) < len(acc).
 func FMA32Acc(acc, b []float32, c float32) {
-	b = b[:len(acc)]
+	fma32Acc(acc, b[:len(acc)], c)
+}
+
+// fma32AccRef is FMA32Acc in Go (len(b) == len(acc)).
+func fma32AccRef(acc, b []float32, c float32) {
 	cd := float64(c)
 	for i, a := range acc {
 		r := math.FMA(float64(b[i]), cd, float64(a))

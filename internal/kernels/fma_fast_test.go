@@ -42,9 +42,10 @@ func TestFma32MatchesFMA32(t *testing.T) {
 			t.Fatalf("fma32(%x, %x, %x) = %x, FMA32 %x", x[0], x[1], x[2], got, want)
 		}
 	}
-	// FMA32Acc on the same operands, seven lanes at a time (one c each).
-	for i := 0; i+7 <= len(cases); i += 7 {
-		var acc, b [7]float32
+	// FMA32Acc on the same operands, nineteen lanes at a time (one c
+	// each): two groups of eight (assembly on amd64) and a tail.
+	for i := 0; i+19 <= len(cases); i += 19 {
+		var acc, b [19]float32
 		for l := range acc {
 			acc[l], b[l] = cases[i+l][0], cases[i+l][1]
 		}

@@ -207,3 +207,33 @@ func FuzzDotIQ2BNRows(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFMA32Acc: FMA32Acc (VFMADD231PS groups on amd64) equals FMA32 lane
+// by lane on any operands: the input's 32-bit words are c, then pairs
+// (acc, b).
+func FuzzFMA32Acc(f *testing.F) {
+	f.Add(bytes.Repeat([]byte{0x00, 0x00, 0x80, 0x3f, 0x01, 0x00, 0x80, 0x33}, 20))
+	f.Add(bytes.Repeat([]byte{0xff, 0xff, 0x7f, 0x7f, 0x00, 0x00, 0x80, 0x7f, 0x01, 0x00, 0xc0, 0x7f}, 12))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := func(i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])) }
+		if len(data) < 12 {
+			return
+		}
+		c := w(0)
+		n := (len(data)/4 - 1) / 2
+		acc, b := make([]float32, n), make([]float32, n)
+		for i := range acc {
+			acc[i], b[i] = w(1+2*i), w(2+2*i)
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = FMA32(acc[i], b[i], c)
+		}
+		FMA32Acc(acc, b, c)
+		for i := range acc {
+			if !sameF32(acc[i], want[i]) {
+				t.Fatalf("lane %d of %d: %x, FMA32 %x", i, n, math.Float32bits(acc[i]), math.Float32bits(want[i]))
+			}
+		}
+	})
+}
