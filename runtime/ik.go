@@ -1,6 +1,10 @@
 package runtime
 
-import "math"
+import (
+	"math"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
+)
 
 // Options.F32Attention selects ik_llama.cpp's arithmetic for the parts of
 // the graph that are not matrix products (ikawrakow/ik_llama.cpp 8337e4cd,
@@ -57,82 +61,117 @@ const ikKStep = 128
 //   - out_d = Σ_l p_l·V[l][d] as one fused multiply-add chain per d in key
 //     order, times float32(1/S).
 func (s *Session) attendHeadIK(sc *attnScratch, kc, vc []uint16, n, h int, q, out []float32) {
+	s.attendHeadsIK(sc, kc, vc, n, h, 1, q, out)
+}
+
+// ikMaxHeads is the most query heads attendHeadsIK takes in one call.
+const ikMaxHeads = 4
+
+// attendHeadsIK is attendHeadIK for the g (1…ikMaxHeads) query heads
+// h0…h0+g−1, which must share one KV head: q and out hold their rows one
+// after the other (len g·HeadDim). Each head's numbers are attendHeadIK's
+// bit for bit (every chain keeps its operations in order); the K and V
+// values are widened once for all g heads.
+func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, q, out []float32) {
 	p := s.m.Params
 	hd := p.HeadDim
 	kvDim := p.NHeadKV * hd
-	kvh := h / (p.NHead / p.NHeadKV)
+	kvh := h0 / (p.NHead / p.NHeadKV)
 	scale := 1 / float32(math.Sqrt(float64(hd)))
-	sc.probs = resizeF32(sc.probs, ikKStep)
-	prob := sc.probs
-	for i := range out {
-		out[i] = 0
+	sc.probs = resizeF32(sc.probs, g*ikKStep)
+	sc.scores = resizeF32(sc.scores, (2*g+1)*ikKStep)
+	sc.qh = resizeF32(sc.qh, hd)
+	col := sc.qh
+	clear(out[:g*hd])
+	var mx, sum [ikMaxHeads]float32
+	for a := range g {
+		mx[a] = float32(math.Inf(-1))
 	}
-	mx := float32(math.Inf(-1))
-	var sum float32
 	for k0 := 0; k0 < n; k0 += ikKStep {
-		bmax := float32(math.Inf(-1))
-		for l := range prob {
-			j := k0 + l
-			if j >= n {
-				prob[l] = float32(math.Inf(-1))
-				continue
-			}
-			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
-			prob[l] = scale * dotF16F32ik(krow, q)
-			bmax = max(bmax, prob[l])
+		live := min(n-k0, ikKStep) // keys k0…k0+live−1 exist
+		// K·q of every key of the block at once: lane l of head a's lo
+		// and hi holds key k0+l's two chains, and element e of every key
+		// goes into its chain (lo for e mod 8 < 4) in ascending e, so
+		// each chain has the fused multiply-adds listed above in their
+		// order.
+		kcol := sc.scores[2*g*ikKStep : 2*g*ikKStep+live]
+		for a := range 2 * g {
+			clear(sc.scores[a*ikKStep : a*ikKStep+live])
 		}
-		if bmax > mx {
-			if !math.IsInf(float64(mx), -1) {
-				m := float32(math.Exp(float64(mx - bmax)))
-				sum *= m
-				for i := range out {
-					out[i] *= m
+		kb := k0*kvDim + kvh*hd
+		for e := 0; e < hd&^7; e++ {
+			for l := range kcol {
+				kcol[l] = f16Table[kc[kb+l*kvDim+e]]
+			}
+			half := 0
+			if e%8 >= 4 {
+				half = 1
+			}
+			for a := range g {
+				c := (2*a + half) * ikKStep
+				kernels.FMA32Acc(sc.scores[c:c+live], kcol, q[a*hd+e])
+			}
+		}
+		for a := range g {
+			prob := sc.probs[a*ikKStep : (a+1)*ikKStep]
+			lo, hi := sc.scores[2*a*ikKStep:], sc.scores[(2*a+1)*ikKStep:]
+			o := out[a*hd : (a+1)*hd]
+			bmax := float32(math.Inf(-1))
+			l := 0
+			for ; l < live; l++ {
+				prob[l] = scale * (lo[l] + hi[l])
+				bmax = max(bmax, prob[l])
+			}
+			for ; l < len(prob); l++ {
+				prob[l] = float32(math.Inf(-1))
+			}
+			if bmax > mx[a] {
+				if !math.IsInf(float64(mx[a]), -1) {
+					m := float32(math.Exp(float64(mx[a] - bmax)))
+					sum[a] *= m
+					for i := range o {
+						o[i] *= m
+					}
+				}
+				mx[a] = bmax
+			}
+			var acc [8]float32
+			for l := range prob[:live] {
+				prob[l] = expVec(prob[l] - mx[a])
+			}
+			if live < len(prob) {
+				// The padding's −inf scores all give the same value.
+				pad := expVec(float32(math.Inf(-1)) - mx[a])
+				for l := live; l < len(prob); l++ {
+					prob[l] = pad
 				}
 			}
-			mx = bmax
-		}
-		var acc [8]float32
-		for l := range prob {
-			prob[l] = expVec(prob[l] - mx)
-		}
-		for v := 0; v < ikKStep; v += 8 {
-			for i := range acc {
-				acc[i] += prob[v+i]
+			for v := 0; v < ikKStep; v += 8 {
+				for i := range acc {
+					acc[i] += prob[v+i]
+				}
 			}
+			sum[a] += sumExp8(acc[:])
 		}
-		sum += sumExp8(acc[:])
-		for l := range prob {
+		for l := range live {
 			j := k0 + l
-			if j >= n {
-				break
-			}
 			// vc is transposed ([kvDim][nCtx], Session.vCache): the
 			// value of dimension d at position j is vc[d·nCtx + j].
-			pl := prob[l]
 			base := kvh*hd*s.nCtx + j
-			for i := range out {
-				out[i] = fma32(out[i], f16Table[vc[base+i*s.nCtx]], pl)
+			for i := range col {
+				col[i] = f16Table[vc[base+i*s.nCtx]]
+			}
+			for a := range g {
+				// out[i] = fma32(out[i], col[i], p_l) for every i.
+				kernels.FMA32Acc(out[a*hd:(a+1)*hd], col, sc.probs[a*ikKStep+l])
 			}
 		}
 	}
-	inv := 1 / sum
-	for i := range out {
-		out[i] = inv * out[i]
-	}
-}
-
-// dotF16F32ik is mul_mat_Qx_Qy_MxN_fa4's dot of one F16 key row with the
-// f32 query (len a multiple of 8): chain lo over elements 8i+0…3, chain hi
-// over 8i+4…7, each a fused multiply-add in element order, then lo + hi.
-func dotF16F32ik(k []uint16, q []float32) float32 {
-	var lo, hi float32
-	for i := 0; i+8 <= len(k); i += 8 {
-		for j := 0; j < 4; j++ {
-			lo = fma32(lo, f16Table[k[i+j]], q[i+j])
-		}
-		for j := 4; j < 8; j++ {
-			hi = fma32(hi, f16Table[k[i+j]], q[i+j])
+	for a := range g {
+		inv := 1 / sum[a]
+		o := out[a*hd : (a+1)*hd]
+		for i := range o {
+			o[i] = inv * o[i]
 		}
 	}
-	return lo + hi
 }

@@ -440,6 +440,18 @@ func (s *Session) attention(kc, vc []uint16, pos0 int, q, att [][]float32) {
 	if len(s.work) < th {
 		s.work = make([]attnScratch, th)
 	}
+	if s.m.opts.Arith != ArithMainline && s.m.opts.F32Attention && p.HeadDim%8 == 0 && (p.NHead/p.NHeadKV)%2 == 0 {
+		// attendHead's ik_llama.cpp case, two query heads of one KV head
+		// per call (attendHeadsIK widens their K and V once).
+		hd := p.HeadDim
+		parallel.RangeHot(len(q)*p.NHead/2, th, func(worker, lo, hi int) {
+			for u := lo; u < hi; u++ {
+				t, h := 2*u/p.NHead, 2*u%p.NHead
+				s.attendHeadsIK(&s.work[worker], kc, vc, pos0+t+1, h, 2, q[t][h*hd:(h+2)*hd], att[t][h*hd:(h+2)*hd])
+			}
+		})
+		return
+	}
 	units := len(q) * p.NHead
 	parallel.RangeHot(units, th, func(worker, lo, hi int) {
 		sc := &s.work[worker]

@@ -19,6 +19,9 @@ func TestThreadsIdentical(t *testing.T) {
 		filepath.Join(tinyDir, "gguf/ggml-model-f32.gguf"),
 		filepath.Join(tinyDir, "gguf/ggml-model-i2_s-q8embd.gguf"),
 		filepath.Join(b158Dir, "gguf/tiny-b158-h512-f32.gguf"),
+		// IQ2_BN: forward1's fused Q/K/V and gate/up against forward's
+		// per-matrix products (runBatched).
+		filepath.Join(ecoDir, "tiny-b158-h512-iq2_bn.gguf"),
 	} {
 		var ref [][]float32
 		for _, th := range []int{1, 2, 3, 4, -1, -2, -3, -4} {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -84,6 +85,45 @@ func BenchmarkDotI2SRows(b *testing.B) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkDotIQ2BNRows: BenchmarkDotI2SRows for IQ2_BN rows of K = 2560
+// (an f32 scale and 640 bytes of blocks each) through DotIQ2BNRows, with
+// the Q8_K64 epilogue; the amd64 variant benchmark runs the AVX2 kernel on
+// AVX-512 machines.
+func BenchmarkDotIQ2BNRows(b *testing.B) {
+	const k = 2560
+	r := rand.New(rand.NewPCG(3, 3))
+	rowB := 4 + k/4
+	q := make([]int8, k)
+	for i := range q {
+		q[i] = int8(r.Uint32())
+	}
+	d, minus := [4]float32{0.01, 0.02, 0.03, 0.04}, [4]float32{1, -2, 3, -4}
+	for _, c := range []struct {
+		name  string
+		bytes int
+	}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+		rows := c.bytes / rowB
+		w := make([]byte, rows*rowB)
+		for i := range w {
+			w[i] = byte(r.Uint32())
+		}
+		for i := 0; i < rows; i++ {
+			binary.LittleEndian.PutUint32(w[i*rowB:], math.Float32bits(0.5))
+		}
+		dst := make([]float32, rows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					split(rows, th, func(lo, hi int) {
+						DotIQ2BNRows(dst[lo:hi], w[lo*rowB:hi*rowB], rowB, q, &d, &minus)
+					})
+				}
+			})
 		}
 	}
 }

@@ -224,6 +224,23 @@ func ternaryAccelerated() bool { return useAVX2 }
 // useFMA selects the ternary kernels that end in fused multiply-adds.
 var useFMA = useAVX2 && cpu.X86.HasFMA
 
+// fma32Acc runs the groups of eight through the assembly; a group with a
+// NaN result, and the tail, take the reference.
+func fma32Acc(acc, b []float32, c float32) {
+	i := 0
+	if useFMA {
+		n := len(acc) &^ 7
+		for i < n {
+			i += fma32AccAVX2(acc[i:n], b[i:n], c)
+			if i < n {
+				fma32AccRef(acc[i:i+8], b[i:i+8], c)
+				i += 8
+			}
+		}
+	}
+	fma32AccRef(acc[i:], b[i:], c)
+}
+
 // dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's
 // holds a NaN: FMA32 and the hardware round every other result alike, but
 // may pick different NaN payloads.

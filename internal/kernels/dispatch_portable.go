@@ -16,6 +16,8 @@ func ropeNeoxGroups(x, cos, sin []float32) { ropeNeoxPairs(x, cos, sin, 0, len(c
 // siluGroups does no group: SiLU runs its reference.
 func siluGroups([]float32) int { return 0 }
 
+func fma32Acc(acc, b []float32, c float32) { fma32AccRef(acc, b, c) }
+
 func addAbs4x8(acc *[32]float32, x []float32)          { addAbs4x8Ref(acc, x) }
 func decodeBF16(dst []float32, raw []byte) bool        { return decodeBF16Ref(dst, raw) }
 func packI2S(dst []byte, t []int8) bool                { return packI2SRef(dst, t) }

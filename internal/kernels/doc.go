@@ -24,10 +24,12 @@
 // (ternary_ref.go) elsewhere.
 // Impl names the selected implementation.
 //
-// The batched prompt kernels (i2s_batch.go: DotI2SBatch, ExpSub) have
-// AVX-512 assembly of their own in prompt_amd64.s, used where the CPU also
-// reports AVX-512 VL and VNNI (I2SBatchAccelerated); their generator is
-// _asm/prompt, run by the go:generate line of prompt_amd64.go.
+// The batched prompt kernels (i2s_batch.go: DotI2SBatch, ExpSub) and
+// DotIQ2BNRows have AVX-512 assembly of their own in prompt_amd64.s, used
+// where the CPU also reports AVX-512 VL and VNNI (I2SBatchAccelerated;
+// DotIQ2BNRows falls back to its AVX2 kernel, the same results); their
+// generator is _asm/prompt, run by the go:generate line of
+// prompt_amd64.go.
 //
 // Regenerating the amd64 assembly (the generator is its own module in
 // _asm, so avo is not a dependency of the converter):

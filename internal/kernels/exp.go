@@ -71,6 +71,28 @@ func fma32(a, b, c float32) float32 { return fmaFast(a, b, c) }
 // scalar work outside the kernels (the runtime's rope).
 func FMA32Fast(a, b, c float32) float32 { return fmaFast(a, b, c) }
 
+// FMA32Acc sets acc[i] = FMA32(acc[i], b[i], c) for every i (the same
+// bits; one call for the whole row, where a call of FMA32Fast per element
+// does not inline). On amd64 with AVX2 and FMA the groups of eight run as
+// VFMADD231PS, a group with a NaN result as the reference. It panics if
+// len(b) < len(acc).
+func FMA32Acc(acc, b []float32, c float32) {
+	fma32Acc(acc, b[:len(acc)], c)
+}
+
+// fma32AccRef is FMA32Acc in Go (len(b) == len(acc)).
+func fma32AccRef(acc, b []float32, c float32) {
+	cd := float64(c)
+	for i, a := range acc {
+		r := math.FMA(float64(b[i]), cd, float64(a))
+		if fma64Unsafe(r) {
+			acc[i] = fmaSlow(a, b[i], c)
+			continue
+		}
+		acc[i] = float32(r)
+	}
+}
+
 // FMA32 returns a + b·c rounded once to float32, as the hardware's fused
 // multiply-add (VFMADD231PS, FMLA) gives it. b·c of two float32 values is
 // exact in float64; the sum is rounded to float64 "to odd" (when it is

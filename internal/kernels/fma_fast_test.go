@@ -9,7 +9,8 @@ import (
 // TestFma32MatchesFMA32: the hardware-FMA path of fma32 gives FMA32's
 // bits on exact float32 midpoints (ties to even, and one float64 ulp
 // either side), float32 subnormal and overflowing results, infinities,
-// NaNs and random operands of every magnitude.
+// NaNs and random operands of every magnitude; so does FMA32Acc, lane by
+// lane.
 func TestFma32MatchesFMA32(t *testing.T) {
 	f := math.Float32frombits
 	cases := [][3]float32{
@@ -39,6 +40,22 @@ func TestFma32MatchesFMA32(t *testing.T) {
 		got, want := fma32(x[0], x[1], x[2]), FMA32(x[0], x[1], x[2])
 		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 			t.Fatalf("fma32(%x, %x, %x) = %x, FMA32 %x", x[0], x[1], x[2], got, want)
+		}
+	}
+	// FMA32Acc on the same operands, nineteen lanes at a time (one c
+	// each): two groups of eight (assembly on amd64) and a tail.
+	for i := 0; i+19 <= len(cases); i += 19 {
+		var acc, b [19]float32
+		for l := range acc {
+			acc[l], b[l] = cases[i+l][0], cases[i+l][1]
+		}
+		c := cases[i][2]
+		FMA32Acc(acc[:], b[:], c)
+		for l, got := range acc {
+			want := FMA32(cases[i+l][0], b[l], c)
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("FMA32Acc lane (%x, %x, %x) = %x, FMA32 %x", cases[i+l][0], b[l], c, got, want)
+			}
 		}
 	}
 }

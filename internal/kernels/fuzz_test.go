@@ -244,3 +244,70 @@ func FuzzAccTQ2_0Rows(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDotIQ2BNRows: the row-range IQ2_BN kernel (AVX-512 VNNI or AVX2
+// where the CPU has them) equals its pure-Go reference on any rows: the
+// input is cut into three rows of 4 + 16·nb bytes (scale bits, blocks),
+// the activation codes, group scales and offsets repeat the rest.
+func FuzzDotIQ2BNRows(f *testing.F) {
+	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
+	f.Add(bytes.Repeat([]byte{0x3f, 0x1b, 0xe4, 0x40}, 700))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nb := len(data) / 240
+		if nb == 0 {
+			return
+		}
+		rowB := 4 + 16*nb
+		rows := data[:3*rowB]
+		at := func(i int) byte { return data[(3*rowB+i)%len(data)] }
+		q := make([]int8, 64*nb)
+		for i := range q {
+			q[i] = int8(at(i))
+		}
+		var d, minus [4]float32
+		for g := range d {
+			// Finite scales of either sign and any exponent byte, so
+			// that products round, overflow and cancel.
+			d[g] = math.Float32frombits(uint32(at(len(q)+g))<<23 ^ uint32(at(len(q)+4+g))<<31 | uint32(at(g))<<8)
+			minus[g] = d[g] * float32(int16(uint16(at(len(q)+8+g))<<8|uint16(at(g+1))))
+		}
+		got, want := make([]float32, 3), make([]float32, 3)
+		DotIQ2BNRows(got, rows, rowB, q, &d, &minus)
+		dotIQ2BNRowsRef(want, rows, rowB, q, &d, &minus)
+		for k := range got {
+			if !sameF32(got[k], want[k]) {
+				t.Fatalf("nb=%d: DotIQ2BNRows row %d: kernel %v, reference %v", nb, k, got[k], want[k])
+			}
+		}
+	})
+}
+
+// FuzzFMA32Acc: FMA32Acc (VFMADD231PS groups on amd64) equals FMA32 lane
+// by lane on any operands: the input's 32-bit words are c, then pairs
+// (acc, b).
+func FuzzFMA32Acc(f *testing.F) {
+	f.Add(bytes.Repeat([]byte{0x00, 0x00, 0x80, 0x3f, 0x01, 0x00, 0x80, 0x33}, 20))
+	f.Add(bytes.Repeat([]byte{0xff, 0xff, 0x7f, 0x7f, 0x00, 0x00, 0x80, 0x7f, 0x01, 0x00, 0xc0, 0x7f}, 12))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := func(i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])) }
+		if len(data) < 12 {
+			return
+		}
+		c := w(0)
+		n := (len(data)/4 - 1) / 2
+		acc, b := make([]float32, n), make([]float32, n)
+		for i := range acc {
+			acc[i], b[i] = w(1+2*i), w(2+2*i)
+		}
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = FMA32(acc[i], b[i], c)
+		}
+		FMA32Acc(acc, b, c)
+		for i := range acc {
+			if !sameF32(acc[i], want[i]) {
+				t.Fatalf("lane %d of %d: %x, FMA32 %x", i, n, math.Float32bits(acc[i]), math.Float32bits(want[i]))
+			}
+		}
+	})
+}

@@ -758,6 +758,36 @@ DATA siluConst<>+440(SB)/4, $0x3f800000
 DATA siluConst<>+444(SB)/4, $0x3f800000
 GLOBL siluConst<>(SB), RODATA|NOPTR, $448
 
+// func fma32AccAVX2(acc []float32, b []float32, c float32) int
+// Requires: AVX, FMA3
+TEXT ·fma32AccAVX2(SB), NOSPLIT, $0-64
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         b_base+24(FP), CX
+	MOVQ         acc_len+8(FP), DX
+	SHRQ         $0x03, DX
+	XORQ         BX, BX
+	VBROADCASTSS c+48(FP), Y0
+
+fmaAccLoop:
+	CMPQ        DX, $0x00
+	JE          fmaAccDone
+	VMOVUPS     (AX), Y1
+	VFMADD231PS (CX), Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y2
+	VPTEST      Y2, Y2
+	JNE         fmaAccDone
+	VMOVUPS     Y1, (AX)
+	ADDQ        $0x20, AX
+	ADDQ        $0x20, CX
+	ADDQ        $0x08, BX
+	DECQ        DX
+	JMP         fmaAccLoop
+
+fmaAccDone:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
 // func absMaxBitsAVX2(x []float32) uint32
 // Requires: AVX, AVX2
 TEXT ·absMaxBitsAVX2(SB), NOSPLIT, $0-28

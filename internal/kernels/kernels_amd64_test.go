@@ -25,9 +25,10 @@ func BenchmarkDotI2SRowsAVX2(b *testing.B) {
 	BenchmarkDotI2SRows(b)
 }
 
-// TestPromptKernelsWithoutVNNI runs the batched I2_S and ExpSub tests
-// with their AVX-512 kernels switched off (the references they fall back
-// to on CPUs without AVX-512 VNNI).
+// TestPromptKernelsWithoutVNNI runs the batched I2_S, ExpSub and
+// row-range IQ2_BN tests with their AVX-512 kernels switched off (the
+// references, or for IQ2_BN the AVX2 kernel, they fall back to on CPUs
+// without AVX-512 VNNI).
 func TestPromptKernelsWithoutVNNI(t *testing.T) {
 	if !useVNNI {
 		t.Skip("no AVX-512 VNNI here: the other tests already run the fallbacks")
@@ -46,4 +47,13 @@ func BenchmarkAccTQ2_0RowsAVX2(b *testing.B) {
 	useVNNI = false
 	defer func() { useVNNI = saved }()
 	BenchmarkAccTQ2_0Rows(b)
+}
+
+// BenchmarkDotIQ2BNRowsAVX2 is BenchmarkDotIQ2BNRows with the AVX-512
+// VNNI kernel switched off (the AVX2 figures on an AVX-512 machine).
+func BenchmarkDotIQ2BNRowsAVX2(b *testing.B) {
+	saved := useVNNI
+	useVNNI = false
+	defer func() { useVNNI = saved }()
+	BenchmarkDotIQ2BNRows(b)
 }

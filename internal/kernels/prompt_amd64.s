@@ -357,3 +357,110 @@ DATA expSubConst<>+36(SB)/4, $0x42fc0000
 DATA expSubConst<>+40(SB)/4, $0x7fffffff
 DATA expSubConst<>+44(SB)/4, $0x3f800000
 GLOBL expSubConst<>(SB), RODATA|NOPTR, $48
+
+// func dotIQ2BNRowsVNNI(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
+// Requires: AVX, AVX2, AVX512F, AVX512_VNNI, FMA3
+TEXT ·dotIQ2BNRowsVNNI(SB), NOSPLIT, $0-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         d+80(FP), SI
+	MOVQ         minus+88(FP), DI
+	VMOVUPS      (SI), X0
+	VMOVUPS      (DI), X1
+	VMOVDQU32    iq2Shift512<>+0(SB), Z2
+	MOVL         $0x03030303, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Z3
+	SUBQ         $0x04, BX
+
+vrow:
+	CMPQ   CX, $0x00
+	JE     vdone
+	MOVQ   q_base+56(FP), SI
+	VMOVSS (DX), X8
+	ADDQ   $0x04, DX
+	MOVQ   BX, DI
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+vloop4:
+	CMPQ            DI, $0x40
+	JB              vloop1
+	VBROADCASTI32X4 (DX), Z9
+	VPSRLVD         Z2, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPDPBUSD        (SI), Z9, Z4
+	VBROADCASTI32X4 16(DX), Z9
+	VPSRLVD         Z2, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPDPBUSD        64(SI), Z9, Z5
+	VBROADCASTI32X4 32(DX), Z9
+	VPSRLVD         Z2, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPDPBUSD        128(SI), Z9, Z6
+	VBROADCASTI32X4 48(DX), Z9
+	VPSRLVD         Z2, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPDPBUSD        192(SI), Z9, Z7
+	ADDQ            $0x40, DX
+	ADDQ            $0x00000100, SI
+	SUBQ            $0x40, DI
+	JMP             vloop4
+
+vloop1:
+	CMPQ            DI, $0x00
+	JE              vsum
+	VBROADCASTI32X4 (DX), Z9
+	VPSRLVD         Z2, Z9, Z9
+	VPANDD          Z3, Z9, Z9
+	VPDPBUSD        (SI), Z9, Z4
+	ADDQ            $0x10, DX
+	ADDQ            $0x40, SI
+	SUBQ            $0x10, DI
+	JMP             vloop1
+
+vsum:
+	VPADDD        Z5, Z4, Z4
+	VPADDD        Z7, Z6, Z6
+	VPADDD        Z6, Z4, Z4
+	VEXTRACTI64X4 $0x01, Z4, Y9
+	VPADDD        Y9, Y4, Y9
+	VEXTRACTI128  $0x01, Y9, X10
+	VPADDD        X10, X9, X10
+	VCVTDQ2PS     X10, X10
+	VFMSUB213PS   X1, X0, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X9
+	VMOVSHDUP     X9, X10
+	VADDSS        X10, X9, X9
+	VMULSS        X8, X9, X9
+	VMOVSS        X9, (AX)
+	ADDQ          $0x04, AX
+	DECQ          CX
+	JMP           vrow
+
+vdone:
+	VZEROUPPER
+	RET
+
+DATA iq2Shift512<>+0(SB)/4, $0x00000000
+DATA iq2Shift512<>+4(SB)/4, $0x00000000
+DATA iq2Shift512<>+8(SB)/4, $0x00000000
+DATA iq2Shift512<>+12(SB)/4, $0x00000000
+DATA iq2Shift512<>+16(SB)/4, $0x00000002
+DATA iq2Shift512<>+20(SB)/4, $0x00000002
+DATA iq2Shift512<>+24(SB)/4, $0x00000002
+DATA iq2Shift512<>+28(SB)/4, $0x00000002
+DATA iq2Shift512<>+32(SB)/4, $0x00000004
+DATA iq2Shift512<>+36(SB)/4, $0x00000004
+DATA iq2Shift512<>+40(SB)/4, $0x00000004
+DATA iq2Shift512<>+44(SB)/4, $0x00000004
+DATA iq2Shift512<>+48(SB)/4, $0x00000006
+DATA iq2Shift512<>+52(SB)/4, $0x00000006
+DATA iq2Shift512<>+56(SB)/4, $0x00000006
+DATA iq2Shift512<>+60(SB)/4, $0x00000006
+GLOBL iq2Shift512<>(SB), RODATA|NOPTR, $64

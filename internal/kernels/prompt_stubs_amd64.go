@@ -13,3 +13,8 @@ func dotI2SBatchVNNI(sums []int32, rows []byte, rowB int, nb int, xt []int8)
 //
 //go:noescape
 func expSubGroupsAVX512(dst []float32, src []float32, m float32) int
+
+// dotIQ2BNRowsVNNI is dotIQ2BNRowsAVX2 (the same results) with AVX-512 F and VNNI.
+//
+//go:noescape
+func dotIQ2BNRowsVNNI(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)

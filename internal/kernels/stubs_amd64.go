@@ -54,6 +54,11 @@ func ropeNeoxAVX2(x []float32, cos []float32, sin []float32)
 //go:noescape
 func siluGroupsAVX2(x []float32) int
 
+// fma32AccAVX2 sets acc[i] = acc[i] + b[i]·c (one rounding, VFMADD231PS) for the groups of eight of acc (len(acc) a multiple of 8, len(b) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.
+//
+//go:noescape
+func fma32AccAVX2(acc []float32, b []float32, c float32) int
+
 // absMaxBitsAVX2 returns max_k bits(x_k) & 0x7fffffff over len(x) elements (a multiple of 32); 0 when x is empty.
 //
 //go:noescape

@@ -61,7 +61,9 @@ func accTQRowsRef(dst []float32, rows []byte, rowB int, q []int8, bsums []int16,
 // ik_llama.cpp's mul_mat_iq2bn_q8_K64 (ggml/src/iqk/iqk_gemm_1bit.cpp,
 // AVX2) finishes it: with S_g = SumsIQ2BN's group sums, v_g =
 // fma(d_g, float32(S_g), −minus_g), then scale·((v_0 + v_2) + (v_1 + v_3)).
-// It panics if rowB − 4 is not a positive multiple of 16, len(rows) <
+// The sums are exact integers, so the AVX-512 VNNI kernel (VPDPBUSD in
+// 512-bit lanes, where the CPU has it) and the AVX2 one give the same
+// results. It panics if rowB − 4 is not a positive multiple of 16, len(rows) <
 // len(dst)·rowB or len(q) < 4·(rowB − 4).
 func DotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32) {
 	if rowB <= 4 || (rowB-4)%iq2bnBytes != 0 || len(rows) < len(dst)*rowB || len(q) < 4*(rowB-4) {

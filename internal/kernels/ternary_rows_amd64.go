@@ -5,7 +5,8 @@ package kernels
 import "golang.org/x/sys/cpu"
 
 // The row-range kernels run in assembly with AVX2 and FMA (TQ2_0 with
-// AVX-512 VNNI and GFNI where the CPU has them, the same results); a row whose
+// AVX-512 VNNI and GFNI, IQ2_BN with AVX-512 VNNI where the CPU has them,
+// useVNNI; the same results); a row whose
 // assembly result is a NaN is recomputed by the reference (FMA32 and the
 // hardware may pick different NaN payloads), as dotQ2_0 and accTQ do.
 
@@ -59,7 +60,11 @@ func dotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]f
 		dotIQ2BNRowsRef(dst, rows, rowB, q, d, minus)
 		return
 	}
-	dotIQ2BNRowsAVX2(dst, rows, rowB, q, d, minus)
+	if useVNNI {
+		dotIQ2BNRowsVNNI(dst, rows, rowB, q, d, minus)
+	} else {
+		dotIQ2BNRowsAVX2(dst, rows, rowB, q, d, minus)
+	}
 	for r, v := range dst {
 		if v != v {
 			dotIQ2BNRowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, q, d, minus)

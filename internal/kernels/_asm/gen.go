@@ -34,6 +34,7 @@ func main() {
 	roundF16s()
 	ropeNeox()
 	siluGroups()
+	fma32Acc()
 	absMaxBits()
 	quantI8S()
 	addAbs4x8()
@@ -1226,6 +1227,48 @@ func ternarizePackI2S() {
 	DECQ(n)
 	JMP(LabelRef("loop"))
 	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// fma32Acc: acc[i] + b[i]·c with one rounding (VFMADD231PS), eight lanes a
+// step, which is FMA32 for every result that is not a NaN (reference:
+// fma32AccRef); a group with a NaN result is left to the reference, which
+// picks FMA32's NaN.
+func fma32Acc() {
+	TEXT("fma32AccAVX2", NOSPLIT, "func(acc, b []float32, c float32) int")
+	Pragma("noescape")
+	Doc("fma32AccAVX2 sets acc[i] = acc[i] + b[i]·c (one rounding, VFMADD231PS) for the groups of eight of acc (len(acc) a multiple of 8, len(b) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
+	acc := Load(Param("acc").Base(), GP64())
+	b := Load(Param("b").Base(), GP64())
+	n := Load(Param("acc").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	ca, err := Param("c").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	cv := YMM()
+	VBROADCASTSS(ca.Addr, cv)
+	Label("fmaAccLoop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("fmaAccDone"))
+	r := YMM()
+	VMOVUPS(Mem{Base: acc}, r)
+	VFMADD231PS(Mem{Base: b}, cv, r) // r = r + c·b
+	u := YMM()
+	VCMPPS(U8(3), r, r, u) // unordered: NaN lanes
+	VPTEST(u, u)
+	JNE(LabelRef("fmaAccDone"))
+	VMOVUPS(r, Mem{Base: acc})
+	ADDQ(U8(32), acc)
+	ADDQ(U8(32), b)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("fmaAccLoop"))
+	Label("fmaAccDone")
+	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }

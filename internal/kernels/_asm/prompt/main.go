@@ -1,5 +1,6 @@
 // Command prompt writes the amd64 assembly of package kernels' batched
-// prompt kernels (../prompt_amd64.s and ../prompt_stubs_amd64.go) with
+// prompt kernels and the other AVX-512 VNNI kernels (../prompt_amd64.s and
+// ../prompt_stubs_amd64.go) with
 // github.com/mmcloughlin/avo. It is kept apart from ../gen.go so the two
 // generated files change independently; run it through `go generate` in
 // internal/kernels (see prompt_amd64.go there).
@@ -21,6 +22,7 @@ func main() {
 	ConstraintExpr("!purego")
 	dotI2SBatch()
 	expSubGroups()
+	dotIQ2BNRows()
 	Generate()
 }
 
@@ -296,5 +298,111 @@ func expSubGroups() {
 	Label("expDone")
 	VZEROUPPER()
 	Store(done, ReturnIndex(0))
+	RET()
+}
+
+// dotIQ2BNRows: for each row (an f32 scale, then 16-byte IQ2_BN blocks),
+// the four Q8_K64 group sums S_g and ik_llama.cpp's float epilogue, as
+// ../gen.go's dotIQ2BNRowsAVX2 (reference: dotIQ2BNRowsRef). A block's 16
+// bytes are broadcast to the four 128-bit lanes of a ZMM and lane i is
+// shifted right by 2i bits per 32-bit word, so after the 0x03 mask byte j
+// of lane i is the code of weight 16i + j; VPDPBUSD adds the products with
+// the 64 activation codes of the block (unsigned codes ≤ 3 times signed
+// int8, exact in int32) four at a time, so 32-bit word d of every lane
+// holds a part of group d's sum. Four blocks go to four accumulators per
+// step. The lanes' words d are added (exact), then v = d·S − minus in one
+// fused multiply-subtract, (v_0 + v_2) + (v_1 + v_3) and the row scale.
+func dotIQ2BNRows() {
+	TEXT("dotIQ2BNRowsVNNI", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32)")
+	Pragma("noescape")
+	Doc("dotIQ2BNRowsVNNI is dotIQ2BNRowsAVX2 (the same results) with AVX-512 F and VNNI.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	dP := Load(Param("d"), GP64())
+	mP := Load(Param("minus"), GP64())
+	dv, mv := XMM(), XMM()
+	VMOVUPS(Mem{Base: dP}, dv)
+	VMOVUPS(Mem{Base: mP}, mv)
+	shifts := GLOBL("iq2Shift512", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(uint32(2*(i/4))))
+	}
+	sh := ZMM()
+	VMOVDQU32(shifts, sh)
+	t := GP32()
+	MOVL(U32(0x03030303), t)
+	mx := XMM()
+	VMOVD(t, mx)
+	mask := ZMM()
+	VPBROADCASTD(mx, mask)
+	SUBQ(U8(4), rowB)
+
+	Label("vrow")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("vdone"))
+	q := Load(Param("q").Base(), GP64())
+	scale := XMM()
+	VMOVSS(Mem{Base: row}, scale)
+	ADDQ(U8(4), row)
+	n := GP64()
+	MOVQ(rowB, n)
+	var acc [4]VecVirtual
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	block := func(disp int, a VecVirtual) {
+		x := ZMM()
+		VBROADCASTI32X4(Mem{Base: row, Disp: 16 * disp}, x)
+		VPSRLVD(sh, x, x)
+		VPANDD(mask, x, x)
+		vpdpbusd(Mem{Base: q, Disp: 64 * disp}, x, a)
+	}
+	Label("vloop4")
+	CMPQ(n, Imm(64))
+	JB(LabelRef("vloop1"))
+	for i := range acc {
+		block(i, acc[i])
+	}
+	ADDQ(U8(64), row)
+	ADDQ(U32(256), q)
+	SUBQ(U8(64), n)
+	JMP(LabelRef("vloop4"))
+	Label("vloop1")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("vsum"))
+	block(0, acc[0])
+	ADDQ(U8(16), row)
+	ADDQ(U8(64), q)
+	SUBQ(U8(16), n)
+	JMP(LabelRef("vloop1"))
+
+	Label("vsum")
+	VPADDD(acc[1], acc[0], acc[0])
+	VPADDD(acc[3], acc[2], acc[2])
+	VPADDD(acc[2], acc[0], acc[0])
+	y := YMM()
+	VEXTRACTI64X4(U8(1), acc[0], y)
+	VPADDD(y, acc[0].AsY(), y)
+	s := XMM()
+	VEXTRACTI128(U8(1), y, s)
+	VPADDD(s, y.AsX(), s)
+	VCVTDQ2PS(s, s)
+	VFMSUB213PS(mv, dv, s) // s = d·s − minus
+	u := XMM()
+	VMOVHLPS(s, s, u)
+	VADDPS(u, s, u)
+	w := XMM()
+	VMOVSHDUP(u, w)
+	VADDSS(w, u, u)
+	VMULSS(scale, u, u)
+	VMOVSS(u, Mem{Base: dst})
+	ADDQ(U8(4), dst)
+	DECQ(nr)
+	JMP(LabelRef("vrow"))
+	Label("vdone")
+	VZEROUPPER()
 	RET()
 }
