@@ -36,4 +36,15 @@ func TestPromptKernelsWithoutVNNI(t *testing.T) {
 	defer func() { useVNNI = true }()
 	t.Run("DotI2SBatch", TestDotI2SBatchMatchesReference)
 	t.Run("ExpSub", TestExpSubMatchesExp)
+	t.Run("DotQ2_0Rows", TestDotQ2_0RowsCounts)
+	t.Run("TernaryRows", TestTernaryRowsMatchRow)
+}
+
+// BenchmarkDotQ2_0RowsAVX2 is BenchmarkDotQ2_0Rows with the AVX-512
+// kernel switched off (the AVX2 figures on an AVX-512 machine).
+func BenchmarkDotQ2_0RowsAVX2(b *testing.B) {
+	saved := useVNNI
+	useVNNI = false
+	defer func() { useVNNI = saved }()
+	BenchmarkDotQ2_0Rows(b)
 }

@@ -13,3 +13,8 @@ func dotI2SBatchVNNI(sums []int32, rows []byte, rowB int, nb int, xt []int8)
 //
 //go:noescape
 func expSubGroupsAVX512(dst []float32, src []float32, m float32) int
+
+// dotQ2_0RowsAVX512 is dotQ2_0RowsAVX2 for len(dst) a multiple of 16 on CPUs with AVX-512 F, BW, VNNI and GFNI (the same results).
+//
+//go:noescape
+func dotQ2_0RowsAVX512(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)

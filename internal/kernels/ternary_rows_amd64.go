@@ -41,18 +41,33 @@ func dotQ2_0Rows(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, 
 		dotQ2_0RowsRef(dst, rows, rowB, qp, qsum, d)
 		return
 	}
-	// Pairs of rows interleave their float chains; an odd last row
-	// takes the one-row loop.
+	n16 := 0
+	if useVNNI && hasGFNI {
+		// Sixteen rows per ZMM register, the float chains in its lanes;
+		// the last len(dst) mod 16 rows take the AVX2 kernels.
+		n16 = len(dst) &^ 15
+		if n16 > 0 {
+			dotQ2_0RowsAVX512(dst[:n16], rows, rowB, qp, qsum, d)
+		}
+	}
+	if n16 < len(dst) {
+		dotQ2_0RowsPairs(dst[n16:], rows[n16*rowB:], rowB, qp, qsum, d)
+	}
+	for r, v := range dst {
+		if v != v {
+			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)
+		}
+	}
+}
+
+// dotQ2_0RowsPairs is the AVX2 form of dotQ2_0Rows: pairs of rows
+// interleave their float chains; an odd last row takes the one-row loop.
+func dotQ2_0RowsPairs(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32) {
 	even := len(dst) &^ 1
 	if even > 0 {
 		dotQ2_0Rows2AVX2(dst[:even], rows, rowB, qp, qsum, d)
 	}
 	if even < len(dst) {
 		dotQ2_0RowsAVX2(dst[even:], rows[even*rowB:], rowB, qp, qsum, d)
-	}
-	for r, v := range dst {
-		if v != v {
-			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)
-		}
 	}
 }
