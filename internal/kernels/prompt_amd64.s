@@ -359,7 +359,7 @@ DATA expSubConst<>+44(SB)/4, $0x3f800000
 GLOBL expSubConst<>(SB), RODATA|NOPTR, $48
 
 // func dotQ2_0RowsAVX512(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
-// Requires: AVX, AVX512F, AVX512VL, AVX512_VNNI, GFNI
+// Requires: AVX, AVX512F, AVX512VL, AVX512_VNNI, GFNI, MMX+
 TEXT ·dotQ2_0RowsAVX512(SB), NOSPLIT, $32-128
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         dst_len+8(FP), CX
@@ -375,64 +375,68 @@ TEXT ·dotQ2_0RowsAVX512(SB), NOSPLIT, $32-128
 q2zGroup:
 	CMPQ   CX, $0x00
 	JLE    q2zDone
-	LEAQ   (DX)(BX*4), DI
+	MOVQ   DX, DI
 	LEAQ   (DI)(BX*4), R8
 	LEAQ   (R8)(BX*4), R9
-	MOVQ   qp_base+56(FP), R10
-	MOVQ   qsum_base+80(FP), R11
-	MOVQ   d_base+104(FP), R12
-	MOVQ   BX, R13
+	LEAQ   (R9)(BX*4), R10
+	MOVQ   BX, R11
+	SHLQ   $0x04, R11
+	ADDQ   DX, R11
+	MOVQ   qp_base+56(FP), DX
+	MOVQ   qsum_base+80(FP), R12
+	MOVQ   d_base+104(FP), R13
+	MOVQ   BX, R14
 	VPXORD Z5, Z5, Z5
 
 q2zBlock:
-	VMOVDQU32        2(DX), X6
-	VINSERTI32X4     $0x01, 2(DX)(BX*1), Z6, Z6
-	VINSERTI32X4     $0x02, 2(DX)(BX*2), Z6, Z6
-	VINSERTI32X4     $0x03, 2(DX)(SI*1), Z6, Z6
-	VMOVDQU32        2(DI), X7
-	VINSERTI32X4     $0x01, 2(DI)(BX*1), Z7, Z7
-	VINSERTI32X4     $0x02, 2(DI)(BX*2), Z7, Z7
-	VINSERTI32X4     $0x03, 2(DI)(SI*1), Z7, Z7
-	VMOVDQU32        2(R8), X8
-	VINSERTI32X4     $0x01, 2(R8)(BX*1), Z8, Z8
-	VINSERTI32X4     $0x02, 2(R8)(BX*2), Z8, Z8
-	VINSERTI32X4     $0x03, 2(R8)(SI*1), Z8, Z8
-	VMOVDQU32        2(R9), X9
-	VINSERTI32X4     $0x01, 2(R9)(BX*1), Z9, Z9
-	VINSERTI32X4     $0x02, 2(R9)(BX*2), Z9, Z9
-	VINSERTI32X4     $0x03, 2(R9)(SI*1), Z9, Z9
-	MOVWLZX          (DX), R14
-	MOVW             R14, (SP)
-	MOVWLZX          (DX)(BX*1), R14
-	MOVW             R14, 8(SP)
-	MOVWLZX          (DX)(BX*2), R14
-	MOVW             R14, 16(SP)
-	MOVWLZX          (DX)(SI*1), R14
-	MOVW             R14, 24(SP)
-	MOVWLZX          (DI), R14
-	MOVW             R14, 2(SP)
-	MOVWLZX          (DI)(BX*1), R14
-	MOVW             R14, 10(SP)
-	MOVWLZX          (DI)(BX*2), R14
-	MOVW             R14, 18(SP)
-	MOVWLZX          (DI)(SI*1), R14
-	MOVW             R14, 26(SP)
-	MOVWLZX          (R8), R14
-	MOVW             R14, 4(SP)
-	MOVWLZX          (R8)(BX*1), R14
-	MOVW             R14, 12(SP)
-	MOVWLZX          (R8)(BX*2), R14
-	MOVW             R14, 20(SP)
-	MOVWLZX          (R8)(SI*1), R14
-	MOVW             R14, 28(SP)
-	MOVWLZX          (R9), R14
-	MOVW             R14, 6(SP)
-	MOVWLZX          (R9)(BX*1), R14
-	MOVW             R14, 14(SP)
-	MOVWLZX          (R9)(BX*2), R14
-	MOVW             R14, 22(SP)
-	MOVWLZX          (R9)(SI*1), R14
-	MOVW             R14, 30(SP)
+	VMOVDQU32        2(DI), X6
+	VINSERTI32X4     $0x01, 2(DI)(BX*1), Z6, Z6
+	VINSERTI32X4     $0x02, 2(DI)(BX*2), Z6, Z6
+	VINSERTI32X4     $0x03, 2(DI)(SI*1), Z6, Z6
+	VMOVDQU32        2(R8), X7
+	VINSERTI32X4     $0x01, 2(R8)(BX*1), Z7, Z7
+	VINSERTI32X4     $0x02, 2(R8)(BX*2), Z7, Z7
+	VINSERTI32X4     $0x03, 2(R8)(SI*1), Z7, Z7
+	VMOVDQU32        2(R9), X8
+	VINSERTI32X4     $0x01, 2(R9)(BX*1), Z8, Z8
+	VINSERTI32X4     $0x02, 2(R9)(BX*2), Z8, Z8
+	VINSERTI32X4     $0x03, 2(R9)(SI*1), Z8, Z8
+	VMOVDQU32        2(R10), X9
+	VINSERTI32X4     $0x01, 2(R10)(BX*1), Z9, Z9
+	VINSERTI32X4     $0x02, 2(R10)(BX*2), Z9, Z9
+	VINSERTI32X4     $0x03, 2(R10)(SI*1), Z9, Z9
+	MOVWLZX          (DI), R15
+	MOVW             R15, (SP)
+	MOVWLZX          (DI)(BX*1), R15
+	MOVW             R15, 8(SP)
+	MOVWLZX          (DI)(BX*2), R15
+	MOVW             R15, 16(SP)
+	MOVWLZX          (DI)(SI*1), R15
+	MOVW             R15, 24(SP)
+	MOVWLZX          (R8), R15
+	MOVW             R15, 2(SP)
+	MOVWLZX          (R8)(BX*1), R15
+	MOVW             R15, 10(SP)
+	MOVWLZX          (R8)(BX*2), R15
+	MOVW             R15, 18(SP)
+	MOVWLZX          (R8)(SI*1), R15
+	MOVW             R15, 26(SP)
+	MOVWLZX          (R9), R15
+	MOVW             R15, 4(SP)
+	MOVWLZX          (R9)(BX*1), R15
+	MOVW             R15, 12(SP)
+	MOVWLZX          (R9)(BX*2), R15
+	MOVW             R15, 20(SP)
+	MOVWLZX          (R9)(SI*1), R15
+	MOVW             R15, 28(SP)
+	MOVWLZX          (R10), R15
+	MOVW             R15, 6(SP)
+	MOVWLZX          (R10)(BX*1), R15
+	MOVW             R15, 14(SP)
+	MOVWLZX          (R10)(BX*2), R15
+	MOVW             R15, 22(SP)
+	MOVWLZX          (R10)(SI*1), R15
+	MOVW             R15, 30(SP)
 	VPUNPCKLDQ       Z7, Z6, Z10
 	VPUNPCKHDQ       Z7, Z6, Z11
 	VPUNPCKLDQ       Z9, Z8, Z12
@@ -443,64 +447,70 @@ q2zBlock:
 	VPUNPCKHQDQ      Z13, Z11, Z11
 	VPXORD           Z15, Z15, Z15
 	VGF2P8AFFINEQB   $0x00, Z0, Z14, Z13
-	VPDPBUSD.BCST    (R10), Z13, Z15
+	VPDPBUSD.BCST    (DX), Z13, Z15
 	VGF2P8AFFINEQB   $0x00, Z1, Z14, Z13
-	VPDPBUSD.BCST    16(R10), Z13, Z15
+	VPDPBUSD.BCST    16(DX), Z13, Z15
 	VGF2P8AFFINEQB   $0x00, Z2, Z14, Z13
-	VPDPBUSD.BCST    32(R10), Z13, Z15
+	VPDPBUSD.BCST    32(DX), Z13, Z15
 	VGF2P8AFFINEQB   $0x00, Z3, Z14, Z13
-	VPDPBUSD.BCST    48(R10), Z13, Z15
+	VPDPBUSD.BCST    48(DX), Z13, Z15
 	VPXORD           Z16, Z16, Z16
 	VGF2P8AFFINEQB   $0x00, Z0, Z10, Z13
-	VPDPBUSD.BCST    4(R10), Z13, Z16
+	VPDPBUSD.BCST    4(DX), Z13, Z16
 	VGF2P8AFFINEQB   $0x00, Z1, Z10, Z13
-	VPDPBUSD.BCST    20(R10), Z13, Z16
+	VPDPBUSD.BCST    20(DX), Z13, Z16
 	VGF2P8AFFINEQB   $0x00, Z2, Z10, Z13
-	VPDPBUSD.BCST    36(R10), Z13, Z16
+	VPDPBUSD.BCST    36(DX), Z13, Z16
 	VGF2P8AFFINEQB   $0x00, Z3, Z10, Z10
-	VPDPBUSD.BCST    52(R10), Z10, Z16
+	VPDPBUSD.BCST    52(DX), Z10, Z16
 	VPXORD           Z17, Z17, Z17
 	VGF2P8AFFINEQB   $0x00, Z0, Z12, Z10
-	VPDPBUSD.BCST    8(R10), Z10, Z17
+	VPDPBUSD.BCST    8(DX), Z10, Z17
 	VGF2P8AFFINEQB   $0x00, Z1, Z12, Z10
-	VPDPBUSD.BCST    24(R10), Z10, Z17
+	VPDPBUSD.BCST    24(DX), Z10, Z17
 	VGF2P8AFFINEQB   $0x00, Z2, Z12, Z10
-	VPDPBUSD.BCST    40(R10), Z10, Z17
+	VPDPBUSD.BCST    40(DX), Z10, Z17
 	VGF2P8AFFINEQB   $0x00, Z3, Z12, Z10
-	VPDPBUSD.BCST    56(R10), Z10, Z17
+	VPDPBUSD.BCST    56(DX), Z10, Z17
 	VPXORD           Z18, Z18, Z18
 	VGF2P8AFFINEQB   $0x00, Z0, Z11, Z10
-	VPDPBUSD.BCST    12(R10), Z10, Z18
+	VPDPBUSD.BCST    12(DX), Z10, Z18
 	VGF2P8AFFINEQB   $0x00, Z1, Z11, Z10
-	VPDPBUSD.BCST    28(R10), Z10, Z18
+	VPDPBUSD.BCST    28(DX), Z10, Z18
 	VGF2P8AFFINEQB   $0x00, Z2, Z11, Z10
-	VPDPBUSD.BCST    44(R10), Z10, Z18
+	VPDPBUSD.BCST    44(DX), Z10, Z18
 	VGF2P8AFFINEQB   $0x00, Z3, Z11, Z10
-	VPDPBUSD.BCST    60(R10), Z10, Z18
+	VPDPBUSD.BCST    60(DX), Z10, Z18
 	VPADDD           Z16, Z15, Z15
 	VPADDD           Z18, Z17, Z17
-	VPSUBD.BCST      (R11), Z15, Z15
-	VPSUBD.BCST      4(R11), Z17, Z17
+	VPSUBD.BCST      (R12), Z15, Z15
+	VPSUBD.BCST      4(R12), Z17, Z17
 	VCVTDQ2PS        Z15, Z10
 	VCVTDQ2PS        Z17, Z11
 	VPXORD           Z19, Z19, Z19
-	VFMADD231PS.BCST (R12), Z10, Z19
-	VFMADD231PS.BCST 4(R12), Z11, Z19
+	VFMADD231PS.BCST (R13), Z10, Z19
+	VFMADD231PS.BCST 4(R13), Z11, Z19
 	VCVTPH2PS        (SP), Z10
 	VFMADD231PS      Z19, Z10, Z5
-	ADDQ             $0x12, DX
+	PREFETCHT1       (R11)
+	PREFETCHT1       64(R11)
+	PREFETCHT1       128(R11)
+	PREFETCHT1       192(R11)
+	PREFETCHT1       256(R11)
+	ADDQ             $0x00000120, R11
 	ADDQ             $0x12, DI
 	ADDQ             $0x12, R8
 	ADDQ             $0x12, R9
-	ADDQ             $0x40, R10
-	ADDQ             $0x08, R11
+	ADDQ             $0x12, R10
+	ADDQ             $0x40, DX
 	ADDQ             $0x08, R12
-	SUBQ             $0x12, R13
+	ADDQ             $0x08, R13
+	SUBQ             $0x12, R14
 	JNE              q2zBlock
 	VPERMD           Z5, Z4, Z10
 	VMOVUPS          Z10, (AX)
 	ADDQ             $0x40, AX
-	LEAQ             (R9)(SI*1), DX
+	LEAQ             (R10)(SI*1), DX
 	SUBQ             $0x10, CX
 	JMP              q2zGroup
 
