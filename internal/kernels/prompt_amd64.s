@@ -405,88 +405,104 @@ q2zBlock:
 	VINSERTI32X4     $0x01, 2(R10)(BX*1), Z9, Z9
 	VINSERTI32X4     $0x02, 2(R10)(BX*2), Z9, Z9
 	VINSERTI32X4     $0x03, 2(R10)(SI*1), Z9, Z9
-	MOVWLZX          (DI), R15
-	MOVW             R15, (SP)
-	MOVWLZX          (DI)(BX*1), R15
-	MOVW             R15, 8(SP)
-	MOVWLZX          (DI)(BX*2), R15
-	MOVW             R15, 16(SP)
-	MOVWLZX          (DI)(SI*1), R15
-	MOVW             R15, 24(SP)
-	MOVWLZX          (R8), R15
-	MOVW             R15, 2(SP)
-	MOVWLZX          (R8)(BX*1), R15
-	MOVW             R15, 10(SP)
-	MOVWLZX          (R8)(BX*2), R15
-	MOVW             R15, 18(SP)
-	MOVWLZX          (R8)(SI*1), R15
-	MOVW             R15, 26(SP)
-	MOVWLZX          (R9), R15
-	MOVW             R15, 4(SP)
-	MOVWLZX          (R9)(BX*1), R15
-	MOVW             R15, 12(SP)
-	MOVWLZX          (R9)(BX*2), R15
-	MOVW             R15, 20(SP)
-	MOVWLZX          (R9)(SI*1), R15
-	MOVW             R15, 28(SP)
-	MOVWLZX          (R10), R15
-	MOVW             R15, 6(SP)
-	MOVWLZX          (R10)(BX*1), R15
-	MOVW             R15, 14(SP)
-	MOVWLZX          (R10)(BX*2), R15
-	MOVW             R15, 22(SP)
-	MOVWLZX          (R10)(SI*1), R15
-	MOVW             R15, 30(SP)
-	VPUNPCKLDQ       Z7, Z6, Z10
-	VPUNPCKHDQ       Z7, Z6, Z11
-	VPUNPCKLDQ       Z9, Z8, Z12
-	VPUNPCKHDQ       Z9, Z8, Z13
-	VPUNPCKLQDQ      Z12, Z10, Z14
+	MOVWQZX          (DI), R15
+	MOVWQZX          (R8), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	MOVQ             R15, (SP)
+	MOVWQZX          (DI)(BX*1), R15
+	MOVWQZX          (R8)(BX*1), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(BX*1), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(BX*1), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	MOVQ             R15, 8(SP)
+	MOVWQZX          (DI)(BX*2), R15
+	MOVWQZX          (R8)(BX*2), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(BX*2), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(BX*2), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	MOVQ             R15, 16(SP)
+	MOVWQZX          (DI)(SI*1), R15
+	MOVWQZX          (R8)(SI*1), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(SI*1), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(SI*1), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	MOVQ             R15, 24(SP)
+	VBROADCASTI32X4  (DX), Z10
+	VBROADCASTI32X4  16(DX), Z11
+	VBROADCASTI32X4  32(DX), Z12
+	VBROADCASTI32X4  48(DX), Z13
+	VPXORD           Z14, Z14, Z14
+	VGF2P8AFFINEQB   $0x00, Z0, Z6, Z15
+	VPDPBUSD         Z10, Z15, Z14
+	VGF2P8AFFINEQB   $0x00, Z1, Z6, Z15
+	VPDPBUSD         Z11, Z15, Z14
+	VGF2P8AFFINEQB   $0x00, Z2, Z6, Z15
+	VPDPBUSD         Z12, Z15, Z14
+	VGF2P8AFFINEQB   $0x00, Z3, Z6, Z15
+	VPDPBUSD         Z13, Z15, Z14
+	VPXORD           Z16, Z16, Z16
+	VGF2P8AFFINEQB   $0x00, Z0, Z7, Z15
+	VPDPBUSD         Z10, Z15, Z16
+	VGF2P8AFFINEQB   $0x00, Z1, Z7, Z15
+	VPDPBUSD         Z11, Z15, Z16
+	VGF2P8AFFINEQB   $0x00, Z2, Z7, Z15
+	VPDPBUSD         Z12, Z15, Z16
+	VGF2P8AFFINEQB   $0x00, Z3, Z7, Z15
+	VPDPBUSD         Z13, Z15, Z16
+	VPXORD           Z17, Z17, Z17
+	VGF2P8AFFINEQB   $0x00, Z0, Z8, Z15
+	VPDPBUSD         Z10, Z15, Z17
+	VGF2P8AFFINEQB   $0x00, Z1, Z8, Z15
+	VPDPBUSD         Z11, Z15, Z17
+	VGF2P8AFFINEQB   $0x00, Z2, Z8, Z15
+	VPDPBUSD         Z12, Z15, Z17
+	VGF2P8AFFINEQB   $0x00, Z3, Z8, Z15
+	VPDPBUSD         Z13, Z15, Z17
+	VPXORD           Z18, Z18, Z18
+	VGF2P8AFFINEQB   $0x00, Z0, Z9, Z15
+	VPDPBUSD         Z10, Z15, Z18
+	VGF2P8AFFINEQB   $0x00, Z1, Z9, Z10
+	VPDPBUSD         Z11, Z10, Z18
+	VGF2P8AFFINEQB   $0x00, Z2, Z9, Z10
+	VPDPBUSD         Z12, Z10, Z18
+	VGF2P8AFFINEQB   $0x00, Z3, Z9, Z10
+	VPDPBUSD         Z13, Z10, Z18
+	VPUNPCKLDQ       Z16, Z14, Z10
+	VPUNPCKHDQ       Z16, Z14, Z11
+	VPUNPCKLDQ       Z18, Z17, Z12
+	VPUNPCKHDQ       Z18, Z17, Z13
+	VPUNPCKLQDQ      Z12, Z10, Z15
 	VPUNPCKHQDQ      Z12, Z10, Z10
 	VPUNPCKLQDQ      Z13, Z11, Z12
 	VPUNPCKHQDQ      Z13, Z11, Z11
-	VPXORD           Z15, Z15, Z15
-	VGF2P8AFFINEQB   $0x00, Z0, Z14, Z13
-	VPDPBUSD.BCST    (DX), Z13, Z15
-	VGF2P8AFFINEQB   $0x00, Z1, Z14, Z13
-	VPDPBUSD.BCST    16(DX), Z13, Z15
-	VGF2P8AFFINEQB   $0x00, Z2, Z14, Z13
-	VPDPBUSD.BCST    32(DX), Z13, Z15
-	VGF2P8AFFINEQB   $0x00, Z3, Z14, Z13
-	VPDPBUSD.BCST    48(DX), Z13, Z15
-	VPXORD           Z16, Z16, Z16
-	VGF2P8AFFINEQB   $0x00, Z0, Z10, Z13
-	VPDPBUSD.BCST    4(DX), Z13, Z16
-	VGF2P8AFFINEQB   $0x00, Z1, Z10, Z13
-	VPDPBUSD.BCST    20(DX), Z13, Z16
-	VGF2P8AFFINEQB   $0x00, Z2, Z10, Z13
-	VPDPBUSD.BCST    36(DX), Z13, Z16
-	VGF2P8AFFINEQB   $0x00, Z3, Z10, Z10
-	VPDPBUSD.BCST    52(DX), Z10, Z16
-	VPXORD           Z17, Z17, Z17
-	VGF2P8AFFINEQB   $0x00, Z0, Z12, Z10
-	VPDPBUSD.BCST    8(DX), Z10, Z17
-	VGF2P8AFFINEQB   $0x00, Z1, Z12, Z10
-	VPDPBUSD.BCST    24(DX), Z10, Z17
-	VGF2P8AFFINEQB   $0x00, Z2, Z12, Z10
-	VPDPBUSD.BCST    40(DX), Z10, Z17
-	VGF2P8AFFINEQB   $0x00, Z3, Z12, Z10
-	VPDPBUSD.BCST    56(DX), Z10, Z17
-	VPXORD           Z18, Z18, Z18
-	VGF2P8AFFINEQB   $0x00, Z0, Z11, Z10
-	VPDPBUSD.BCST    12(DX), Z10, Z18
-	VGF2P8AFFINEQB   $0x00, Z1, Z11, Z10
-	VPDPBUSD.BCST    28(DX), Z10, Z18
-	VGF2P8AFFINEQB   $0x00, Z2, Z11, Z10
-	VPDPBUSD.BCST    44(DX), Z10, Z18
-	VGF2P8AFFINEQB   $0x00, Z3, Z11, Z10
-	VPDPBUSD.BCST    60(DX), Z10, Z18
-	VPADDD           Z16, Z15, Z15
-	VPADDD           Z18, Z17, Z17
+	VPADDD           Z10, Z15, Z15
+	VPADDD           Z11, Z12, Z12
 	VPSUBD.BCST      (R12), Z15, Z15
-	VPSUBD.BCST      4(R12), Z17, Z17
+	VPSUBD.BCST      4(R12), Z12, Z12
 	VCVTDQ2PS        Z15, Z10
-	VCVTDQ2PS        Z17, Z11
+	VCVTDQ2PS        Z12, Z11
 	VPXORD           Z19, Z19, Z19
 	VFMADD231PS.BCST (R13), Z10, Z19
 	VFMADD231PS.BCST 4(R13), Z11, Z19

@@ -115,9 +115,11 @@ func dotQ2_0RowsAVX512() {
 		VINSERTI32X4(U8(2), Mem{Base: p[g], Index: rowB, Scale: 2, Disp: 2}, z[g], z[g])
 		VINSERTI32X4(U8(3), Mem{Base: p[g], Index: rowB3, Scale: 1, Disp: 2}, z[g], z[g])
 	}
-	// Scales: row 4g + a to word 4a + g of the frame slot.
-	for g := 0; g < 4; g++ {
-		for a := 0; a < 4; a++ {
+	// Scales: row 4g + a to word 4a + g of the frame slot, four words
+	// (rows a, 4+a, 8+a, 12+a) per 64-bit store.
+	for a := 0; a < 4; a++ {
+		var h GPVirtual
+		for g := 0; g < 4; g++ {
 			m := Mem{Base: p[g]}
 			switch a {
 			case 1:
@@ -127,34 +129,49 @@ func dotQ2_0RowsAVX512() {
 			case 3:
 				m = Mem{Base: p[g], Index: rowB3, Scale: 1}
 			}
-			h := GP32()
-			MOVWLZX(m, h)
-			MOVW(h.As16(), scales.Offset(2*(4*a+g)))
+			v := GP64()
+			MOVWQZX(m, v)
+			if g == 0 {
+				h = v
+				continue
+			}
+			SHLQ(U8(16*g), v)
+			ORQ(v, h)
+		}
+		MOVQ(h, scales.Offset(8*a))
+	}
+	// The activation bytes of shift s, the same in every 128-bit lane.
+	var act [4]VecVirtual
+	for s := range act {
+		act[s] = ZMM()
+		VBROADCASTI32X4(Mem{Base: q, Disp: 16 * s}, act[s])
+	}
+	// acc_g lane a, word t: Σ over code bytes 4t … 4t+3 of row 4g + a.
+	var acc [4]VecVirtual
+	for g := range acc {
+		acc[g] = ZMM()
+		VPXORD(acc[g], acc[g], acc[g])
+		for s := 0; s < 4; s++ {
+			x := ZMM()
+			vgf2p8affineqb(mat[s], z[g], x)
+			vpdpbusd(act[s], x, acc[g])
 		}
 	}
 	lo01, hi01, lo23, hi23 := ZMM(), ZMM(), ZMM(), ZMM()
-	VPUNPCKLDQ(z[1], z[0], lo01) // per lane: Z0.t0, Z1.t0, Z0.t1, Z1.t1
-	VPUNPCKHDQ(z[1], z[0], hi01) // Z0.t2, Z1.t2, Z0.t3, Z1.t3
-	VPUNPCKLDQ(z[3], z[2], lo23)
-	VPUNPCKHDQ(z[3], z[2], hi23)
+	VPUNPCKLDQ(acc[1], acc[0], lo01) // per lane: A0.t0, A1.t0, A0.t1, A1.t1
+	VPUNPCKHDQ(acc[1], acc[0], hi01) // A0.t2, A1.t2, A0.t3, A1.t3
+	VPUNPCKLDQ(acc[3], acc[2], lo23)
+	VPUNPCKHDQ(acc[3], acc[2], hi23)
 	var w [4]VecVirtual
 	for t := range w {
 		w[t] = ZMM()
 	}
-	VPUNPCKLQDQ(lo23, lo01, w[0]) // Z0.t0, Z1.t0, Z2.t0, Z3.t0
+	// w_t lane 4a + g: word t of row 4g + a.
+	VPUNPCKLQDQ(lo23, lo01, w[0])
 	VPUNPCKHQDQ(lo23, lo01, w[1])
 	VPUNPCKLQDQ(hi23, hi01, w[2])
 	VPUNPCKHQDQ(hi23, hi01, w[3])
-	var acc [4]VecVirtual
-	for t := 0; t < 4; t++ {
-		acc[t] = ZMM()
-		VPXORD(acc[t], acc[t], acc[t])
-		for s := 0; s < 4; s++ {
-			x := ZMM()
-			vgf2p8affineqb(mat[s], w[t], x)
-			vpdpbusdBcst(Mem{Base: q, Disp: 16*s + 4*t}, x, acc[t])
-		}
-	}
+	acc = w
 	VPADDD(acc[1], acc[0], acc[0])
 	VPADDD(acc[3], acc[2], acc[2])
 	VPSUBD_BCST(Mem{Base: qs}, acc[0], acc[0])
