@@ -47,8 +47,8 @@ func vgf2p8affineqb(mat, src, dst Op) {
 // … 16s + 4t + 3 (broadcast: the code under weight 4j + s sits at bits 2s
 // of byte j, PermuteQ2_0). W_0, W_1 cover half 0 (weights 0-31), W_2,
 // W_3 half 1; minus the half's Σq they are the exact Σ(c − 1)·q. The f16
-// scales are copied by scalar moves into a 32-byte frame slot in the same
-// lane order and widened exactly by VCVTPH2PS; VPERMD puts the sixteen
+// scales are read by scalar moves, packed four to a 64-bit register in
+// the same lane order, and widened exactly by VCVTPH2PS; VPERMD puts the sixteen
 // results back in row order before the store.
 func dotQ2_0RowsAVX512() {
 	TEXT("dotQ2_0RowsAVX512", NOSPLIT, "func(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)")
@@ -59,7 +59,6 @@ func dotQ2_0RowsAVX512() {
 	row := Load(Param("rows").Base(), GP64())
 	rowB := GP64()
 	Load(Param("rowB"), rowB)
-	scales := AllocLocal(32)
 
 	// The bit matrix of VGF2P8AFFINEQB: byte 7 − b of the qword selects
 	// the source bits of result bit b; bits 0 and 1 take bits 2s and 2s+1.
@@ -115,8 +114,9 @@ func dotQ2_0RowsAVX512() {
 		VINSERTI32X4(U8(2), Mem{Base: p[g], Index: rowB, Scale: 2, Disp: 2}, z[g], z[g])
 		VINSERTI32X4(U8(3), Mem{Base: p[g], Index: rowB3, Scale: 1, Disp: 2}, z[g], z[g])
 	}
-	// Scales: row 4g + a to word 4a + g of the frame slot, four words
-	// (rows a, 4+a, 8+a, 12+a) per 64-bit store.
+	// Scales: row 4g + a to word 4a + g, four words (rows a, 4+a, 8+a,
+	// 12+a) per 64-bit register, the four put together in sy.
+	var sx [4]VecVirtual
 	for a := 0; a < 4; a++ {
 		var h GPVirtual
 		for g := 0; g < 4; g++ {
@@ -138,8 +138,13 @@ func dotQ2_0RowsAVX512() {
 			SHLQ(U8(16*g), v)
 			ORQ(v, h)
 		}
-		MOVQ(h, scales.Offset(8*a))
+		sx[a] = XMM()
+		VMOVQ(h, sx[a])
 	}
+	VPUNPCKLQDQ(sx[1], sx[0], sx[0])
+	VPUNPCKLQDQ(sx[3], sx[2], sx[2])
+	sy := YMM()
+	VINSERTI128(U8(1), sx[2], sx[0].AsY(), sy)
 	// The activation bytes of shift s, the same in every 128-bit lane.
 	var act [4]VecVirtual
 	for s := range act {
@@ -184,7 +189,7 @@ func dotQ2_0RowsAVX512() {
 	VFMADD231PS_BCST(Mem{Base: d}, f0, sumi) // fma(0, d_y, S_0), as dotQ2_0
 	VFMADD231PS_BCST(Mem{Base: d, Disp: 4}, f1, sumi)
 	dx := ZMM()
-	VCVTPH2PS(scales, dx)
+	VCVTPH2PS(sy, dx)
 	VFMADD231PS(sumi, dx, sumf)
 	// The sixteen rows are sixteen streams 18 bytes a block apart, more
 	// than the hardware prefetchers follow: the next group's 16·rowB
