@@ -7,6 +7,7 @@ import (
 
 	"github.com/bitnet-convert/bitnet-convert/archtab"
 	"github.com/bitnet-convert/bitnet-convert/gguf"
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 )
 
 // Arith names the reference runtime whose CPU arithmetic the parts of the
@@ -131,6 +132,14 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 	clear(acc)
 	mx := float32(math.Inf(-1))
 	var sum float32
+	// The float32 values of acc before their rounding to F16, which
+	// kernels.F32ToF16 does for the whole row (f32ToF16's bits).
+	var buf [256]float32
+	t := buf[:]
+	if len(acc) > len(buf) {
+		t = make([]float32, len(acc))
+	}
+	t = t[:len(acc)]
 	for j := 0; j < n; j++ {
 		krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
 		sc := dotF16ggml(krow, qh) * scale
@@ -140,8 +149,9 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 			mx = sc
 			ms = glibcExpf(old - mx)
 			for i, a := range acc {
-				acc[i] = f32ToF16(f16Table[a] * ms)
+				t[i] = f16Table[a] * ms
 			}
+			kernels.F32ToF16(acc, t)
 		} else {
 			vs = glibcExpf(sc - mx)
 		}
@@ -149,8 +159,9 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 		// is vc[d·nCtx + j].
 		base := kvh*hd*s.nCtx + j
 		for i, a := range acc {
-			acc[i] = f32ToF16(fma32(f16Table[a], f16Table[vc[base+i*s.nCtx]], vs))
+			t[i] = fma32(f16Table[a], f16Table[vc[base+i*s.nCtx]], vs)
 		}
+		kernels.F32ToF16(acc, t)
 		sum = fma32(vs, sum, ms)
 	}
 	inv := float32(0)

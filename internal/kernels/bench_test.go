@@ -493,3 +493,49 @@ func BenchmarkAccTQ2_0Rows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDotQ2_0Rows: DotQ2_0Rows over rows of K = 2560 (the 2B-4T
+// attention width) and K = 6912 (ffn_down), 256 KiB of rows (in L2) and
+// streamBytes (from memory), one call per row range of each thread as the
+// runtime makes them; MB/s is weight bytes per second.
+func BenchmarkDotQ2_0Rows(b *testing.B) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, k := range []int{2560, 6912} {
+		nb := k / 64
+		rowB := q2_0Bytes * nb
+		q := make([]int8, k)
+		for i := range q {
+			q[i] = int8(r.Uint32())
+		}
+		d := make([]float32, 2*nb)
+		for i := range d {
+			d[i] = float32(r.Float64()) / 64
+		}
+		qp, qsum := make([]int8, k), make([]int32, 2*nb)
+		PermuteQ2_0(qp, qsum, q)
+		for _, c := range []struct {
+			name  string
+			bytes int
+		}{{"l2", 256 << 10}, {"stream", streamBytes}} {
+			rows := c.bytes / rowB &^ 31
+			w := make([]byte, rows*rowB)
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for p := 0; p < len(w); p += q2_0Bytes {
+				w[p+1] = byte(0x20 + r.IntN(8))
+			}
+			dst := make([]float32, rows)
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("K=%d/%s/threads=%d", k, c.name, th), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						split(rows, th, func(lo, hi int) {
+							DotQ2_0Rows(dst[lo:hi], w[lo*rowB:hi*rowB], rowB, qp, qsum, d)
+						})
+					}
+				})
+			}
+		}
+	}
+}

@@ -37,6 +37,7 @@ func TestPromptKernelsWithoutVNNI(t *testing.T) {
 	defer func() { useVNNI = true }()
 	t.Run("DotI2SBatch", TestDotI2SBatchMatchesReference)
 	t.Run("ExpSub", TestExpSubMatchesExp)
+	t.Run("DotQ2_0Rows", TestDotQ2_0RowsCounts)
 	t.Run("TernaryRows", TestTernaryRowsMatchRow)
 }
 
@@ -56,4 +57,13 @@ func BenchmarkDotIQ2BNRowsAVX2(b *testing.B) {
 	useVNNI = false
 	defer func() { useVNNI = saved }()
 	BenchmarkDotIQ2BNRows(b)
+}
+
+// BenchmarkDotQ2_0RowsAVX2 is BenchmarkDotQ2_0Rows with the AVX-512
+// kernel switched off (the AVX2 figures on an AVX-512 machine).
+func BenchmarkDotQ2_0RowsAVX2(b *testing.B) {
+	saved := useVNNI
+	useVNNI = false
+	defer func() { useVNNI = saved }()
+	BenchmarkDotQ2_0Rows(b)
 }

@@ -12,6 +12,11 @@ import "golang.org/x/sys/cpu"
 // off to check the fallbacks on such CPUs too.
 var useVNNI = useAVX512 && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
+// hasGFNI: the CPU has GFNI with EVEX encodings (VGF2P8AFFINEQB on ZMM
+// registers), which dotQ2_0RowsAVX512 and accTQ2_0RowsVNNI need besides
+// useVNNI.
+var hasGFNI = cpu.X86.HasAVX512GFNI
+
 func i2sBatchAccelerated() bool { return useVNNI }
 
 func dotI2SBatch(sums []int32, rows []byte, rowB, nb int, xt []int8) {

@@ -464,3 +464,206 @@ DATA iq2Shift512<>+52(SB)/4, $0x00000006
 DATA iq2Shift512<>+56(SB)/4, $0x00000006
 DATA iq2Shift512<>+60(SB)/4, $0x00000006
 GLOBL iq2Shift512<>(SB), RODATA|NOPTR, $64
+
+// func dotQ2_0RowsAVX512(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, GFNI, MMX+
+TEXT ·dotQ2_0RowsAVX512(SB), NOSPLIT, $8-128
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	VPBROADCASTQ q2zMats<>+0(SB), Z0
+	VPBROADCASTQ q2zMats<>+8(SB), Z1
+	VPBROADCASTQ q2zMats<>+16(SB), Z2
+	VPBROADCASTQ q2zMats<>+24(SB), Z3
+	VMOVDQU32    q2zOrder<>+0(SB), Z4
+	LEAQ         (BX)(BX*2), SI
+
+q2zGroup:
+	CMPQ   CX, $0x00
+	JLE    q2zDone
+	MOVQ   DX, DI
+	LEAQ   (DI)(BX*4), R8
+	LEAQ   (R8)(BX*4), R9
+	LEAQ   (R9)(BX*4), R10
+	MOVQ   BX, R11
+	SHLQ   $0x04, R11
+	ADDQ   DX, R11
+	MOVQ   qp_base+56(FP), DX
+	MOVQ   qsum_base+80(FP), R12
+	MOVQ   d_base+104(FP), R13
+	MOVQ   BX, R14
+	VPXORD Z5, Z5, Z5
+
+q2zBlock:
+	VMOVDQU32        2(DI), X6
+	VINSERTI32X4     $0x01, 2(DI)(BX*1), Z6, Z6
+	VINSERTI32X4     $0x02, 2(DI)(BX*2), Z6, Z6
+	VINSERTI32X4     $0x03, 2(DI)(SI*1), Z6, Z6
+	VMOVDQU32        2(R8), X7
+	VINSERTI32X4     $0x01, 2(R8)(BX*1), Z7, Z7
+	VINSERTI32X4     $0x02, 2(R8)(BX*2), Z7, Z7
+	VINSERTI32X4     $0x03, 2(R8)(SI*1), Z7, Z7
+	VMOVDQU32        2(R9), X8
+	VINSERTI32X4     $0x01, 2(R9)(BX*1), Z8, Z8
+	VINSERTI32X4     $0x02, 2(R9)(BX*2), Z8, Z8
+	VINSERTI32X4     $0x03, 2(R9)(SI*1), Z8, Z8
+	VMOVDQU32        2(R10), X9
+	VINSERTI32X4     $0x01, 2(R10)(BX*1), Z9, Z9
+	VINSERTI32X4     $0x02, 2(R10)(BX*2), Z9, Z9
+	VINSERTI32X4     $0x03, 2(R10)(SI*1), Z9, Z9
+	MOVWQZX          (DI), R15
+	MOVWQZX          (R8), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	VMOVQ            R15, X10
+	MOVWQZX          (DI)(BX*1), R15
+	MOVWQZX          (R8)(BX*1), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(BX*1), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(BX*1), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	VMOVQ            R15, X11
+	MOVWQZX          (DI)(BX*2), R15
+	MOVWQZX          (R8)(BX*2), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(BX*2), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(BX*2), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	VMOVQ            R15, X12
+	MOVWQZX          (DI)(SI*1), R15
+	MOVWQZX          (R8)(SI*1), BP
+	SHLQ             $0x10, BP
+	ORQ              BP, R15
+	MOVWQZX          (R9)(SI*1), BP
+	SHLQ             $0x20, BP
+	ORQ              BP, R15
+	MOVWQZX          (R10)(SI*1), BP
+	SHLQ             $0x30, BP
+	ORQ              BP, R15
+	VMOVQ            R15, X13
+	VPUNPCKLQDQ      X11, X10, X10
+	VPUNPCKLQDQ      X13, X12, X12
+	VINSERTI128      $0x01, X12, Y10, Y11
+	VBROADCASTI32X4  (DX), Z12
+	VBROADCASTI32X4  16(DX), Z13
+	VBROADCASTI32X4  32(DX), Z19
+	VBROADCASTI32X4  48(DX), Z20
+	VPXORD           Z14, Z14, Z14
+	VGF2P8AFFINEQB   $0x00, Z0, Z6, Z21
+	VPDPBUSD         Z12, Z21, Z14
+	VGF2P8AFFINEQB   $0x00, Z1, Z6, Z21
+	VPDPBUSD         Z13, Z21, Z14
+	VGF2P8AFFINEQB   $0x00, Z2, Z6, Z21
+	VPDPBUSD         Z19, Z21, Z14
+	VGF2P8AFFINEQB   $0x00, Z3, Z6, Z21
+	VPDPBUSD         Z20, Z21, Z14
+	VPXORD           Z15, Z15, Z15
+	VGF2P8AFFINEQB   $0x00, Z0, Z7, Z21
+	VPDPBUSD         Z12, Z21, Z15
+	VGF2P8AFFINEQB   $0x00, Z1, Z7, Z21
+	VPDPBUSD         Z13, Z21, Z15
+	VGF2P8AFFINEQB   $0x00, Z2, Z7, Z21
+	VPDPBUSD         Z19, Z21, Z15
+	VGF2P8AFFINEQB   $0x00, Z3, Z7, Z21
+	VPDPBUSD         Z20, Z21, Z15
+	VPXORD           Z16, Z16, Z16
+	VGF2P8AFFINEQB   $0x00, Z0, Z8, Z21
+	VPDPBUSD         Z12, Z21, Z16
+	VGF2P8AFFINEQB   $0x00, Z1, Z8, Z21
+	VPDPBUSD         Z13, Z21, Z16
+	VGF2P8AFFINEQB   $0x00, Z2, Z8, Z21
+	VPDPBUSD         Z19, Z21, Z16
+	VGF2P8AFFINEQB   $0x00, Z3, Z8, Z21
+	VPDPBUSD         Z20, Z21, Z16
+	VPXORD           Z17, Z17, Z17
+	VGF2P8AFFINEQB   $0x00, Z0, Z9, Z21
+	VPDPBUSD         Z12, Z21, Z17
+	VGF2P8AFFINEQB   $0x00, Z1, Z9, Z12
+	VPDPBUSD         Z13, Z12, Z17
+	VGF2P8AFFINEQB   $0x00, Z2, Z9, Z12
+	VPDPBUSD         Z19, Z12, Z17
+	VGF2P8AFFINEQB   $0x00, Z3, Z9, Z12
+	VPDPBUSD         Z20, Z12, Z17
+	VPUNPCKLDQ       Z15, Z14, Z12
+	VPUNPCKHDQ       Z15, Z14, Z13
+	VPUNPCKLDQ       Z17, Z16, Z19
+	VPUNPCKHDQ       Z17, Z16, Z20
+	VPUNPCKLQDQ      Z19, Z12, Z21
+	VPUNPCKHQDQ      Z19, Z12, Z12
+	VPUNPCKLQDQ      Z20, Z13, Z19
+	VPUNPCKHQDQ      Z20, Z13, Z13
+	VPADDD           Z12, Z21, Z21
+	VPADDD           Z13, Z19, Z19
+	VPSUBD.BCST      (R12), Z21, Z21
+	VPSUBD.BCST      4(R12), Z19, Z19
+	VCVTDQ2PS        Z21, Z12
+	VCVTDQ2PS        Z19, Z13
+	VPXORD           Z18, Z18, Z18
+	VFMADD231PS.BCST (R13), Z12, Z18
+	VFMADD231PS.BCST 4(R13), Z13, Z18
+	VCVTPH2PS        Y11, Z11
+	VFMADD231PS      Z18, Z11, Z5
+	PREFETCHT1       (R11)
+	PREFETCHT1       64(R11)
+	PREFETCHT1       128(R11)
+	PREFETCHT1       192(R11)
+	PREFETCHT1       256(R11)
+	ADDQ             $0x00000120, R11
+	ADDQ             $0x12, DI
+	ADDQ             $0x12, R8
+	ADDQ             $0x12, R9
+	ADDQ             $0x12, R10
+	ADDQ             $0x40, DX
+	ADDQ             $0x08, R12
+	ADDQ             $0x08, R13
+	SUBQ             $0x12, R14
+	JNE              q2zBlock
+	VPERMD           Z5, Z4, Z11
+	VMOVUPS          Z11, (AX)
+	ADDQ             $0x40, AX
+	LEAQ             (R10)(SI*1), DX
+	SUBQ             $0x10, CX
+	JMP              q2zGroup
+
+q2zDone:
+	VZEROUPPER
+	RET
+
+DATA q2zMats<>+0(SB)/8, $0x0102000000000000
+DATA q2zMats<>+8(SB)/8, $0x0408000000000000
+DATA q2zMats<>+16(SB)/8, $0x1020000000000000
+DATA q2zMats<>+24(SB)/8, $0x4080000000000000
+GLOBL q2zMats<>(SB), RODATA|NOPTR, $32
+
+DATA q2zOrder<>+0(SB)/4, $0x00000000
+DATA q2zOrder<>+4(SB)/4, $0x00000004
+DATA q2zOrder<>+8(SB)/4, $0x00000008
+DATA q2zOrder<>+12(SB)/4, $0x0000000c
+DATA q2zOrder<>+16(SB)/4, $0x00000001
+DATA q2zOrder<>+20(SB)/4, $0x00000005
+DATA q2zOrder<>+24(SB)/4, $0x00000009
+DATA q2zOrder<>+28(SB)/4, $0x0000000d
+DATA q2zOrder<>+32(SB)/4, $0x00000002
+DATA q2zOrder<>+36(SB)/4, $0x00000006
+DATA q2zOrder<>+40(SB)/4, $0x0000000a
+DATA q2zOrder<>+44(SB)/4, $0x0000000e
+DATA q2zOrder<>+48(SB)/4, $0x00000003
+DATA q2zOrder<>+52(SB)/4, $0x00000007
+DATA q2zOrder<>+56(SB)/4, $0x0000000b
+DATA q2zOrder<>+60(SB)/4, $0x0000000f
+GLOBL q2zOrder<>(SB), RODATA|NOPTR, $64

@@ -18,3 +18,8 @@ func expSubGroupsAVX512(dst []float32, src []float32, m float32) int
 //
 //go:noescape
 func dotIQ2BNRowsVNNI(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
+
+// dotQ2_0RowsAVX512 is dotQ2_0RowsAVX2 for len(dst) a multiple of 16 on CPUs with AVX-512 F, BW, VNNI and GFNI (the same results).
+//
+//go:noescape
+func dotQ2_0RowsAVX512(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)

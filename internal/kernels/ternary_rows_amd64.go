@@ -2,17 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
-
-// The row-range kernels run in assembly with AVX2 and FMA (TQ2_0 with
-// AVX-512 VNNI and GFNI, IQ2_BN with AVX-512 VNNI where the CPU has them,
-// useVNNI; the same results); a row whose
-// assembly result is a NaN is recomputed by the reference (FMA32 and the
+// The row-range kernels run in assembly with AVX2 and FMA; where the CPU
+// has them (useVNNI, hasGFNI) TQ2_0 and Q2_0 take AVX-512 VNNI and GFNI
+// kernels and IQ2_BN an AVX-512 VNNI one, with the same results. A row
+// whose assembly result is a NaN is recomputed by the reference (FMA32 and the
 // hardware may pick different NaN payloads), as dotQ2_0 and accTQ do.
-
-// hasGFNI: the CPU has GFNI (VGF2P8AFFINEQB), which accTQ2_0RowsVNNI
-// needs besides useVNNI's AVX-512 F, BW, VL and VNNI.
-var hasGFNI = cpu.X86.HasAVX512GFNI
 
 func accTQRows(dst []float32, rows []byte, rowB int, q []int8, bsums []int16, d []float32, fused, tq1 bool) {
 	if !useFMA {
@@ -77,18 +71,33 @@ func dotQ2_0Rows(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, 
 		dotQ2_0RowsRef(dst, rows, rowB, qp, qsum, d)
 		return
 	}
-	// Pairs of rows interleave their float chains; an odd last row
-	// takes the one-row loop.
+	n16 := 0
+	if useVNNI && hasGFNI {
+		// Sixteen rows per ZMM register, the float chains in its lanes;
+		// the last len(dst) mod 16 rows take the AVX2 kernels.
+		n16 = len(dst) &^ 15
+		if n16 > 0 {
+			dotQ2_0RowsAVX512(dst[:n16], rows, rowB, qp, qsum, d)
+		}
+	}
+	if n16 < len(dst) {
+		dotQ2_0RowsPairs(dst[n16:], rows[n16*rowB:], rowB, qp, qsum, d)
+	}
+	for r, v := range dst {
+		if v != v {
+			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)
+		}
+	}
+}
+
+// dotQ2_0RowsPairs is the AVX2 form of dotQ2_0Rows: pairs of rows
+// interleave their float chains; an odd last row takes the one-row loop.
+func dotQ2_0RowsPairs(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32) {
 	even := len(dst) &^ 1
 	if even > 0 {
 		dotQ2_0Rows2AVX2(dst[:even], rows, rowB, qp, qsum, d)
 	}
 	if even < len(dst) {
 		dotQ2_0RowsAVX2(dst[even:], rows[even*rowB:], rowB, qp, qsum, d)
-	}
-	for r, v := range dst {
-		if v != v {
-			dotQ2_0RowsRef(dst[r:r+1], rows[r*rowB:(r+1)*rowB], rowB, qp, qsum, d)
-		}
 	}
 }

@@ -1,6 +1,6 @@
 // Command prompt writes the amd64 assembly of package kernels' batched
-// prompt kernels and the other AVX-512 VNNI kernels (../prompt_amd64.s and
-// ../prompt_stubs_amd64.go) with
+// prompt kernels and the other AVX-512 VNNI kernels (the sixteen-row Q2_0
+// kernel is q2.go) (../prompt_amd64.s and ../prompt_stubs_amd64.go) with
 // github.com/mmcloughlin/avo. It is kept apart from ../gen.go so the two
 // generated files change independently; run it through `go generate` in
 // internal/kernels (see prompt_amd64.go there).
@@ -23,6 +23,7 @@ func main() {
 	dotI2SBatch()
 	expSubGroups()
 	dotIQ2BNRows()
+	dotQ2_0RowsAVX512()
 	Generate()
 }
 
