@@ -19,7 +19,10 @@ var useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
 func impl() string {
 	if useAVX512 && useVNNI && hasGFNI {
-		return "amd64 AVX2+F16C assembly (AVX-512 I2_S and TQ2_0 rows)"
+		return "amd64 AVX2+F16C assembly (AVX-512 I2_S, TQ2_0, Q2_0 and IQ2_BN rows)"
+	}
+	if useAVX512 && useVNNI {
+		return "amd64 AVX2+F16C assembly (AVX-512 I2_S and IQ2_BN rows)"
 	}
 	if useAVX512 {
 		return "amd64 AVX2+F16C assembly (AVX-512 I2_S rows)"
