@@ -29,3 +29,11 @@ func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
 }
 
 func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
+
+func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, g int) {
+	attnKQIKRef(s, sStride, k, stride, n, q, g)
+}
+
+func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g int) {
+	attnPVIKRef(out, v, stride, p, pStride, n, g)
+}

@@ -188,3 +188,23 @@ func dotQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int
 //
 //go:noescape
 func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+
+// attnKQIK1AVX2 computes attnKQIKRef's chains for 1 head(s) and n keys (a multiple of 8): lo of head a at s[2a·sStride+l], hi at s[(2a+1)·sStride+l]; key l's element e is k[l·stride+e], e < hd = len(q)/1 (a multiple of 8, > 0).
+//
+//go:noescape
+func attnKQIK1AVX2(s []float32, sStride int, k []uint16, stride int, q []float32, n int)
+
+// attnKQIK2AVX2 computes attnKQIKRef's chains for 2 head(s) and n keys (a multiple of 8): lo of head a at s[2a·sStride+l], hi at s[(2a+1)·sStride+l]; key l's element e is k[l·stride+e], e < hd = len(q)/2 (a multiple of 8, > 0).
+//
+//go:noescape
+func attnKQIK2AVX2(s []float32, sStride int, k []uint16, stride int, q []float32, n int)
+
+// attnPVIK1AVX2 runs attnPVIKRef's chains for 1 head(s) and n keys (a multiple of 8): out (len 1·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l].
+//
+//go:noescape
+func attnPVIK1AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int)
+
+// attnPVIK2AVX2 runs attnPVIKRef's chains for 2 head(s) and n keys (a multiple of 8): out (len 2·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l].
+//
+//go:noescape
+func attnPVIK2AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int)

@@ -1,0 +1,93 @@
+//go:build !purego
+
+package kernels
+
+// attnMaxHD is the largest head size the assembly of AttnKQIK and AttnPVIK
+// takes (their padded tails live on the stack); larger heads run the
+// references.
+const attnMaxHD = 256
+
+// attnKQIK runs the assembly on the keys in groups of eight; the last
+// n mod 8 keys are copied into a zero-padded block of eight and run the
+// same way (the padding's sums are dropped). A NaN among the sums sends the
+// whole call to the reference, whose NaN payloads are the answer.
+func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, g int) {
+	hd := len(q) / g
+	if !useFMA || hd > attnMaxHD {
+		attnKQIKRef(s, sStride, k, stride, n, q, g)
+		return
+	}
+	run := attnKQIK1AVX2
+	if g == 2 {
+		run = attnKQIK2AVX2
+	}
+	n8 := n &^ 7
+	if n8 > 0 {
+		run(s, sStride, k, stride, q, n8)
+	}
+	if t := n - n8; t > 0 {
+		var pad [8 * attnMaxHD]uint16
+		for l := range t {
+			r := (n8 + l) * stride
+			copy(pad[l*hd:(l+1)*hd], k[r:r+hd])
+		}
+		var tail [4 * 8]float32
+		run(tail[:], 8, pad[:8*hd], hd, q, 8)
+		for c := range 2 * g {
+			copy(s[c*sStride+n8:c*sStride+n], tail[c*8:c*8+t])
+		}
+	}
+	for c := range 2 * g {
+		for _, x := range s[c*sStride : c*sStride+n] {
+			if x != x {
+				attnKQIKRef(s, sStride, k, stride, n, q, g)
+				return
+			}
+		}
+	}
+}
+
+// attnPVIK runs the assembly on the keys in groups of eight; the last
+// n mod 8 keys are copied into a block of eight padded with values −0 and
+// probabilities 0, whose products −0 leave every sum as it is (x + (−0) =
+// x, signed zeros included). A NaN among the outputs restores out and sends
+// the whole call to the reference.
+func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g int) {
+	hd := len(out) / g
+	if !useFMA || hd > attnMaxHD {
+		attnPVIKRef(out, v, stride, p, pStride, n, g)
+		return
+	}
+	run := attnPVIK1AVX2
+	if g == 2 {
+		run = attnPVIK2AVX2
+	}
+	var save [2 * attnMaxHD]float32
+	copy(save[:], out)
+	n8 := n &^ 7
+	if n8 > 0 {
+		run(out, v, stride, p, pStride, n8)
+	}
+	if t := n - n8; t > 0 {
+		var pad [8 * attnMaxHD]uint16
+		for d := range hd {
+			row := pad[8*d : 8*d+8]
+			copy(row, v[d*stride+n8:d*stride+n])
+			for i := t; i < 8; i++ {
+				row[i] = 0x8000 // −0
+			}
+		}
+		var pp [2 * 8]float32
+		for a := range g {
+			copy(pp[8*a:8*a+t], p[a*pStride+n8:a*pStride+n])
+		}
+		run(out, pad[:8*hd], 8, pp[:], 8, 8)
+	}
+	for _, x := range out {
+		if x != x {
+			copy(out, save[:len(out)])
+			attnPVIKRef(out, v, stride, p, pStride, n, g)
+			return
+		}
+	}
+}
