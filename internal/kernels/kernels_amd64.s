@@ -3665,3 +3665,97 @@ attnPVIK2AVX2Store:
 attnPVIK2AVX2Done:
 	VZEROUPPER
 	RET
+
+// func absMaxQ8K64AVX2(x []float32, m *[16]uint32)
+// Requires: AVX, AVX2
+TEXT ·absMaxQ8K64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         m+24(FP), DX
+	SHRQ         $0x04, CX
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X0
+	VPBROADCASTD X0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+
+q8k64MaxLoop:
+	CMPQ    CX, $0x00
+	JE      q8k64MaxDone
+	VPAND   (AX), Y0, Y3
+	VPMAXUD Y3, Y1, Y1
+	VPAND   32(AX), Y0, Y3
+	VPMAXUD Y3, Y2, Y2
+	ADDQ    $0x40, AX
+	DECQ    CX
+	JMP     q8k64MaxLoop
+
+q8k64MaxDone:
+	VMOVDQU Y1, (DX)
+	VMOVDQU Y2, 32(DX)
+	VZEROUPPER
+	RET
+
+// func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)
+// Requires: AVX, AVX2
+TEXT ·quantQ8K64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	SHRQ         $0x05, DX
+	MOVQ         ids+48(FP), BX
+	MOVQ         sums+56(FP), SI
+	VMOVUPS      (BX), Y0
+	VMOVUPS      32(BX), Y1
+	MOVL         $0x42fe0000, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y2
+	MOVL         $0xc3000000, BX
+	VMOVD        BX, X3
+	VPBROADCASTD X3, Y3
+	VMOVDQU      i8sPerm<>+0(SB), Y4
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+
+q8k64Loop:
+	CMPQ      DX, $0x00
+	JE        q8k64Done
+	VMULPS    (CX), Y0, Y7
+	VROUNDPS  $0x00, Y7, Y7
+	VMINPS    Y2, Y7, Y7
+	VMAXPS    Y3, Y7, Y7
+	VCVTPS2DQ Y7, Y7
+	VPADDD    Y7, Y5, Y5
+	VMULPS    32(CX), Y1, Y8
+	VROUNDPS  $0x00, Y8, Y8
+	VMINPS    Y2, Y8, Y8
+	VMAXPS    Y3, Y8, Y8
+	VCVTPS2DQ Y8, Y8
+	VPADDD    Y8, Y6, Y6
+	VMULPS    64(CX), Y0, Y9
+	VROUNDPS  $0x00, Y9, Y9
+	VMINPS    Y2, Y9, Y9
+	VMAXPS    Y3, Y9, Y9
+	VCVTPS2DQ Y9, Y9
+	VPADDD    Y9, Y5, Y5
+	VMULPS    96(CX), Y1, Y10
+	VROUNDPS  $0x00, Y10, Y10
+	VMINPS    Y2, Y10, Y10
+	VMAXPS    Y3, Y10, Y10
+	VCVTPS2DQ Y10, Y10
+	VPADDD    Y10, Y6, Y6
+	VPACKSSDW Y8, Y7, Y7
+	VPACKSSDW Y10, Y9, Y9
+	VPACKSSWB Y9, Y7, Y7
+	VPERMD    Y7, Y4, Y7
+	VMOVDQU   Y7, (AX)
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x20, AX
+	DECQ      DX
+	JMP       q8k64Loop
+
+q8k64Done:
+	VMOVDQU Y5, (SI)
+	VMOVDQU Y6, 32(SI)
+	VZEROUPPER
+	RET

@@ -208,3 +208,13 @@ func attnPVIK1AVX2(out []float32, v []uint16, stride int, p []float32, pStride i
 //
 //go:noescape
 func attnPVIK2AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int)
+
+// absMaxQ8K64AVX2 sets m[j] to max_i bits(x[16i+j]) & 0x7fffffff over len(x) elements (a multiple of 16); 0 when x is empty.
+//
+//go:noescape
+func absMaxQ8K64AVX2(x []float32, m *[16]uint32)
+
+// quantQ8K64AVX2 quantizes len(x) elements (a multiple of 32, all products finite) of x into dst (len ≥ len(x)): element 16i+j is multiplied by ids[j]; sums[j] gets the sum of the codes of the elements 16i+j.
+//
+//go:noescape
+func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)

@@ -65,6 +65,8 @@ func main() {
 	attnKQIK(2)
 	attnPVIK(1)
 	attnPVIK(2)
+	absMaxQ8K64()
+	quantQ8K64()
 	Generate()
 }
 
