@@ -7,10 +7,12 @@ package kernels
 // references.
 const attnMaxHD = 256
 
-// attnKQIK runs the assembly on the keys in groups of eight; the last
-// n mod 8 keys are copied into a zero-padded block of eight and run the
-// same way (the padding's sums are dropped). A NaN among the sums sends the
-// whole call to the reference, whose NaN payloads are the answer.
+// attnKQIK runs the assembly on the keys in groups of eight. The last
+// n mod 8 keys are run as a group of eight as well, into a scratch whose
+// first n mod 8 lanes are kept: the group reads the keys that follow in k
+// where k has them (their sums are dropped), or else a zero-padded copy
+// of the last keys. A NaN among the sums sends the whole call to the
+// reference, whose NaN payloads are the answer.
 func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, g int) {
 	hd := len(q) / g
 	if !useFMA || hd > attnMaxHD {
@@ -26,13 +28,17 @@ func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, 
 		run(s, sStride, k, stride, q, n8)
 	}
 	if t := n - n8; t > 0 {
-		var pad [8 * attnMaxHD]uint16
-		for l := range t {
-			r := (n8 + l) * stride
-			copy(pad[l*hd:(l+1)*hd], k[r:r+hd])
-		}
 		var tail [4 * 8]float32
-		run(tail[:], 8, pad[:8*hd], hd, q, 8)
+		if (n8+7)*stride+hd <= len(k) {
+			run(tail[:], 8, k[n8*stride:], stride, q, 8)
+		} else {
+			var pad [8 * attnMaxHD]uint16
+			for l := range t {
+				r := (n8 + l) * stride
+				copy(pad[l*hd:(l+1)*hd], k[r:r+hd])
+			}
+			run(tail[:], 8, pad[:8*hd], hd, q, 8)
+		}
 		for c := range 2 * g {
 			copy(s[c*sStride+n8:c*sStride+n], tail[c*8:c*8+t])
 		}
@@ -47,8 +53,10 @@ func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, 
 	}
 }
 
-// attnPVIK runs the assembly on the keys in groups of eight; the last
-// n mod 8 keys are copied into a block of eight padded with values −0 and
+// attnPVIK runs the assembly on the keys in groups of eight. The last
+// n mod 8 keys are read as a group of eight whose other keys get no
+// multiply-add at all, where v has the values that follow in every row;
+// else they are copied into a block of eight padded with values −0 and
 // probabilities 0, whose products −0 leave every sum as it is (x + (−0) =
 // x, signed zeros included). A NaN among the outputs restores out and sends
 // the whole call to the reference.
@@ -65,10 +73,13 @@ func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g 
 	var save [2 * attnMaxHD]float32
 	copy(save[:], out)
 	n8 := n &^ 7
-	if n8 > 0 {
-		run(out, v, stride, p, pStride, n8)
-	}
-	if t := n - n8; t > 0 {
+	t := n - n8
+	if t == 0 || (hd-1)*stride+n8+8 <= len(v) {
+		run(out, v, stride, p, pStride, n8, t)
+	} else {
+		if n8 > 0 {
+			run(out, v, stride, p, pStride, n8, 0)
+		}
 		var pad [8 * attnMaxHD]uint16
 		for d := range hd {
 			row := pad[8*d : 8*d+8]
@@ -81,7 +92,7 @@ func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g 
 		for a := range g {
 			copy(pp[8*a:8*a+t], p[a*pStride+n8:a*pStride+n])
 		}
-		run(out, pad[:8*hd], 8, pp[:], 8, 8)
+		run(out, pad[:8*hd], 8, pp[:], 8, 8, 0)
 	}
 	for _, x := range out {
 		if x != x {

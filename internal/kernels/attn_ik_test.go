@@ -42,7 +42,7 @@ func attnF32(rng *rand.Rand, n int, special float64) []float32 {
 func checkAttnIK(t *testing.T, rng *rand.Rand, g, hd, n, pad int, special float64) {
 	t.Helper()
 	stride := g*hd + pad
-	k := attnF16(rng, (n+1)*stride+hd, special)
+	k := attnF16(rng, max(n-1, 0)*stride+hd+pad*stride, special)
 	q := attnF32(rng, g*hd, special)
 	sStride := n + pad
 	s0 := attnF32(rng, 2*g*sStride+3, 0)
@@ -85,7 +85,7 @@ func TestAttnIK(t *testing.T) {
 		for _, hd := range []int{8, 64, 128, 136} {
 			for g := 1; g <= 2; g++ {
 				for n := 0; n <= 40; n++ {
-					checkAttnIK(t, rng, g, hd, n, n%3, special)
+					checkAttnIK(t, rng, g, hd, n, n%3*4, special)
 				}
 			}
 		}
@@ -100,6 +100,6 @@ func FuzzAttnIK(f *testing.F) {
 	f.Add(uint64(7), uint8(1), uint8(8), uint8(8), uint8(0), uint8(40))
 	f.Fuzz(func(t *testing.T, seed uint64, g, hd8, n, pad, special uint8) {
 		rng := rand.New(rand.NewPCG(seed, 3))
-		checkAttnIK(t, rng, 1+int(g%2), 8*(1+int(hd8%34)), int(n%72), int(pad%5), float64(special%128)/256)
+		checkAttnIK(t, rng, 1+int(g%2), 8*(1+int(hd8%34)), int(n%72), int(pad%12), float64(special%128)/256)
 	})
 }

@@ -199,15 +199,15 @@ func attnKQIK1AVX2(s []float32, sStride int, k []uint16, stride int, q []float32
 //go:noescape
 func attnKQIK2AVX2(s []float32, sStride int, k []uint16, stride int, q []float32, n int)
 
-// attnPVIK1AVX2 runs attnPVIKRef's chains for 1 head(s) and n keys (a multiple of 8): out (len 1·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l].
+// attnPVIK1AVX2 runs attnPVIKRef's chains for 1 head(s) and n+last keys (n a multiple of 8, last < 8): out (len 1·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l]; the last group reads v and p for eight keys but uses only the first last of them.
 //
 //go:noescape
-func attnPVIK1AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int)
+func attnPVIK1AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int, last int)
 
-// attnPVIK2AVX2 runs attnPVIKRef's chains for 2 head(s) and n keys (a multiple of 8): out (len 2·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l].
+// attnPVIK2AVX2 runs attnPVIKRef's chains for 2 head(s) and n+last keys (n a multiple of 8, last < 8): out (len 2·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l]; the last group reads v and p for eight keys but uses only the first last of them.
 //
 //go:noescape
-func attnPVIK2AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int)
+func attnPVIK2AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int, last int)
 
 // absMaxQ8K64AVX2 sets m[j] to max_i bits(x[16i+j]) & 0x7fffffff over len(x) elements (a multiple of 16); 0 when x is empty.
 //

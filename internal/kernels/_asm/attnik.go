@@ -152,9 +152,9 @@ func attnKQIK(g int) {
 // ascending order.
 func attnPVIK(g int) {
 	name := fmt.Sprintf("attnPVIK%dAVX2", g)
-	TEXT(name, NOSPLIT, "func(out []float32, v []uint16, stride int, p []float32, pStride int, n int)")
+	TEXT(name, NOSPLIT, "func(out []float32, v []uint16, stride int, p []float32, pStride int, n int, last int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s runs attnPVIKRef's chains for %d head(s) and n keys (a multiple of 8): out (len %d·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l].", name, g, g))
+	Doc(fmt.Sprintf("%s runs attnPVIKRef's chains for %d head(s) and n+last keys (n a multiple of 8, last < 8): out (len %d·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l]; the last group reads v and p for eight keys but uses only the first last of them.", name, g, g))
 	op := Load(Param("out").Base(), GP64())
 	hd := Load(Param("out").Len(), GP64())
 	if g == 2 {
@@ -174,6 +174,7 @@ func attnPVIK(g int) {
 	SHLQ(U8(2), ps)
 	n := Load(Param("n"), GP64())
 	SHRQ(U8(3), n)
+	last := Load(Param("last"), GP64())
 
 	Label(name + "Dims")
 	CMPQ(hd, Imm(0))
@@ -189,28 +190,42 @@ func attnPVIK(g int) {
 	LEAQ(Mem{Base: vp, Index: vs, Scale: 4}, row4)
 	MOVQ(pBase, pp)
 	MOVQ(n, cnt)
-	Label(name + "Keys")
-	CMPQ(cnt, Imm(0))
-	JE(LabelRef(name + "Store"))
-	cols := transposeF16x8(row0, row4, vs, vs3)
-	for j, c := range cols {
-		vv := YMM()
-		VCVTPH2PS(c, vv)
-		for a := range g {
-			b := YMM()
-			if a == 0 {
-				VBROADCASTSS(Mem{Base: pp, Disp: 4 * j}, b)
-			} else {
-				VBROADCASTSS(Mem{Base: pp, Index: ps, Scale: 1, Disp: 4 * j}, b)
+	// keys: the FMAs of eight keys; in the last group only those before
+	// key last (the jumps to Store).
+	keys := func(tail bool) {
+		cols := transposeF16x8(row0, row4, vs, vs3)
+		for j, c := range cols {
+			if tail && j > 0 {
+				CMPQ(last, Imm(uint64(j)))
+				JLE(LabelRef(name + "Store"))
 			}
-			VFMADD231PS(b, vv, acc[a]) // out = out + V·p
+			vv := YMM()
+			VCVTPH2PS(c, vv)
+			for a := range g {
+				b := YMM()
+				if a == 0 {
+					VBROADCASTSS(Mem{Base: pp, Disp: 4 * j}, b)
+				} else {
+					VBROADCASTSS(Mem{Base: pp, Index: ps, Scale: 1, Disp: 4 * j}, b)
+				}
+				VFMADD231PS(b, vv, acc[a]) // out = out + V·p
+			}
 		}
 	}
+	Label(name + "Keys")
+	CMPQ(cnt, Imm(0))
+	JE(LabelRef(name + "Tail"))
+	keys(false)
 	ADDQ(U8(16), row0)
 	ADDQ(U8(16), row4)
 	ADDQ(U8(32), pp)
 	DECQ(cnt)
 	JMP(LabelRef(name + "Keys"))
+
+	Label(name + "Tail")
+	CMPQ(last, Imm(0))
+	JE(LabelRef(name + "Store"))
+	keys(true)
 
 	Label(name + "Store")
 	VMOVUPS(acc[0], Mem{Base: op})
