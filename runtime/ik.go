@@ -119,17 +119,11 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 				}
 				mx[a] = bmax
 			}
+			// p = expVec(s − M) for every lane, the padding's −inf
+			// scores included (kernels.ExpSub: the same bits, sixteen
+			// lanes at a time where it has assembly).
+			kernels.ExpSub(prob, prob, mx[a])
 			var acc [8]float32
-			for l := range prob[:live] {
-				prob[l] = expVec(prob[l] - mx[a])
-			}
-			if live < len(prob) {
-				// The padding's −inf scores all give the same value.
-				pad := expVec(float32(math.Inf(-1)) - mx[a])
-				for l := live; l < len(prob); l++ {
-					prob[l] = pad
-				}
-			}
 			for v := 0; v < ikKStep; v += 8 {
 				for i := range acc {
 					acc[i] += prob[v+i]

@@ -32,12 +32,7 @@ func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, 
 		if (n8+7)*stride+hd <= len(k) {
 			run(tail[:], 8, k[n8*stride:], stride, q, 8)
 		} else {
-			var pad [8 * attnMaxHD]uint16
-			for l := range t {
-				r := (n8 + l) * stride
-				copy(pad[l*hd:(l+1)*hd], k[r:r+hd])
-			}
-			run(tail[:], 8, pad[:8*hd], hd, q, 8)
+			attnKQIKPadded(run, tail[:], k[n8*stride:], stride, t, q, g)
 		}
 		for c := range 2 * g {
 			copy(s[c*sStride+n8:c*sStride+n], tail[c*8:c*8+t])
@@ -80,19 +75,7 @@ func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g 
 		if n8 > 0 {
 			run(out, v, stride, p, pStride, n8, 0)
 		}
-		var pad [8 * attnMaxHD]uint16
-		for d := range hd {
-			row := pad[8*d : 8*d+8]
-			copy(row, v[d*stride+n8:d*stride+n])
-			for i := t; i < 8; i++ {
-				row[i] = 0x8000 // −0
-			}
-		}
-		var pp [2 * 8]float32
-		for a := range g {
-			copy(pp[8*a:8*a+t], p[a*pStride+n8:a*pStride+n])
-		}
-		run(out, pad[:8*hd], 8, pp[:], 8, 8, 0)
+		attnPVIKPadded(run, out, v[n8:], stride, p[n8:], pStride, t, g)
 	}
 	for _, x := range out {
 		if x != x {
@@ -101,4 +84,40 @@ func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g 
 			return
 		}
 	}
+}
+
+// attnKQIKPadded runs the t (< 8) keys of k as a group of eight padded with
+// zero keys into tail. It is a function of its own so that its 4 KiB pad
+// is not in attnKQIK's frame.
+//
+//go:noinline
+func attnKQIKPadded(run func([]float32, int, []uint16, int, []float32, int), tail []float32, k []uint16, stride, t int, q []float32, g int) {
+	hd := len(q) / g
+	var pad [8 * attnMaxHD]uint16
+	for l := range t {
+		copy(pad[l*hd:(l+1)*hd], k[l*stride:l*stride+hd])
+	}
+	run(tail, 8, pad[:8*hd], hd, q, 8)
+}
+
+// attnPVIKPadded adds the t (< 8) keys of v (probabilities p) to out as a
+// group of eight padded with values −0 and probabilities 0. It is a
+// function of its own so that its 4 KiB pad is not in attnPVIK's frame.
+//
+//go:noinline
+func attnPVIKPadded(run func([]float32, []uint16, int, []float32, int, int, int), out []float32, v []uint16, stride int, p []float32, pStride, t, g int) {
+	hd := len(out) / g
+	var pad [8 * attnMaxHD]uint16
+	for d := range hd {
+		row := pad[8*d : 8*d+8]
+		copy(row, v[d*stride:d*stride+t])
+		for i := t; i < 8; i++ {
+			row[i] = 0x8000 // −0
+		}
+	}
+	var pp [2 * 8]float32
+	for a := range g {
+		copy(pp[8*a:8*a+t], p[a*pStride:a*pStride+t])
+	}
+	run(out, pad[:8*hd], 8, pp[:], 8, 8, 0)
 }
