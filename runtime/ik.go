@@ -26,7 +26,7 @@ func (s *Session) rmsNorm(dst, x, w []float32, eps float32) {
 
 // rmsNormIK is ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
 // (ggml/src/ggml.c): Σx² in float64, scale = 1/sqrtf(mean + eps), then
-// y = (scale·w)·x, each product rounded to float32.
+// y = (scale·w)·x, each product rounded to float32 (kernels.MulScaled).
 func rmsNormIK(dst, x, w []float32, eps float32) {
 	var sum float64
 	for _, v := range x {
@@ -34,10 +34,7 @@ func rmsNormIK(dst, x, w []float32, eps float32) {
 	}
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	for i, v := range x {
-		t := scale * w[i]
-		dst[i] = t * v
-	}
+	kernels.MulScaled(dst, x, w, scale)
 }
 
 // ikKStep is the key block of ik_llama.cpp's CPU flash attention for head

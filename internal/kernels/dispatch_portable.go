@@ -43,3 +43,5 @@ func absMaxQ8K64(x []float32) [4]uint32 { return absMaxQ8K64Ref(x) }
 func quantQ8K64(q []int8, x []float32, id *[4]float32) [4]int32 {
 	return quantQ8K64Ref(q, x, id)
 }
+
+func mulScaled(dst, x, w []float32, scale float32) { mulScaledRef(dst, x, w, scale) }

@@ -3917,3 +3917,35 @@ q8k64Done:
 	VMOVDQU Y6, 32(SI)
 	VZEROUPPER
 	RET
+
+// func mulScaledAVX2(dst []float32, x []float32, w []float32, scale float32) int
+// Requires: AVX
+TEXT ·mulScaledAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         w_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	SHRQ         $0x03, BX
+	XORQ         SI, SI
+	VBROADCASTSS scale+72(FP), Y0
+
+mulScaledLoop:
+	CMPQ    BX, $0x00
+	JE      mulScaledDone
+	VMULPS  (DX), Y0, Y1
+	VMULPS  (CX), Y1, Y1
+	VCMPPS  $0x03, Y1, Y1, Y2
+	VPTEST  Y2, Y2
+	JNE     mulScaledDone
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x08, SI
+	DECQ    BX
+	JMP     mulScaledLoop
+
+mulScaledDone:
+	MOVQ SI, ret+80(FP)
+	VZEROUPPER
+	RET

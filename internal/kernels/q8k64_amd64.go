@@ -43,3 +43,20 @@ func quantQ8K64(q []int8, x []float32, id *[4]float32) (sum [4]int32) {
 	}
 	return sum
 }
+
+// mulScaled runs the assembly up to the first group of eight with a NaN
+// result, that group in Go, and so on; the last len(x) mod 8 in Go.
+func mulScaled(dst, x, w []float32, scale float32) {
+	i := 0
+	if useAVX2 {
+		n := len(x) &^ 7
+		for i < n {
+			i += mulScaledAVX2(dst[i:n], x[i:n], w[i:n], scale)
+			if i < n {
+				mulScaledRef(dst[i:i+8], x[i:i+8], w[i:i+8], scale)
+				i += 8
+			}
+		}
+	}
+	mulScaledRef(dst[i:], x[i:], w[i:], scale)
+}

@@ -218,3 +218,8 @@ func absMaxQ8K64AVX2(x []float32, m *[16]uint32)
 //
 //go:noescape
 func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)
+
+// mulScaledAVX2 sets dst[i] = (scale·w[i])·x[i], each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.
+//
+//go:noescape
+func mulScaledAVX2(dst []float32, x []float32, w []float32, scale float32) int

@@ -67,6 +67,7 @@ func main() {
 	attnPVIK(2)
 	absMaxQ8K64()
 	quantQ8K64()
+	mulScaled()
 	Generate()
 }
 

@@ -98,3 +98,47 @@ func quantQ8K64() {
 	VZEROUPPER()
 	RET()
 }
+
+// mulScaled: rmsNormIK's output products, dst = float32(scale·w)·x, two
+// VMULPS per eight elements in the reference's order, stopping before the
+// first group of eight with a NaN result (left unwritten), whose payload
+// the caller's Go takes.
+func mulScaled() {
+	TEXT("mulScaledAVX2", NOSPLIT, "func(dst, x, w []float32, scale float32) int")
+	Pragma("noescape")
+	Doc("mulScaledAVX2 sets dst[i] = (scale·w[i])·x[i], each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.")
+	dst := Load(Param("dst").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	sa, err := Param("scale").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	s := YMM()
+	VBROADCASTSS(sa.Addr, s)
+	Label("mulScaledLoop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("mulScaledDone"))
+	t := YMM()
+	VMULPS(Mem{Base: w}, s, t) // scale·w
+	VMULPS(Mem{Base: x}, t, t) // ·x
+	u := YMM()
+	VCMPPS(U8(3), t, t, u) // unordered: NaN lanes
+	VPTEST(u, u)
+	JNE(LabelRef("mulScaledDone"))
+	VMOVUPS(t, Mem{Base: dst})
+	ADDQ(U8(32), dst)
+	ADDQ(U8(32), x)
+	ADDQ(U8(32), w)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("mulScaledLoop"))
+	Label("mulScaledDone")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
