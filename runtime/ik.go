@@ -116,10 +116,17 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 				}
 				mx[a] = bmax
 			}
-			// p = expVec(s − M) for every lane, the padding's −inf
-			// scores included (kernels.ExpSub: the same bits, sixteen
+			// p = expVec(s − M) (kernels.ExpSub: the same bits, sixteen
 			// lanes at a time where it has assembly).
-			kernels.ExpSub(prob, prob, mx[a])
+			kernels.ExpSub(prob[:live], prob[:live], mx[a])
+			if live < len(prob) {
+				// The padding's −inf scores all give the same value
+				// (outside ExpSub's fast path: computed once).
+				pad := expVec(float32(math.Inf(-1)) - mx[a])
+				for l := live; l < len(prob); l++ {
+					prob[l] = pad
+				}
+			}
 			var acc [8]float32
 			for v := 0; v < ikKStep; v += 8 {
 				for i := range acc {
