@@ -26,7 +26,7 @@ func (s *Session) rmsNorm(dst, x, w []float32, eps float32) {
 
 // rmsNormIK is ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
 // (ggml/src/ggml.c): Σx² in float64, scale = 1/sqrtf(mean + eps), then
-// y = (scale·w)·x, each product rounded to float32.
+// y = (scale·w)·x, each product rounded to float32 (kernels.MulScaled).
 func rmsNormIK(dst, x, w []float32, eps float32) {
 	var sum float64
 	for _, v := range x {
@@ -34,10 +34,7 @@ func rmsNormIK(dst, x, w []float32, eps float32) {
 	}
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	for i, v := range x {
-		t := scale * w[i]
-		dst[i] = t * v
-	}
+	kernels.MulScaled(dst, x, w, scale)
 }
 
 // ikKStep is the key block of ik_llama.cpp's CPU flash attention for head
@@ -79,9 +76,7 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 	kvh := h0 / (p.NHead / p.NHeadKV)
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	sc.probs = resizeF32(sc.probs, g*ikKStep)
-	sc.scores = resizeF32(sc.scores, (2*g+1)*ikKStep)
-	sc.qh = resizeF32(sc.qh, hd)
-	col := sc.qh
+	sc.scores = resizeF32(sc.scores, 2*g*ikKStep)
 	clear(out[:g*hd])
 	var mx, sum [ikMaxHeads]float32
 	for a := range g {
@@ -89,28 +84,14 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 	}
 	for k0 := 0; k0 < n; k0 += ikKStep {
 		live := min(n-k0, ikKStep) // keys k0…k0+live−1 exist
-		// K·q of every key of the block at once: lane l of head a's lo
-		// and hi holds key k0+l's two chains, and element e of every key
-		// goes into its chain (lo for e mod 8 < 4) in ascending e, so
-		// each chain has the fused multiply-adds listed above in their
-		// order.
-		kcol := sc.scores[2*g*ikKStep : 2*g*ikKStep+live]
-		for a := range 2 * g {
-			clear(sc.scores[a*ikKStep : a*ikKStep+live])
-		}
+		// K·q of every key of the block, two heads at a time: row 2a of
+		// scores holds head a's lo chains, row 2a+1 its hi chains
+		// (kernels.AttnKQIK, the fused multiply-adds listed above in their
+		// order).
 		kb := k0*kvDim + kvh*hd
-		for e := 0; e < hd&^7; e++ {
-			for l := range kcol {
-				kcol[l] = f16Table[kc[kb+l*kvDim+e]]
-			}
-			half := 0
-			if e%8 >= 4 {
-				half = 1
-			}
-			for a := range g {
-				c := (2*a + half) * ikKStep
-				kernels.FMA32Acc(sc.scores[c:c+live], kcol, q[a*hd+e])
-			}
+		for a0 := 0; a0 < g; a0 += 2 {
+			ga := min(2, g-a0)
+			kernels.AttnKQIK(sc.scores[2*a0*ikKStep:], ikKStep, kc[kb:], kvDim, live, q[a0*hd:(a0+ga)*hd], ga)
 		}
 		for a := range g {
 			prob := sc.probs[a*ikKStep : (a+1)*ikKStep]
@@ -135,17 +116,18 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 				}
 				mx[a] = bmax
 			}
-			var acc [8]float32
-			for l := range prob[:live] {
-				prob[l] = expVec(prob[l] - mx[a])
-			}
+			// p = expVec(s − M) (kernels.ExpSub: the same bits, sixteen
+			// lanes at a time where it has assembly).
+			kernels.ExpSub(prob[:live], prob[:live], mx[a])
 			if live < len(prob) {
-				// The padding's −inf scores all give the same value.
+				// The padding's −inf scores all give the same value
+				// (outside ExpSub's fast path: computed once).
 				pad := expVec(float32(math.Inf(-1)) - mx[a])
 				for l := live; l < len(prob); l++ {
 					prob[l] = pad
 				}
 			}
+			var acc [8]float32
 			for v := 0; v < ikKStep; v += 8 {
 				for i := range acc {
 					acc[i] += prob[v+i]
@@ -153,18 +135,13 @@ func (s *Session) attendHeadsIK(sc *attnScratch, kc, vc []uint16, n, h0, g int, 
 			}
 			sum[a] += sumExp8(acc[:])
 		}
-		for l := range live {
-			j := k0 + l
-			// vc is transposed ([kvDim][nCtx], Session.vCache): the
-			// value of dimension d at position j is vc[d·nCtx + j].
-			base := kvh*hd*s.nCtx + j
-			for i := range col {
-				col[i] = f16Table[vc[base+i*s.nCtx]]
-			}
-			for a := range g {
-				// out[i] = fma32(out[i], col[i], p_l) for every i.
-				kernels.FMA32Acc(out[a*hd:(a+1)*hd], col, sc.probs[a*ikKStep+l])
-			}
+		// out_d += p_l·V[l][d] key by key (kernels.AttnPVIK); vc is
+		// transposed ([kvDim][nCtx], Session.vCache): the value of
+		// dimension d at position j is vc[d·nCtx + j].
+		vb := kvh*hd*s.nCtx + k0
+		for a0 := 0; a0 < g; a0 += 2 {
+			ga := min(2, g-a0)
+			kernels.AttnPVIK(out[a0*hd:(a0+ga)*hd], vc[vb:], s.nCtx, sc.probs[a0*ikKStep:], ikKStep, live, ga)
 		}
 	}
 	for a := range g {

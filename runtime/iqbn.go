@@ -75,37 +75,11 @@ func (w *Matrix) iqbnScale(r int) float32 {
 // ggml/src/iqk/iqk_quantize.cpp): q (len k) gets the int8 codes in element
 // order, d the four group scales max|x|/127 and minus the four products
 // d_g·Σq over each group, where element e is in group (e mod 16)/4. A group
-// of zeros has d = 0 and codes 0. It panics on mismatched lengths.
+// of zeros has d = 0 and codes 0. It is kernels.QuantizeQ8K64 (assembly on
+// amd64, the same bits as its pure-Go reference) and panics on mismatched
+// lengths.
 func QuantizeQ8K64(q []int8, d, minus *[q8K64Groups]float32, x []float32) {
-	if len(q) != len(x) || len(x)%16 != 0 {
-		panic(fmt.Sprintf("runtime: QuantizeQ8K64 lengths %d, %d", len(q), len(x)))
-	}
-	var mx [q8K64Groups]float32
-	for e, v := range x {
-		g := e % 16 / 4
-		if a := float32(math.Abs(float64(v))); a > mx[g] {
-			mx[g] = a
-		}
-	}
-	var id [q8K64Groups]float32
-	for g := range mx {
-		d[g] = mx[g] / 127
-		if d[g] > 0 {
-			id[g] = 1 / d[g]
-		}
-	}
-	var sum [q8K64Groups]int32
-	for e, v := range x {
-		g := e % 16 / 4
-		r := math.RoundToEven(float64(id[g] * v))
-		// _mm_packs_epi32 then _mm_packs_epi16 saturate to int8.
-		r = max(-128, min(127, r))
-		q[e] = int8(r)
-		sum[g] += int32(q[e])
-	}
-	for g := range sum {
-		minus[g] = d[g] * float32(sum[g])
-	}
+	kernels.QuantizeQ8K64(q, d, minus, x)
 }
 
 // prepareQ8K64 fills a with x's Q8_K64 form.

@@ -29,3 +29,19 @@ func absSumBF16Blocks(sums []float32, raw []byte, blockLen int) bool {
 }
 
 func ternarizePackI2S(dst, raw []byte, inv float32) { ternarizePackI2SRef(dst, raw, inv) }
+
+func attnKQIK(s []float32, sStride int, k []uint16, stride, n int, q []float32, g int) {
+	attnKQIKRef(s, sStride, k, stride, n, q, g)
+}
+
+func attnPVIK(out []float32, v []uint16, stride int, p []float32, pStride, n, g int) {
+	attnPVIKRef(out, v, stride, p, pStride, n, g)
+}
+
+func absMaxQ8K64(x []float32) [4]uint32 { return absMaxQ8K64Ref(x) }
+
+func quantQ8K64(q []int8, x []float32, id *[4]float32) [4]int32 {
+	return quantQ8K64Ref(q, x, id)
+}
+
+func mulScaled(dst, x, w []float32, scale float32) { mulScaledRef(dst, x, w, scale) }

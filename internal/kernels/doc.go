@@ -22,6 +22,10 @@
 // assembly on amd64 with AVX2 (and FMA for those with float epilogues;
 // TernaryAccelerated), in NEON on arm64, and in their pure-Go twins
 // (ternary_ref.go) elsewhere.
+// ik_llama.cpp's flash-attention chains (attn_ik.go: AttnKQIK, AttnPVIK)
+// have AVX2 + FMA assembly on amd64 only (attn_ik_amd64.go; the
+// references elsewhere), and so have QuantizeQ8K64 (q8k64.go) and
+// MulScaled (mulscaled.go), AVX2.
 // Impl names the selected implementation.
 //
 // The batched prompt kernels (i2s_batch.go: DotI2SBatch, ExpSub) and

@@ -188,3 +188,38 @@ func dotQ2_0RowsAVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int
 //
 //go:noescape
 func dotQ2_0Rows2AVX2(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
+
+// attnKQIK1AVX2 computes attnKQIKRef's chains for 1 head(s) and n keys (a multiple of 8): lo of head a at s[2a·sStride+l], hi at s[(2a+1)·sStride+l]; key l's element e is k[l·stride+e], e < hd = len(q)/1 (a multiple of 8, > 0).
+//
+//go:noescape
+func attnKQIK1AVX2(s []float32, sStride int, k []uint16, stride int, q []float32, n int)
+
+// attnKQIK2AVX2 computes attnKQIKRef's chains for 2 head(s) and n keys (a multiple of 8): lo of head a at s[2a·sStride+l], hi at s[(2a+1)·sStride+l]; key l's element e is k[l·stride+e], e < hd = len(q)/2 (a multiple of 8, > 0).
+//
+//go:noescape
+func attnKQIK2AVX2(s []float32, sStride int, k []uint16, stride int, q []float32, n int)
+
+// attnPVIK1AVX2 runs attnPVIKRef's chains for 1 head(s) and n+last keys (n a multiple of 8, last < 8): out (len 1·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l]; the last group reads v and p for eight keys but uses only the first last of them.
+//
+//go:noescape
+func attnPVIK1AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int, last int)
+
+// attnPVIK2AVX2 runs attnPVIKRef's chains for 2 head(s) and n+last keys (n a multiple of 8, last < 8): out (len 2·hd, hd a multiple of 8, > 0) gets out + V[l][d]·p[a·pStride+l] for l ascending, V[l][d] = v[d·stride+l]; the last group reads v and p for eight keys but uses only the first last of them.
+//
+//go:noescape
+func attnPVIK2AVX2(out []float32, v []uint16, stride int, p []float32, pStride int, n int, last int)
+
+// absMaxQ8K64AVX2 sets m[j] to max_i bits(x[16i+j]) & 0x7fffffff over len(x) elements (a multiple of 16); 0 when x is empty.
+//
+//go:noescape
+func absMaxQ8K64AVX2(x []float32, m *[16]uint32)
+
+// quantQ8K64AVX2 quantizes len(x) elements (a multiple of 32, all products finite) of x into dst (len ≥ len(x)): element 16i+j is multiplied by ids[j]; sums[j] gets the sum of the codes of the elements 16i+j.
+//
+//go:noescape
+func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)
+
+// mulScaledAVX2 sets dst[i] = (scale·w[i])·x[i], each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.
+//
+//go:noescape
+func mulScaledAVX2(dst []float32, x []float32, w []float32, scale float32) int

@@ -61,6 +61,13 @@ func main() {
 	dotIQ2BNRows()
 	dotQ2_0Rows()
 	dotQ2_0Rows2()
+	attnKQIK(1)
+	attnKQIK(2)
+	attnPVIK(1)
+	attnPVIK(2)
+	absMaxQ8K64()
+	quantQ8K64()
+	mulScaled()
 	Generate()
 }
 
