@@ -15,7 +15,9 @@
 // range is cut into a few chunks per worker that the caller and the
 // workers take in turn from an atomic counter, so a worker that wakes late
 // or loses its processor to another program takes fewer chunks instead of
-// holding everyone up. A call that finds the team busy (a concurrent or
+// holding everyone up; a worker that loses it in the middle of a chunk
+// does hold the call up, and the team then runs one worker narrower for a
+// while (see stallChunks). A call that finds the team busy (a concurrent or
 // nested RangeHot) starts goroutines, one contiguous chunk each, as Range
 // always does: the converter's long chunks would gain nothing from the
 // team and its idle workers' polling would cost it CPU time.
@@ -109,7 +111,13 @@ func RangeHot(n, threads int, f func(worker, lo, hi int)) {
 		return
 	}
 	if threads <= runtime.GOMAXPROCS(0) && shared.mu.TryLock() {
-		shared.run(n, threads, f)
+		w := shared.width(threads)
+		if w <= 1 || n < 2*w {
+			shared.mu.Unlock()
+			f(0, 0, n)
+			return
+		}
+		shared.run(n, w, f)
 		return
 	}
 	spawn(n, threads, f)
@@ -132,6 +140,29 @@ const spinFor = 200 * time.Microsecond
 // before it parks.
 const waitSpin = 50 * time.Microsecond
 
+// A worker that loses its processor in the middle of a chunk (another
+// program wants the core) holds the call until it gets a processor back,
+// a scheduler time slice later: with two threads of ours and one busy
+// program on two cores, the team then runs slower than one thread alone.
+// The caller sees it as a wait far longer than its own chunks took
+// (stallChunks chunk times plus stallSlack). One such stall now and then
+// happens on an idle virtual machine too (a vCPU paused by its host: 1–2
+// ms about once a second on the project's VM); stallBurst of them within
+// stallWindow are a busy machine, and the team then runs one worker
+// narrower for a while (narrowMin, doubled each time it stalls so again
+// within narrowAgain of widening, up to narrowMax) before it tries the
+// full width again. The numbers do not change: each index's result does
+// not depend on the chunking.
+const (
+	stallChunks = 3
+	stallSlack  = 200 * time.Microsecond
+	stallBurst  = 3
+	stallWindow = 250 * time.Millisecond
+	narrowMin   = 50 * time.Millisecond
+	narrowMax   = time.Second
+	narrowAgain = time.Second
+)
+
 // shared is the process's team; mu is held by the Range call using it.
 var shared team
 
@@ -147,6 +178,49 @@ type team struct {
 	// late worker may still read a finished one), but they are allocated
 	// jobSlab at a time, not one per call (a few hundred calls a token).
 	slab []job
+
+	// limit, when above 0, is the widest the team runs until until
+	// (narrowed after a burst of stalls); narrowFor is the length of the
+	// last narrowing; stalls holds the times of the latest stalls. All
+	// are guarded by mu.
+	limit     int
+	until     time.Time
+	narrowFor time.Duration
+	stalls    [stallBurst]time.Time
+}
+
+// now is the team's clock (a variable for the tests).
+var now = time.Now
+
+// width is how many workers (the caller included) a call of threads may
+// use now; t.mu is held.
+func (t *team) width(threads int) int {
+	if t.limit == 0 {
+		return threads
+	}
+	if now().Before(t.until) {
+		return min(threads, t.limit)
+	}
+	t.limit = 0
+	return threads
+}
+
+// stalled records a stall of a call of width workers at at and narrows
+// the team when it completes a burst; t.mu is held.
+func (t *team) stalled(width int, at time.Time) {
+	copy(t.stalls[:], t.stalls[1:])
+	t.stalls[stallBurst-1] = at
+	if at.Sub(t.stalls[0]) > stallWindow {
+		return
+	}
+	if t.narrowFor == 0 || at.Sub(t.until) > narrowAgain {
+		t.narrowFor = narrowMin
+	} else {
+		t.narrowFor = min(2*t.narrowFor, narrowMax)
+	}
+	t.limit = width - 1
+	t.until = at.Add(t.narrowFor)
+	t.stalls = [stallBurst]time.Time{}
 }
 
 // jobSlab is how many jobs team.run allocates at once.
@@ -196,15 +270,19 @@ func (t *team) run(n, threads int, f func(worker, lo, hi int)) {
 			w.wake <- struct{}{}
 		}
 	}
+	start := now()
+	var mine int
 	defer func() {
-		j.wait()
+		if at, stall := j.wait(start, mine); stall {
+			t.stalled(threads, at)
+		}
 		j.f = nil // a late worker finds no chunk left and never reads f
 		t.mu.Unlock()
 		if j.panicked.Load() {
 			panic(j.panicValue)
 		}
 	}()
-	j.work(0)
+	mine = j.work(0)
 }
 
 // loop is the goroutine of worker i: it takes chunks of every job after
@@ -219,12 +297,13 @@ func (t *team) loop(w *worker, i int, last *job) {
 	}
 }
 
-// work takes and runs chunks of j as worker i until none is left.
-func (j *job) work(i int) {
-	for {
+// work takes and runs chunks of j as worker i until none is left, and
+// returns how many it ran.
+func (j *job) work(i int) int {
+	for ran := 0; ; ran++ {
 		c := j.next.Add(1) - 1
 		if c >= j.chunks {
-			return
+			return ran
 		}
 		j.chunk1(i, int(c))
 	}
@@ -273,18 +352,30 @@ func (w *worker) next(t *team, last *job) *job {
 
 // wait returns when every chunk of j has finished: polled for waitSpin,
 // then parked until the last chunk's worker wakes the caller (on a loaded
-// machine a worker may be off its processor for milliseconds).
-func (j *job) wait() {
-	start := time.Now()
+// machine a worker may be off its processor for milliseconds). The caller
+// started j at start and ran mine chunks; stall reports whether it waited
+// longer than stallChunks of its own chunk times plus stallSlack, and at
+// is when it stopped waiting (only set then).
+func (j *job) wait(start time.Time, mine int) (at time.Time, stall bool) {
+	if j.done.Load() == j.chunks {
+		return at, false
+	}
+	begin := now()
+	limit := stallSlack
+	if mine > 0 {
+		limit += stallChunks * begin.Sub(start) / time.Duration(mine)
+	}
 	for i := 0; j.done.Load() != j.chunks; i++ {
-		if i%64 != 63 || time.Since(start) < waitSpin {
+		if i%64 != 63 || now().Sub(begin) < waitSpin {
 			continue
 		}
 		j.waiting.Store(true)
 		if j.done.Load() == j.chunks && j.waiting.CompareAndSwap(true, false) {
-			return
+			break
 		}
 		<-j.team.wake
-		return
+		break
 	}
+	at = now()
+	return at, mine > 0 && at.Sub(begin) > limit
 }

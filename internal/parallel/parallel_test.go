@@ -127,3 +127,145 @@ func TestRangeAfterIdle(t *testing.T) {
 		}
 	}
 }
+
+// stallingCall runs one RangeHot call of two threads in which a worker
+// other than the caller claims a chunk and then sleeps for sleep (as a
+// worker descheduled by a busy machine would); it reports whether a worker
+// other than the caller ran.
+func stallingCall(sleep time.Duration) (helped bool) {
+	var started atomic.Bool
+	RangeHot(64, 2, func(w, lo, hi int) {
+		if w != 0 {
+			helped = true
+			if started.CompareAndSwap(false, true) {
+				time.Sleep(sleep)
+			}
+			return
+		}
+		for deadline := time.Now().Add(50 * time.Millisecond); !started.Load() && time.Now().Before(deadline); {
+		}
+	})
+	return helped
+}
+
+// resetTeam clears the team's narrowing state (earlier tests' calls may
+// have recorded stalls) and restores its clock after the test.
+func resetTeam(t *testing.T) {
+	reset := func() {
+		shared.mu.Lock()
+		shared.limit, shared.until, shared.narrowFor = 0, time.Time{}, 0
+		shared.stalls = [stallBurst]time.Time{}
+		shared.mu.Unlock()
+		now = time.Now
+	}
+	reset()
+	t.Cleanup(reset)
+}
+
+// TestTeamRecordsStall: a call in which a worker sleeps in the middle of
+// its chunk records a stall, and one stall leaves the team at full width.
+func TestTeamRecordsStall(t *testing.T) {
+	resetTeam(t)
+	for try := 0; ; try++ {
+		if stallingCall(20 * time.Millisecond) {
+			break
+		}
+		if try == 5 {
+			t.Skip("the worker never took a chunk (the machine is too busy for this test)")
+		}
+	}
+	shared.mu.Lock()
+	last, narrowed := shared.stalls[stallBurst-1], shared.limit > 0
+	w := shared.width(2)
+	shared.mu.Unlock()
+	if narrowed {
+		t.Skip("the test's own stall completed a burst of the machine's (too busy for this test)")
+	}
+	if last.IsZero() {
+		t.Fatal("a 20 ms sleep in a worker's chunk was not recorded as a stall")
+	}
+	if w != 2 {
+		t.Fatalf("after one stall: width %d, want 2", w)
+	}
+}
+
+// TestTeamNarrowsAfterBurst: stallBurst stalls within stallWindow narrow
+// the team to the caller alone for narrowMin, after which it is two wide
+// again; stalls further apart do not; a burst within narrowAgain of
+// widening doubles the narrowing, up to narrowMax, and a later one starts
+// again from narrowMin. The clock is the test's.
+func TestTeamNarrowsAfterBurst(t *testing.T) {
+	resetTeam(t)
+	t0 := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	now = func() time.Time { return clock }
+	width := func(at time.Time) int {
+		clock = at
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		return shared.width(2)
+	}
+	stall := func(at time.Time) {
+		shared.mu.Lock()
+		shared.stalled(2, at)
+		shared.mu.Unlock()
+	}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for i := range stallBurst {
+		stall(t0.Add(ms(300 * i)))
+	}
+	if w := width(t0.Add(ms(300*stallBurst - 299))); w != 2 {
+		t.Fatalf("stalls 300 ms apart: width %d, want 2", w)
+	}
+	t1 := t0.Add(10 * time.Second)
+	for i := range stallBurst {
+		stall(t1.Add(ms(100 * i)))
+	}
+	end := t1.Add(ms(100*(stallBurst-1)) + narrowMin)
+	if w := width(end.Add(-time.Millisecond)); w != 1 {
+		t.Fatalf("during the narrowing: width %d, want 1", w)
+	}
+	for range 20 {
+		var others atomic.Int32
+		RangeHot(1000, 2, func(w, lo, hi int) {
+			if w != 0 {
+				others.Add(1)
+			}
+		})
+		if others.Load() != 0 {
+			t.Fatal("a team narrowed to one gave chunks to a worker")
+		}
+	}
+	if w := width(end.Add(time.Millisecond)); w != 2 {
+		t.Fatalf("after the narrowing: width %d, want 2", w)
+	}
+	want := narrowMin
+	for round := 0; round < 8; round++ {
+		at := end.Add(ms(10))
+		for range stallBurst {
+			stall(at)
+		}
+		want = min(2*want, narrowMax)
+		if shared.narrowFor != want {
+			t.Fatalf("burst %d right after widening: narrowed for %v, want %v", round, shared.narrowFor, want)
+		}
+		end = at.Add(want)
+	}
+	at := end.Add(narrowAgain + time.Second)
+	for range stallBurst {
+		stall(at)
+	}
+	if shared.narrowFor != narrowMin {
+		t.Fatalf("burst long after widening: narrowed for %v, want %v", shared.narrowFor, narrowMin)
+	}
+}
+
+// TestTeamNarrowingKeepsCoverage: while narrowed, calls still visit every
+// index once.
+func TestTeamNarrowingKeepsCoverage(t *testing.T) {
+	resetTeam(t)
+	shared.mu.Lock()
+	shared.limit, shared.until = 1, time.Now().Add(time.Hour)
+	shared.mu.Unlock()
+	coversOnce(t, RangeHot)
+}
