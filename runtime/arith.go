@@ -132,14 +132,14 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 	clear(acc)
 	mx := float32(math.Inf(-1))
 	var sum float32
-	// The float32 values of acc before their rounding to F16, which
-	// kernels.F32ToF16 does for the whole row (f32ToF16's bits).
-	var buf [256]float32
-	t := buf[:]
+	// The V column of this head at one position, gathered from the
+	// transposed cache for kernels.FMAF16Acc.
+	var buf [256]uint16
+	col := buf[:]
 	if len(acc) > len(buf) {
-		t = make([]float32, len(acc))
+		col = make([]uint16, len(acc))
 	}
-	t = t[:len(acc)]
+	col = col[:len(acc)]
 	for j := 0; j < n; j++ {
 		krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
 		sc := dotF16ggml(krow, qh) * scale
@@ -148,20 +148,17 @@ func (s *Session) attendHeadMainline(kc, vc []uint16, n, h int, qh []float32, ac
 			old := mx
 			mx = sc
 			ms = glibcExpf(old - mx)
-			for i, a := range acc {
-				t[i] = f16Table[a] * ms
-			}
-			kernels.F32ToF16(acc, t)
+			kernels.ScaleF16(acc, ms)
 		} else {
 			vs = glibcExpf(sc - mx)
 		}
 		// vc is transposed ([kvDim][nCtx]): dimension d of position j
 		// is vc[d·nCtx + j].
-		base := kvh*hd*s.nCtx + j
-		for i, a := range acc {
-			t[i] = fma32(f16Table[a], f16Table[vc[base+i*s.nCtx]], vs)
+		vcol := vc[kvh*hd*s.nCtx+j:]
+		for i := range col {
+			col[i] = vcol[i*s.nCtx]
 		}
-		kernels.F32ToF16(acc, t)
+		kernels.FMAF16Acc(acc, col, vs)
 		sum = fma32(vs, sum, ms)
 	}
 	inv := float32(0)

@@ -244,6 +244,39 @@ func fma32Acc(acc, b []float32, c float32) {
 	fma32AccRef(acc[i:], b[i:], c)
 }
 
+// fmaF16Acc and scaleF16 run the groups of eight through the assembly
+// where the CPU has FMA; a group with a NaN result, and the tail, take the
+// reference.
+func fmaF16Acc(acc, v []uint16, c float32) {
+	i := 0
+	if useFMA {
+		n := len(acc) &^ 7
+		for i < n {
+			i += fmaF16AccAVX2(acc[i:n], v[i:n], c)
+			if i < n {
+				fmaF16AccRef(acc[i:i+8], v[i:i+8], c)
+				i += 8
+			}
+		}
+	}
+	fmaF16AccRef(acc[i:], v[i:], c)
+}
+
+func scaleF16(acc []uint16, c float32) {
+	i := 0
+	if useAVX2 {
+		n := len(acc) &^ 7
+		for i < n {
+			i += scaleF16AVX2(acc[i:n], c)
+			if i < n {
+				scaleF16Ref(acc[i:i+8], c)
+				i += 8
+			}
+		}
+	}
+	scaleF16Ref(acc[i:], c)
+}
+
 // dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's
 // holds a NaN: FMA32 and the hardware round every other result alike, but
 // may pick different NaN payloads.

@@ -195,3 +195,40 @@ func ropeNeoxPairs(x, cos, sin []float32, lo, hi int) {
 		x[i+half] = fmaFast(float32(x1*c), x0, sn)
 	}
 }
+
+// FMAF16Acc sets acc[i] = F16(FMA32(F16ToF32(acc[i]), F16ToF32(v[i]), c))
+// for every i: an F16 accumulator plus an F16 row times c, each lane one
+// fused multiply-add rounded to float32 and then to F16 to nearest even
+// (F32ToF16). It is ggml_vec_mad_f16 as ggml's AVX2/FMA build computes it
+// (ggml/src/ggml-cpu/vec.h: GGML_F16_VEC_FMA, then the F16 store), the
+// value accumulation of mainline's CPU flash attention. On amd64 with FMA
+// the groups of eight run as VCVTPH2PS, VFMADD231PS and VCVTPS2PH; a group
+// with a NaN result takes the reference. It panics if len(v) < len(acc).
+func FMAF16Acc(acc, v []uint16, c float32) {
+	fmaF16Acc(acc, v[:len(acc)], c)
+}
+
+// ScaleF16 sets acc[i] = F16(F16ToF32(acc[i])·c) for every i (one float32
+// product rounded to F16 to nearest even): ggml_vec_scale_f16 on AVX2, the
+// rescaling of mainline flash attention's F16 accumulator when a new
+// maximum score arrives. On amd64 the groups of eight run as VCVTPH2PS,
+// VMULPS and VCVTPS2PH; a group with a NaN result takes the reference.
+func ScaleF16(acc []uint16, c float32) { scaleF16(acc, c) }
+
+// fmaF16AccRef is FMAF16Acc in Go (len(v) == len(acc)).
+func fmaF16AccRef(acc, v []uint16, c float32) {
+	var t [1]float32
+	for i, a := range acc {
+		t[0] = fmaFast(f16Table[a], f16Table[v[i]], c)
+		f32ToF16Ref(acc[i:i+1], t[:])
+	}
+}
+
+// scaleF16Ref is ScaleF16 in Go.
+func scaleF16Ref(acc []uint16, c float32) {
+	var t [1]float32
+	for i, a := range acc {
+		t[0] = f16Table[a] * c
+		f32ToF16Ref(acc[i:i+1], t[:])
+	}
+}

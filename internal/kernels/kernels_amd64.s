@@ -3949,3 +3949,64 @@ mulScaledDone:
 	MOVQ SI, ret+80(FP)
 	VZEROUPPER
 	RET
+
+// func fmaF16AccAVX2(acc []uint16, v []uint16, c float32) int
+// Requires: AVX, F16C, FMA3
+TEXT ·fmaF16AccAVX2(SB), NOSPLIT, $0-64
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         v_base+24(FP), CX
+	MOVQ         acc_len+8(FP), DX
+	SHRQ         $0x03, DX
+	XORQ         BX, BX
+	VBROADCASTSS c+48(FP), Y0
+
+madF16Loop:
+	CMPQ        DX, $0x00
+	JE          madF16Done
+	VCVTPH2PS   (AX), Y1
+	VCVTPH2PS   (CX), Y2
+	VFMADD231PS Y2, Y0, Y1
+	VCMPPS      $0x03, Y1, Y1, Y2
+	VPTEST      Y2, Y2
+	JNE         madF16Done
+	VCVTPS2PH   $0x00, Y1, X1
+	VMOVDQU     X1, (AX)
+	ADDQ        $0x10, AX
+	ADDQ        $0x10, CX
+	ADDQ        $0x08, BX
+	DECQ        DX
+	JMP         madF16Loop
+
+madF16Done:
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func scaleF16AVX2(acc []uint16, c float32) int
+// Requires: AVX, F16C
+TEXT ·scaleF16AVX2(SB), NOSPLIT, $0-40
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         acc_len+8(FP), CX
+	SHRQ         $0x03, CX
+	XORQ         DX, DX
+	VBROADCASTSS c+24(FP), Y0
+
+scaleF16Loop:
+	CMPQ      CX, $0x00
+	JE        scaleF16Done
+	VCVTPH2PS (AX), Y1
+	VMULPS    Y0, Y1, Y1
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VPTEST    Y2, Y2
+	JNE       scaleF16Done
+	VCVTPS2PH $0x00, Y1, X1
+	VMOVDQU   X1, (AX)
+	ADDQ      $0x10, AX
+	ADDQ      $0x08, DX
+	DECQ      CX
+	JMP       scaleF16Loop
+
+scaleF16Done:
+	MOVQ DX, ret+32(FP)
+	VZEROUPPER
+	RET

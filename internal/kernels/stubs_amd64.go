@@ -223,3 +223,13 @@ func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)
 //
 //go:noescape
 func mulScaledAVX2(dst []float32, x []float32, w []float32, scale float32) int
+
+// fmaF16AccAVX2 sets acc[i] = F16(acc[i] + v[i]·c) (one rounding to float32 by VFMADD231PS, then VCVTPS2PH) for the groups of eight of acc (len(acc) a multiple of 8, len(v) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.
+//
+//go:noescape
+func fmaF16AccAVX2(acc []uint16, v []uint16, c float32) int
+
+// scaleF16AVX2 sets acc[i] = F16(acc[i]·c) for the groups of eight of acc (len(acc) a multiple of 8) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.
+//
+//go:noescape
+func scaleF16AVX2(acc []uint16, c float32) int

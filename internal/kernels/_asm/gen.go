@@ -68,6 +68,8 @@ func main() {
 	absMaxQ8K64()
 	quantQ8K64()
 	mulScaled()
+	fmaF16Acc()
+	scaleF16()
 	Generate()
 }
 
@@ -1275,6 +1277,92 @@ func fma32Acc() {
 	DECQ(n)
 	JMP(LabelRef("fmaAccLoop"))
 	Label("fmaAccDone")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// fmaF16Acc: ggml_vec_mad_f16 on AVX2/FMA, reference fmaF16AccRef: each
+// F16 lane of acc widened, plus the widened v lane times c in one fused
+// multiply-add, rounded back to F16 to nearest even. A group of eight with
+// a NaN result stops the loop unchanged (the reference picks its payload).
+func fmaF16Acc() {
+	TEXT("fmaF16AccAVX2", NOSPLIT, "func(acc, v []uint16, c float32) int")
+	Pragma("noescape")
+	Doc("fmaF16AccAVX2 sets acc[i] = F16(acc[i] + v[i]·c) (one rounding to float32 by VFMADD231PS, then VCVTPS2PH) for the groups of eight of acc (len(acc) a multiple of 8, len(v) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
+	acc := Load(Param("acc").Base(), GP64())
+	v := Load(Param("v").Base(), GP64())
+	n := Load(Param("acc").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	ca, err := Param("c").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	cv := YMM()
+	VBROADCASTSS(ca.Addr, cv)
+	Label("madF16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("madF16Done"))
+	a, b := YMM(), YMM()
+	VCVTPH2PS(Mem{Base: acc}, a)
+	VCVTPH2PS(Mem{Base: v}, b)
+	VFMADD231PS(b, cv, a) // a = a + c·b
+	u := YMM()
+	VCMPPS(U8(3), a, a, u) // unordered: NaN lanes
+	VPTEST(u, u)
+	JNE(LabelRef("madF16Done"))
+	h := XMM()
+	VCVTPS2PH(U8(0), a, h)
+	VMOVDQU(h, Mem{Base: acc})
+	ADDQ(U8(16), acc)
+	ADDQ(U8(16), v)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("madF16Loop"))
+	Label("madF16Done")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// scaleF16: ggml_vec_scale_f16 on AVX2, reference scaleF16Ref: each F16
+// lane widened, times c, rounded back to F16 to nearest even; a group with
+// a NaN result stops the loop unchanged.
+func scaleF16() {
+	TEXT("scaleF16AVX2", NOSPLIT, "func(acc []uint16, c float32) int")
+	Pragma("noescape")
+	Doc("scaleF16AVX2 sets acc[i] = F16(acc[i]·c) for the groups of eight of acc (len(acc) a multiple of 8) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
+	acc := Load(Param("acc").Base(), GP64())
+	n := Load(Param("acc").Len(), GP64())
+	SHRQ(U8(3), n)
+	done := GP64()
+	XORQ(done, done)
+	ca, err := Param("c").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	cv := YMM()
+	VBROADCASTSS(ca.Addr, cv)
+	Label("scaleF16Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("scaleF16Done"))
+	a := YMM()
+	VCVTPH2PS(Mem{Base: acc}, a)
+	VMULPS(cv, a, a)
+	u := YMM()
+	VCMPPS(U8(3), a, a, u)
+	VPTEST(u, u)
+	JNE(LabelRef("scaleF16Done"))
+	h := XMM()
+	VCVTPS2PH(U8(0), a, h)
+	VMOVDQU(h, Mem{Base: acc})
+	ADDQ(U8(16), acc)
+	ADDQ(U8(8), done)
+	DECQ(n)
+	JMP(LabelRef("scaleF16Loop"))
+	Label("scaleF16Done")
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
