@@ -36,27 +36,12 @@ const q8Block = 32
 // QuantizeQ8_0 quantizes x (len a multiple of 32) to Q8_0 blocks the way
 // ggml's AVX2 quantize_row_q8_0 does: per block amax = max|x| (float32),
 // d = f16(amax/127), id = 127/amax (0 when amax is 0), q = round_half_even(x·id).
-// qs receives len(x) codes and d one widened f16 scale per block. It panics on
-// length mismatches.
+// qs receives len(x) codes and d one widened f16 scale per block
+// (kernels.QuantizeQ8_0, assembly on amd64). It panics on length
+// mismatches.
 func QuantizeQ8_0(qs []int8, d []float32, x []float32) {
 	if len(x)%q8Block != 0 || len(qs) != len(x) || len(d) != len(x)/q8Block {
 		panic("runtime: QuantizeQ8_0 length mismatch")
 	}
-	for b := range d {
-		blk := x[b*q8Block : (b+1)*q8Block]
-		var amax float32
-		for _, v := range blk {
-			if a := float32(math.Abs(float64(v))); a > amax {
-				amax = a
-			}
-		}
-		d[b] = roundF16(amax / 127)
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
-		for i, v := range blk {
-			qs[b*q8Block+i] = int8(roundHalfEven32(v * id))
-		}
-	}
+	kernels.QuantizeQ8_0(qs, d, x)
 }

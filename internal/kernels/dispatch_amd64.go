@@ -277,6 +277,22 @@ func scaleF16(acc []uint16, c float32) {
 	scaleF16Ref(acc[i:], c)
 }
 
+// quantizeQ8_0 runs the blocks through the assembly; a block with a NaN or
+// an infinity takes the reference.
+func quantizeQ8_0(qs []int8, d []float32, x []float32) {
+	b := 0
+	if useAVX2 {
+		for b < len(d) {
+			b += quantQ8_0AVX2(qs[32*b:], d[b:], x[32*b:])
+			if b < len(d) {
+				quantizeQ8_0Ref(qs[32*b:32*b+32], d[b:b+1], x[32*b:32*b+32])
+				b++
+			}
+		}
+	}
+	quantizeQ8_0Ref(qs[32*b:], d[b:], x[32*b:])
+}
+
 // dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's
 // holds a NaN: FMA32 and the hardware round every other result alike, but
 // may pick different NaN payloads.

@@ -49,3 +49,5 @@ func mulScaled(dst, x, w []float32, scale float32) { mulScaledRef(dst, x, w, sca
 func fmaF16Acc(acc, v []uint16, c float32) { fmaF16AccRef(acc, v, c) }
 
 func scaleF16(acc []uint16, c float32) { scaleF16Ref(acc, c) }
+
+func quantizeQ8_0(qs []int8, d []float32, x []float32) { quantizeQ8_0Ref(qs, d, x) }

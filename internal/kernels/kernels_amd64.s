@@ -4010,3 +4010,97 @@ scaleF16Done:
 	MOVQ DX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func quantQ8_0AVX2(qs []int8, d []float32, x []float32) int
+// Requires: AVX, AVX2, F16C
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-80
+	MOVQ         qs_base+0(FP), AX
+	MOVQ         d_base+24(FP), CX
+	MOVQ         x_base+48(FP), DX
+	MOVQ         d_len+32(FP), BX
+	XORQ         SI, SI
+	MOVL         $0x7fffffff, DI
+	VMOVD        DI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x42fe0000, DI
+	VMOVD        DI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x7f800000, DI
+	VMOVD        DI, X2
+	VPBROADCASTD X2, Y2
+	VMOVDQU      q80Perm<>+0(SB), Y3
+
+q80Loop:
+	CMPQ         BX, $0x00
+	JE           q80Done
+	VMOVUPS      (DX), Y4
+	VMOVUPS      32(DX), Y5
+	VMOVUPS      64(DX), Y6
+	VMOVUPS      96(DX), Y7
+	VCMPPS       $0x03, Y4, Y4, Y8
+	VCMPPS       $0x03, Y5, Y5, Y9
+	VORPS        Y9, Y8, Y8
+	VCMPPS       $0x03, Y6, Y6, Y9
+	VORPS        Y9, Y8, Y8
+	VCMPPS       $0x03, Y7, Y7, Y9
+	VORPS        Y9, Y8, Y8
+	VPTEST       Y8, Y8
+	JNE          q80Done
+	VANDPS       Y0, Y4, Y8
+	VANDPS       Y0, Y5, Y9
+	VANDPS       Y0, Y6, Y10
+	VANDPS       Y0, Y7, Y11
+	VMAXPS       Y9, Y8, Y8
+	VMAXPS       Y11, Y10, Y10
+	VMAXPS       Y10, Y8, Y8
+	VEXTRACTF128 $0x01, Y8, X9
+	VMAXPS       X9, X8, X8
+	VMOVHLPS     X8, X8, X9
+	VMAXPS       X9, X8, X8
+	VPSHUFD      $0x01, X8, X9
+	VMAXSS       X9, X8, X8
+	VUCOMISS     X2, X8
+	JE           q80Done
+	VDIVSS       X1, X8, X9
+	VCVTPS2PH    $0x00, X9, X9
+	VCVTPH2PS    X9, X9
+	VMOVSS       X9, (CX)
+	VDIVSS       X8, X1, X9
+	VXORPS       X10, X10, X10
+	VCMPSS       $0x00, X10, X8, X8
+	VANDNPS      X9, X8, X9
+	VBROADCASTSS X9, Y8
+	VMULPS       Y8, Y4, Y4
+	VCVTPS2DQ    Y4, Y4
+	VMULPS       Y8, Y5, Y5
+	VCVTPS2DQ    Y5, Y5
+	VMULPS       Y8, Y6, Y6
+	VCVTPS2DQ    Y6, Y6
+	VMULPS       Y8, Y7, Y7
+	VCVTPS2DQ    Y7, Y7
+	VPACKSSDW    Y5, Y4, Y4
+	VPACKSSDW    Y7, Y6, Y6
+	VPACKSSWB    Y6, Y4, Y4
+	VPERMD       Y4, Y3, Y4
+	VMOVDQU      Y4, (AX)
+	ADDQ         $0x00000080, DX
+	ADDQ         $0x20, AX
+	ADDQ         $0x04, CX
+	INCQ         SI
+	DECQ         BX
+	JMP          q80Loop
+
+q80Done:
+	MOVQ SI, ret+72(FP)
+	VZEROUPPER
+	RET
+
+DATA q80Perm<>+0(SB)/4, $0x00000000
+DATA q80Perm<>+4(SB)/4, $0x00000004
+DATA q80Perm<>+8(SB)/4, $0x00000001
+DATA q80Perm<>+12(SB)/4, $0x00000005
+DATA q80Perm<>+16(SB)/4, $0x00000002
+DATA q80Perm<>+20(SB)/4, $0x00000006
+DATA q80Perm<>+24(SB)/4, $0x00000003
+DATA q80Perm<>+28(SB)/4, $0x00000007
+GLOBL q80Perm<>(SB), RODATA|NOPTR, $32

@@ -107,3 +107,60 @@ func quantizeQ8KRef(q []int8, d []float32, bsums []int16, x []float32) {
 		d[b] = 1 / iscale
 	}
 }
+
+// QuantizeQ8_0 quantizes x (len a multiple of 32) to Q8_0 blocks the way
+// ggml's AVX2 quantize_row_q8_0 does (ggml/src/ggml-cpu/arch/x86/quants.c):
+// per block amax = max |x| (float32), d = F16(amax/127) widened back, id =
+// 127/amax (0 when amax is 0), q = round_half_even(x·id). qs receives
+// len(x) codes and d one scale per block: the activations of Q2_0, Q8_0
+// and Q4_0 products. Codes convert as the AVX2 code's _mm256_cvtps_epi32
+// and saturating packs do (cvtPackI8): a block whose amax is below
+// 127/MaxFloat32 gets −128 codes, as ggml's does. On amd64 with AVX2 the blocks run in assembly; a
+// block with a NaN or an infinity takes the Go reference. It panics on
+// length mismatches.
+func QuantizeQ8_0(qs []int8, d []float32, x []float32) {
+	if len(x)%32 != 0 || len(qs) != len(x) || len(d) != len(x)/32 {
+		panic("kernels: QuantizeQ8_0 length mismatch")
+	}
+	quantizeQ8_0(qs, d, x)
+}
+
+// quantizeQ8_0Ref is QuantizeQ8_0 in Go.
+func quantizeQ8_0Ref(qs []int8, d []float32, x []float32) {
+	var h [1]uint16
+	for b := range d {
+		blk := x[b*32 : (b+1)*32]
+		var amax float32
+		for _, v := range blk {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		f32ToF16Ref(h[:], []float32{amax / 127})
+		d[b] = f16Table[h[0]]
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		for i, v := range blk {
+			qs[b*32+i] = cvtPackI8(roundHalfEven32(v * id))
+		}
+	}
+}
+
+// cvtPackI8 is what VCVTPS2DQ, VPACKSSDW and VPACKSSWB make of an integral
+// float32: the value clamped to [−128, 127], and −128 for a NaN or a value
+// outside int32 (the conversion's "integer indefinite" 0x80000000). Only
+// blocks with amax below 127/MaxFloat32 (id overflows to +Inf) or with an
+// infinity reach those cases.
+func cvtPackI8(r float32) int8 {
+	switch {
+	case !(r > -0x1p31 && r < 0x1p31):
+		return -128
+	case r > 127:
+		return 127
+	case r < -128:
+		return -128
+	}
+	return int8(r)
+}

@@ -233,3 +233,8 @@ func fmaF16AccAVX2(acc []uint16, v []uint16, c float32) int
 //
 //go:noescape
 func scaleF16AVX2(acc []uint16, c float32) int
+
+// quantQ8_0AVX2 quantizes the blocks of 32 of x (len(x) = 32·len(d), len(qs) ≥ len(x)) to Q8_0 codes in qs and widened F16 scales in d up to the first block with a NaN or an infinity, and returns the number of blocks done.
+//
+//go:noescape
+func quantQ8_0AVX2(qs []int8, d []float32, x []float32) int

@@ -70,6 +70,7 @@ func main() {
 	mulScaled()
 	fmaF16Acc()
 	scaleF16()
+	quantQ8_0()
 	Generate()
 }
 
@@ -1363,6 +1364,104 @@ func scaleF16() {
 	DECQ(n)
 	JMP(LabelRef("scaleF16Loop"))
 	Label("scaleF16Done")
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// quantQ8_0: ggml's AVX2 quantize_row_q8_0 (reference quantizeQ8_0Ref):
+// per block of 32, amax = max |x| (VANDPS of the sign, a VMAXPS tree: the
+// maximum of finite values does not depend on the order), d =
+// F16(amax/127) widened back, id = 127/amax (0 when amax is 0), and the
+// codes VCVTPS2DQ(x·id) under the default rounding (to nearest even),
+// packed to bytes in order. A block with a NaN lane or an infinite amax
+// stops the loop (the reference decides what those give).
+func quantQ8_0() {
+	TEXT("quantQ8_0AVX2", NOSPLIT, "func(qs []int8, d []float32, x []float32) int")
+	Pragma("noescape")
+	Doc("quantQ8_0AVX2 quantizes the blocks of 32 of x (len(x) = 32·len(d), len(qs) ≥ len(x)) to Q8_0 codes in qs and widened F16 scales in d up to the first block with a NaN or an infinity, and returns the number of blocks done.")
+	qs := Load(Param("qs").Base(), GP64())
+	d := Load(Param("d").Base(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("d").Len(), GP64())
+	done := GP64()
+	XORQ(done, done)
+	absm := broadcast32(0x7fffffff)
+	c127 := broadcast32(0x42fe0000) // 127.0
+	inf := broadcast32(0x7f800000)
+	perm := YMM()
+	idx := GLOBL("q80Perm", RODATA|NOPTR)
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		DATA(4*i, U32(v))
+	}
+	VMOVDQU(idx, perm)
+
+	Label("q80Loop")
+	CMPQ(n, Imm(0))
+	JE(LabelRef("q80Done"))
+	v := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j, t := range v {
+		VMOVUPS(Mem{Base: x, Disp: 32 * j}, t)
+	}
+	// NaN lanes: unordered with themselves.
+	u0, u1 := YMM(), YMM()
+	VCMPPS(U8(3), v[0], v[0], u0)
+	VCMPPS(U8(3), v[1], v[1], u1)
+	VORPS(u1, u0, u0)
+	VCMPPS(U8(3), v[2], v[2], u1)
+	VORPS(u1, u0, u0)
+	VCMPPS(U8(3), v[3], v[3], u1)
+	VORPS(u1, u0, u0)
+	VPTEST(u0, u0)
+	JNE(LabelRef("q80Done"))
+	a := []VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	for j := range a {
+		VANDPS(absm, v[j], a[j])
+	}
+	VMAXPS(a[1], a[0], a[0])
+	VMAXPS(a[3], a[2], a[2])
+	VMAXPS(a[2], a[0], a[0])
+	hi := XMM()
+	VEXTRACTF128(U8(1), a[0], hi)
+	m := a[0].AsX()
+	VMAXPS(hi, m, m)
+	VMOVHLPS(m, m, hi)
+	VMAXPS(hi, m, m)
+	VPSHUFD(U8(1), m, hi)
+	VMAXSS(hi, m, m) // amax in lane 0
+	// amax = +Inf: the codes would be NaN·0; the reference's.
+	VUCOMISS(inf.AsX(), m)
+	JE(LabelRef("q80Done"))
+	t := XMM()
+	VDIVSS(c127.AsX(), m, t) // amax / 127
+	h := XMM()
+	VCVTPS2PH(U8(0), t, h)
+	VCVTPH2PS(h, t)
+	VMOVSS(t, Mem{Base: d})
+	id := XMM()
+	VDIVSS(m, c127.AsX(), id) // 127 / amax
+	z, zm := XMM(), XMM()
+	VXORPS(z, z, z)
+	VCMPSS(U8(0), z, m, zm) // amax == 0
+	VANDNPS(id, zm, id)     // id = 0 there
+	idy := YMM()
+	VBROADCASTSS(id, idy)
+	for j := range v {
+		VMULPS(idy, v[j], v[j])
+		VCVTPS2DQ(v[j], v[j])
+	}
+	VPACKSSDW(v[1], v[0], v[0])
+	VPACKSSDW(v[3], v[2], v[2])
+	VPACKSSWB(v[2], v[0], v[0])
+	VPERMD(v[0], perm, v[0])
+	VMOVDQU(v[0], Mem{Base: qs})
+	ADDQ(U32(128), x)
+	ADDQ(U8(32), qs)
+	ADDQ(U8(4), d)
+	INCQ(done)
+	DECQ(n)
+	JMP(LabelRef("q80Loop"))
+	Label("q80Done")
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
