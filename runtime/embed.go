@@ -129,7 +129,7 @@ type EmbeddingModel struct {
 // The returned file must be closed after the last use of the model (it holds
 // the mmap). Errors name path.
 func OpenEmbedding(path string, opts Options) (*EmbeddingModel, *reader.File, error) {
-	f, err := reader.Open(path)
+	f, err := openGGUF(path, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open model %s: %w", path, err)
 	}

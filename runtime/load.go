@@ -15,10 +15,10 @@ func LoadFile(f *reader.File, opts Options) (*Model, error) {
 }
 
 // Open opens the GGUF file at path and loads its model. The returned file
-// must be closed after the last use of the Model (it holds the mmap). Errors
-// name path.
+// must be closed after the last use of the Model (it holds the mmap, or
+// with Options.NoMmap the file's bytes). Errors name path.
 func Open(path string, opts Options) (*Model, *reader.File, error) {
-	f, err := reader.Open(path)
+	f, err := openGGUF(path, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open model %s: %w", path, err)
 	}
@@ -28,4 +28,12 @@ func Open(path string, opts Options) (*Model, *reader.File, error) {
 		return nil, nil, fmt.Errorf("load model %s: %w", path, err)
 	}
 	return m, f, nil
+}
+
+// openGGUF opens path as opts.NoMmap asks: mapped, or read into memory.
+func openGGUF(path string, opts Options) (*reader.File, error) {
+	if opts.NoMmap {
+		return reader.OpenInMemory(path)
+	}
+	return reader.Open(path)
 }

@@ -211,6 +211,12 @@ type Options struct {
 	// such key. When set it overrides the key, as requant --from-layout
 	// does; "" means the key, else x86. An unknown value is an error.
 	I2SLayout format.Layout
+	// NoMmap makes Open and OpenEmbedding read the file into anonymous
+	// memory (reader.OpenInMemory: 2 MiB pages on Linux) instead of mapping
+	// it: llama.cpp's --no-mmap. The weights then stream at the same rate
+	// whatever the page cache made of the file; it costs the file's size
+	// in memory. Load and LoadFile ignore it.
+	NoMmap bool
 	// checkOnly: Load checks without reading tensor data (CheckFile).
 	checkOnly bool
 }

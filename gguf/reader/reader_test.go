@@ -404,3 +404,35 @@ func TestTensorDataNoCopy(t *testing.T) {
 		t.Errorf("b data sha %x", sum[:4])
 	}
 }
+
+// TestOpenInMemory: OpenInMemory gives the same KVs, tensors and tensor
+// bytes as Open, and keeps Open's errors for a missing file.
+func TestOpenInMemory(t *testing.T) {
+	const p = "../../testdata/gguf-samples/llama-2-tiny-random.gguf"
+	a, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenInMemory(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.KVs) != len(b.KVs) || len(a.Tensors) != len(b.Tensors) || a.DataOffset != b.DataOffset {
+		t.Fatalf("in memory: %d KVs %d tensors offset %d; mapped %d, %d, %d", len(b.KVs), len(b.Tensors), b.DataOffset, len(a.KVs), len(a.Tensors), a.DataOffset)
+	}
+	for _, ti := range a.Tensors {
+		x, err1 := a.TensorData(ti.Name)
+		y, err2 := b.TensorData(ti.Name)
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Fatalf("tensor %s: %v, %v, equal %v", ti.Name, err1, err2, bytes.Equal(x, y))
+		}
+	}
+	b.Release(nil)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenInMemory("nope.gguf"); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
+		t.Errorf("missing file: %v", err)
+	}
+}

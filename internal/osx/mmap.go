@@ -63,6 +63,39 @@ func ReadAll(f *os.File, size int64, name string) (*Mapping, error) {
 	return &Mapping{data: buf}, nil
 }
 
+// ReadIn reads the first size bytes of f into anonymous memory (NewBuffer:
+// on Linux a mapping advised MADV_HUGEPAGE, so the bytes sit in 2 MiB pages
+// whatever the page cache made of the file) and returns them as a Mapping
+// that is not mapped (Release does nothing; Close frees the memory). It is
+// llama.cpp's --no-mmap: the weights' pages no longer depend on how the
+// page cache holds the file. A size above the memory the system reports
+// available (AvailableMemory) is an error naming name before anything is
+// allocated; a file shorter than size is io.ErrUnexpectedEOF.
+func ReadIn(f *os.File, size int64, name string) (*Mapping, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("%s: cannot read an empty file into memory", name)
+	}
+	n, err := Int(uint64(size), name)
+	if err != nil {
+		return nil, err
+	}
+	if avail, ok := availableMemory(); ok && uint64(size) > avail {
+		return nil, fmt.Errorf("%s: its %d bytes do not fit in the %d bytes of available memory", name, size, avail)
+	}
+	buf := NewBuffer(n)
+	if _, err := f.ReadAt(buf.Bytes(), 0); err != nil {
+		buf.Free()
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return &Mapping{data: buf.Bytes(), unmap: func() error { buf.Free(); return nil }}, nil
+}
+
+// availableMemory is AvailableMemory, a variable for the tests.
+var availableMemory = AvailableMemory
+
 // Bytes returns the file's bytes. They must not be written to, and must not
 // be used after Close.
 func (m *Mapping) Bytes() []byte { return m.data }

@@ -282,3 +282,45 @@ func TestProcessAlive(t *testing.T) {
 		t.Errorf("exited child %d is alive", cmd.Process.Pid)
 	}
 }
+
+// TestReadIn: ReadIn holds the file's bytes (a huge-page buffer on Linux
+// for files of a megabyte or more, a Go slice below), is not a mapping,
+// ignores Release, survives the file's Close and frees on Close; it
+// refuses an empty file, a file shorter than size, and a size above the
+// available memory, naming the file.
+func TestReadIn(t *testing.T) {
+	for _, n := range []int{100, 3 << 20} {
+		p, want := writeFile(t, n)
+		f, size := open(t, p)
+		m, err := ReadIn(f, size, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if m.Mapped() || !bytes.Equal(m.Bytes(), want) {
+			t.Fatalf("%d bytes: mapped %v, bytes equal %v", n, m.Mapped(), bytes.Equal(m.Bytes(), want))
+		}
+		m.Release(m.Bytes())
+		if !bytes.Equal(m.Bytes(), want) {
+			t.Errorf("%d bytes: changed after Release", n)
+		}
+		if err := m.Close(); err != nil || m.Bytes() != nil {
+			t.Errorf("%d bytes: Close %v, %d bytes left", n, err, len(m.Bytes()))
+		}
+	}
+	p, _ := writeFile(t, 0)
+	f, _ := open(t, p)
+	if _, err := ReadIn(f, 0, p); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("empty file: %v", err)
+	}
+	p2, _ := writeFile(t, 100)
+	f2, _ := open(t, p2)
+	if _, err := ReadIn(f2, 200, p2); !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), p2) {
+		t.Errorf("short file: %v", err)
+	}
+	defer func(old func() (uint64, bool)) { availableMemory = old }(availableMemory)
+	availableMemory = func() (uint64, bool) { return 99, true }
+	if _, err := ReadIn(f2, 100, p2); err == nil || !strings.Contains(err.Error(), "99 bytes of available memory") || !strings.Contains(err.Error(), p2) {
+		t.Errorf("file above the available memory: %v", err)
+	}
+}

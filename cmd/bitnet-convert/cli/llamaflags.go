@@ -21,7 +21,10 @@ type llamaFlag struct {
 var llamaFlags = []llamaFlag{
 	{"run perplexity bench embed verify", []string{"-ngl", "--n-gpu-layers", "--gpu-layers", "-ngld", "--n-gpu-layers-draft", "-dev", "--device", "-sm", "--split-mode", "-mg", "--main-gpu"},
 		"the runtime computes on the CPU (use -t/--threads for the cores); drop it"},
-	{"run perplexity bench embed verify", []string{"--no-mmap", "--mlock", "-mmp", "--mmap"}, "the model file is always memory-mapped; drop it"},
+	{"verify", []string{"--no-mmap", "--mmap"}, "verify always maps the files it compares; drop it"},
+	{"run perplexity bench embed", []string{"--mmap"}, "the model file is memory-mapped unless --no-mmap; drop it"},
+	{"bench", []string{"-mmp"}, "use --no-mmap for -mmp 0 (one setting per run)"},
+	{"run perplexity bench embed verify", []string{"--mlock"}, "pages are not locked; --no-mmap reads the model into anonymous memory instead"},
 	{"run perplexity bench embed", []string{"-fa", "--flash-attn"}, "there is no flash-attention switch (attention is computed one way); drop it"},
 	{"run perplexity embed verify", []string{"-tb", "--threads-batch"}, "use -t/--threads (one count for the prompt and the generation)"},
 	{"run embed", []string{"-b", "--batch-size", "-ub", "--ubatch-size"}, "the prompt is evaluated as one batch; drop it"},

@@ -51,6 +51,9 @@ func TestLlamaFlagHintsNameOurs(t *testing.T) {
 		{[]string{"hf2gguf", "dir", "--print-supported-models"}, "hf2gguf --print-supported-models: use --list-archs"},
 		{[]string{"requant", "a.gguf", "b.gguf", "TQ2_0", "--leave-output-tensor"}, "unless --output-tensor-type is given"},
 		{[]string{"tokenize", "-m", "x.gguf", "-p", "hi", "--log-disable"}, "tokenize --log-disable: logs and timings go to stderr"},
+		{[]string{"bench", "-m", "x.gguf", "-mmp", "0"}, "bench -mmp: use --no-mmap for -mmp 0"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--mmap"}, "run --mmap: the model file is memory-mapped unless --no-mmap"},
+		{[]string{"verify", "x.gguf", "--no-mmap"}, "verify --no-mmap: verify always maps the files it compares"},
 		{[]string{"run", "-m", "x.gguf", "--frobnicate"}, "unknown flag: --frobnicate"},
 	} {
 		var out, errb bytes.Buffer
@@ -66,7 +69,11 @@ func TestLlamaFlagHintsNameOurs(t *testing.T) {
 		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "-c", "64", "-b", "128", "-ub", "32"},
 		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "-b", "1", "-ub=1"},
 		{"bench", "-m", "nope.gguf", "-t", "2", "-o", "csv"},
+		{"bench", "-m", "nope.gguf", "--no-mmap"},
+		{"run", "-m", "nope.gguf", "-p", "hi", "--no-mmap"},
+		{"perplexity", "-m", "nope.gguf", "-f", "nope.txt", "--no-mmap"},
 		{"embed", "-m", "nope.gguf", "-p", "hi", "-t", "2"},
+		{"embed", "-m", "nope.gguf", "-p", "hi", "--no-mmap"},
 		{"verify", "nope.gguf", "-t", "2"},
 		{"tokenize", "-m", "nope.gguf", "-p", "hi", "--ids", "--show-count"},
 		{"hf2gguf", "nope", "-t", "2"},

@@ -41,6 +41,7 @@ type BenchOptions struct {
 	KernelConfig string
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
+	NoMmap       bool   // --no-mmap: read the model into memory instead of mapping it
 	Out          io.Writer
 	Err          io.Writer // notices; nil discards them
 }
@@ -126,6 +127,7 @@ but the samples, a quoted header line then one quoted line per test, as llama-be
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"md", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
+	f.BoolVar(&opts.NoMmap, "no-mmap", false, flagx.NoMmapUsage)
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	return cmd
 }
@@ -181,7 +183,7 @@ func benchRun(opts *BenchOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Arith: opts.Arith}
+	mo := modelfile.Options{Cmd: "bench", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Arith: opts.Arith, NoMmap: opts.NoMmap}
 	rtOpts, err := modelfile.Prepare(mo)
 	if err != nil {
 		return err

@@ -30,7 +30,8 @@ type EmbedOptions struct {
 	// Pooling is "mean", "cls" or "last"; "" uses the file's
 	// {arch}.pooling_type.
 	Pooling string
-	Threads int // --threads
+	Threads int  // --threads
+	NoMmap  bool // --no-mmap: read the model into memory instead of mapping it
 
 	Out io.Writer
 }
@@ -76,6 +77,7 @@ spaces; with --json an object {model, arch, pooling, tokens, dim, embedding}.`,
 	f.StringVar(&ids, "ids", "", "token ids to embed, comma-separated (e.g. 2,651,9456)")
 	f.BoolVar(&opts.JSON, "json", false, "print a JSON object")
 	f.StringVar(&opts.Pooling, "pooling", "", "mean, cls or last (default: the file's pooling_type)")
+	f.BoolVar(&opts.NoMmap, "no-mmap", false, flagx.NoMmapUsage)
 	_ = cmd.RegisterFlagCompletionFunc("pooling", cobra.FixedCompletions([]string{"mean", "cls", "last"}, cobra.ShellCompDirectiveNoFileComp))
 	flagx.ThreadsVar(f, &opts.Threads)
 	return cmd
@@ -95,7 +97,7 @@ var poolNames = map[runtime.PoolMode]string{runtime.PoolMean: "mean", runtime.Po
 
 // embedRun loads the model, tokenizes the prompt and prints the embedding.
 func embedRun(opts *EmbedOptions) error {
-	m, f, _, err := modelfile.Open(modelfile.Options{Cmd: "embed", Model: opts.Model, Threads: opts.Threads}, runtime.OpenEmbedding)
+	m, f, _, err := modelfile.Open(modelfile.Options{Cmd: "embed", Model: opts.Model, Threads: opts.Threads, NoMmap: opts.NoMmap}, runtime.OpenEmbedding)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ type Options struct {
 	FromLayout   string // --from-layout: I2_S layout of a file that records none, or ""
 	Threads      int    // -t/--threads as given (0 = every core, flagx.Threads)
 	Arith        string // --arith: bitnet.cpp, mainline or ik ("" = the file's home runtime)
+	NoMmap       bool   // --no-mmap: read the file into memory (runtime.Options.NoMmap)
 }
 
 // Prepare makes every check of o that needs no model load: -m and
@@ -29,7 +30,7 @@ type Options struct {
 // configuration, and parses --arith (a usage error). It returns the
 // runtime.Options the model opens with. Errors name the flag.
 func Prepare(o Options) (runtime.Options, error) {
-	rt := runtime.Options{Threads: flagx.Threads(o.Threads), I2SLayout: format.Layout(strings.ToLower(o.FromLayout))}
+	rt := runtime.Options{Threads: flagx.Threads(o.Threads), I2SLayout: format.Layout(strings.ToLower(o.FromLayout)), NoMmap: o.NoMmap}
 	var err error
 	if rt.Arith, err = runtime.ParseArith(o.Arith); err != nil {
 		return rt, usage.Errorf("--arith: %v", err)

@@ -33,6 +33,7 @@ type PerplexityOptions struct {
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
+	NoMmap       bool   // --no-mmap: read the model into memory instead of mapping it
 	JSON         bool   // --json: one JSON object instead of the llama-perplexity lines
 	// KLBase is --kl-divergence-base FILE: written by a plain run (the
 	// base model's log-probabilities), read with --kl-divergence.
@@ -148,6 +149,7 @@ another vocabulary or chunk size (-c) is refused.`,
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
+	f.BoolVar(&opts.NoMmap, "no-mmap", false, flagx.NoMmapUsage)
 	f.StringVar(&opts.KLBase, "kl-divergence-base", "", "save the base log-probabilities to FILE (with --kl-divergence: read them)")
 	f.BoolVar(&opts.KLD, "kl-divergence", false, "compare with the --kl-divergence-base FILE: mean KLD, same-top-p %")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --kl-divergence-base file")
@@ -189,7 +191,7 @@ func openModel(opts *PerplexityOptions) (*runtime.Model, *reader.File, runtime.O
 
 // modelOptions are the model flags of opts for modelfile.
 func modelOptions(opts *PerplexityOptions) modelfile.Options {
-	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith}
+	return modelfile.Options{Cmd: "perplexity", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith, NoMmap: opts.NoMmap}
 }
 
 // perplexityRun loads the model and the text and prints the perplexity.

@@ -62,6 +62,7 @@ type RunOptions struct {
 	KernelConfig string // --kernel-config: kernel_config.ini of a TL1/TL2 file
 	FromLayout   string // --from-layout: I2_S layout of a file that records none
 	Arith        string // --arith: bitnet.cpp, mainline, ik ("" = the file's home runtime)
+	NoMmap       bool   // --no-mmap: read the model into memory instead of mapping it
 	Out          io.Writer
 	// Err receives notices and the timings (llama_perf_context_print
 	// style); nil discards them.
@@ -147,6 +148,7 @@ existing non-regular file, and an existing file needs --force. The prompt length
 	f.StringVar(&opts.KernelConfig, "kernel-config", "", "kernel_config.ini the TL1/TL2 file was converted with (TL files only)")
 	f.StringVar(&opts.FromLayout, "from-layout", "", flagx.FromLayoutUsage)
 	f.StringVar(&opts.Arith, "arith", "", flagx.ArithUsage)
+	f.BoolVar(&opts.NoMmap, "no-mmap", false, flagx.NoMmapUsage)
 	f.StringVar(&opts.DumpLogits, "dump-logits", "", "write every prompt row then every generated row of logits to FILE (raw little-endian float32)")
 	f.BoolVar(&opts.Force, "force", false, "overwrite an existing --dump-logits file")
 	f.BoolVar(&opts.IgnoreEOS, "ignore-eos", false, "keep generating after the end-of-generation token (EOS/EOT)")
@@ -159,7 +161,7 @@ func runRun(opts *RunOptions) error {
 	if opts.Err == nil {
 		opts.Err = io.Discard
 	}
-	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith}
+	mo := modelfile.Options{Cmd: "run", Model: opts.Model, KernelConfig: opts.KernelConfig, FromLayout: opts.FromLayout, Threads: opts.Threads, Arith: opts.Arith, NoMmap: opts.NoMmap}
 	rtOpts, err := modelfile.Prepare(mo)
 	if err != nil {
 		return err
