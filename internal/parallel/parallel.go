@@ -149,17 +149,19 @@ const waitSpin = 50 * time.Microsecond
 // happens on an idle virtual machine too (a vCPU paused by its host: 1–2
 // ms about once a second on the project's VM); stallBurst of them within
 // stallWindow are a busy machine, and the team then runs one worker
-// narrower for a while (narrowMin, doubled each time it stalls so again
-// within narrowAgain of widening, up to narrowMax) before it tries the
-// full width again. The numbers do not change: each index's result does
-// not depend on the chunking.
+// narrower for a while (narrowMin) before it tries the full width again.
+// Within narrowAgain of widening, probeBurst stalls within stallWindow
+// narrow it again, for twice as long each time, up to narrowMax. The
+// numbers do not change: each index's result does not depend on the
+// chunking.
 const (
 	stallChunks = 3
 	stallSlack  = 200 * time.Microsecond
 	stallBurst  = 3
+	probeBurst  = 2
 	stallWindow = 250 * time.Millisecond
 	narrowMin   = 50 * time.Millisecond
-	narrowMax   = time.Second
+	narrowMax   = 2 * time.Second
 	narrowAgain = time.Second
 )
 
@@ -210,7 +212,11 @@ func (t *team) width(threads int) int {
 func (t *team) stalled(width int, at time.Time) {
 	copy(t.stalls[:], t.stalls[1:])
 	t.stalls[stallBurst-1] = at
-	if at.Sub(t.stalls[0]) > stallWindow {
+	need := stallBurst
+	if !t.until.IsZero() && at.Sub(t.until) <= narrowAgain {
+		need = probeBurst // just widened after a narrowing: probing
+	}
+	if at.Sub(t.stalls[stallBurst-need]) > stallWindow {
 		return
 	}
 	if t.narrowFor == 0 || at.Sub(t.until) > narrowAgain {

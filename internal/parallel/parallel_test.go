@@ -191,9 +191,9 @@ func TestTeamRecordsStall(t *testing.T) {
 
 // TestTeamNarrowsAfterBurst: stallBurst stalls within stallWindow narrow
 // the team to the caller alone for narrowMin, after which it is two wide
-// again; stalls further apart do not; a burst within narrowAgain of
-// widening doubles the narrowing, up to narrowMax, and a later one starts
-// again from narrowMin. The clock is the test's.
+// again; stalls further apart do not; probeBurst stalls within narrowAgain
+// of widening double the narrowing, up to narrowMax, and a later burst
+// starts again from narrowMin. The clock is the test's.
 func TestTeamNarrowsAfterBurst(t *testing.T) {
 	resetTeam(t)
 	t0 := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
@@ -242,7 +242,11 @@ func TestTeamNarrowsAfterBurst(t *testing.T) {
 	want := narrowMin
 	for round := 0; round < 8; round++ {
 		at := end.Add(ms(10))
-		for range stallBurst {
+		stall(at)
+		if shared.narrowFor != want {
+			t.Fatalf("burst %d: one stall while probing narrowed the team", round)
+		}
+		for range probeBurst - 1 {
 			stall(at)
 		}
 		want = min(2*want, narrowMax)
