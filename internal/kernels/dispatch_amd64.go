@@ -245,36 +245,38 @@ func fma32Acc(acc, b []float32, c float32) {
 }
 
 // fmaF16Acc and scaleF16 run the groups of eight through the assembly
-// where the CPU has FMA; a group with a NaN result, and the tail, take the
-// reference.
+// (fmaF16Acc where the CPU has FMA); a group with a NaN result, and the
+// tail, take the reference (byEights).
 func fmaF16Acc(acc, v []uint16, c float32) {
-	i := 0
-	if useFMA {
-		n := len(acc) &^ 7
-		for i < n {
-			i += fmaF16AccAVX2(acc[i:n], v[i:n], c)
-			if i < n {
-				fmaF16AccRef(acc[i:i+8], v[i:i+8], c)
-				i += 8
-			}
-		}
-	}
-	fmaF16AccRef(acc[i:], v[i:], c)
+	byEights(len(acc), useFMA,
+		func(i, n int) int { return fmaF16AccAVX2(acc[i:n], v[i:n], c) },
+		func(i, j int) { fmaF16AccRef(acc[i:j], v[i:j], c) })
 }
 
 func scaleF16(acc []uint16, c float32) {
+	byEights(len(acc), useAVX2,
+		func(i, n int) int { return scaleF16AVX2(acc[i:n], c) },
+		func(i, j int) { scaleF16Ref(acc[i:j], c) })
+}
+
+// byEights runs an elementwise kernel over n values: when fast, asm(i, n8)
+// on the groups of eight from i up to n8 (n rounded down to a multiple of
+// 8), which returns how many it did before the first group it left
+// unchanged (a NaN result); ref(i, i+8) computes that group, and ref the
+// tail.
+func byEights(n int, fast bool, asm func(i, n8 int) int, ref func(i, j int)) {
 	i := 0
-	if useAVX2 {
-		n := len(acc) &^ 7
-		for i < n {
-			i += scaleF16AVX2(acc[i:n], c)
-			if i < n {
-				scaleF16Ref(acc[i:i+8], c)
+	if fast {
+		n8 := n &^ 7
+		for i < n8 {
+			i += asm(i, n8)
+			if i < n8 {
+				ref(i, i+8)
 				i += 8
 			}
 		}
 	}
-	scaleF16Ref(acc[i:], c)
+	ref(i, n)
 }
 
 // quantizeQ8_0 runs the blocks through the assembly; a block with a NaN or

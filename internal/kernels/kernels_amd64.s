@@ -3960,24 +3960,24 @@ TEXT ·fmaF16AccAVX2(SB), NOSPLIT, $0-64
 	XORQ         BX, BX
 	VBROADCASTSS c+48(FP), Y0
 
-madF16Loop:
+fmaF16AccAVX2Loop:
 	CMPQ        DX, $0x00
-	JE          madF16Done
+	JE          fmaF16AccAVX2Done
 	VCVTPH2PS   (AX), Y1
 	VCVTPH2PS   (CX), Y2
 	VFMADD231PS Y2, Y0, Y1
 	VCMPPS      $0x03, Y1, Y1, Y2
 	VPTEST      Y2, Y2
-	JNE         madF16Done
+	JNE         fmaF16AccAVX2Done
 	VCVTPS2PH   $0x00, Y1, X1
 	VMOVDQU     X1, (AX)
 	ADDQ        $0x10, AX
 	ADDQ        $0x10, CX
 	ADDQ        $0x08, BX
 	DECQ        DX
-	JMP         madF16Loop
+	JMP         fmaF16AccAVX2Loop
 
-madF16Done:
+fmaF16AccAVX2Done:
 	MOVQ BX, ret+56(FP)
 	VZEROUPPER
 	RET
@@ -3991,22 +3991,22 @@ TEXT ·scaleF16AVX2(SB), NOSPLIT, $0-40
 	XORQ         DX, DX
 	VBROADCASTSS c+24(FP), Y0
 
-scaleF16Loop:
+scaleF16AVX2Loop:
 	CMPQ      CX, $0x00
-	JE        scaleF16Done
+	JE        scaleF16AVX2Done
 	VCVTPH2PS (AX), Y1
 	VMULPS    Y0, Y1, Y1
 	VCMPPS    $0x03, Y1, Y1, Y2
 	VPTEST    Y2, Y2
-	JNE       scaleF16Done
+	JNE       scaleF16AVX2Done
 	VCVTPS2PH $0x00, Y1, X1
 	VMOVDQU   X1, (AX)
 	ADDQ      $0x10, AX
 	ADDQ      $0x08, DX
 	DECQ      CX
-	JMP       scaleF16Loop
+	JMP       scaleF16AVX2Loop
 
-scaleF16Done:
+scaleF16AVX2Done:
 	MOVQ DX, ret+32(FP)
 	VZEROUPPER
 	RET

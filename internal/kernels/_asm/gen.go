@@ -1285,57 +1285,32 @@ func fma32Acc() {
 
 // fmaF16Acc: ggml_vec_mad_f16 on AVX2/FMA, reference fmaF16AccRef: each
 // F16 lane of acc widened, plus the widened v lane times c in one fused
-// multiply-add, rounded back to F16 to nearest even. A group of eight with
-// a NaN result stops the loop unchanged (the reference picks its payload).
+// multiply-add, rounded back to F16 to nearest even.
 func fmaF16Acc() {
-	TEXT("fmaF16AccAVX2", NOSPLIT, "func(acc, v []uint16, c float32) int")
-	Pragma("noescape")
-	Doc("fmaF16AccAVX2 sets acc[i] = F16(acc[i] + v[i]·c) (one rounding to float32 by VFMADD231PS, then VCVTPS2PH) for the groups of eight of acc (len(acc) a multiple of 8, len(v) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
-	acc := Load(Param("acc").Base(), GP64())
-	v := Load(Param("v").Base(), GP64())
-	n := Load(Param("acc").Len(), GP64())
-	SHRQ(U8(3), n)
-	done := GP64()
-	XORQ(done, done)
-	ca, err := Param("c").Resolve()
-	if err != nil {
-		panic(err)
-	}
-	cv := YMM()
-	VBROADCASTSS(ca.Addr, cv)
-	Label("madF16Loop")
-	CMPQ(n, Imm(0))
-	JE(LabelRef("madF16Done"))
-	a, b := YMM(), YMM()
-	VCVTPH2PS(Mem{Base: acc}, a)
-	VCVTPH2PS(Mem{Base: v}, b)
-	VFMADD231PS(b, cv, a) // a = a + c·b
-	u := YMM()
-	VCMPPS(U8(3), a, a, u) // unordered: NaN lanes
-	VPTEST(u, u)
-	JNE(LabelRef("madF16Done"))
-	h := XMM()
-	VCVTPS2PH(U8(0), a, h)
-	VMOVDQU(h, Mem{Base: acc})
-	ADDQ(U8(16), acc)
-	ADDQ(U8(16), v)
-	ADDQ(U8(8), done)
-	DECQ(n)
-	JMP(LabelRef("madF16Loop"))
-	Label("madF16Done")
-	Store(done, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	f16Groups("fmaF16AccAVX2", "func(acc, v []uint16, c float32) int", true,
+		"fmaF16AccAVX2 sets acc[i] = F16(acc[i] + v[i]·c) (one rounding to float32 by VFMADD231PS, then VCVTPS2PH) for the groups of eight of acc (len(acc) a multiple of 8, len(v) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
 }
 
 // scaleF16: ggml_vec_scale_f16 on AVX2, reference scaleF16Ref: each F16
-// lane widened, times c, rounded back to F16 to nearest even; a group with
-// a NaN result stops the loop unchanged.
+// lane widened, times c, rounded back to F16 to nearest even.
 func scaleF16() {
-	TEXT("scaleF16AVX2", NOSPLIT, "func(acc []uint16, c float32) int")
+	f16Groups("scaleF16AVX2", "func(acc []uint16, c float32) int", false,
+		"scaleF16AVX2 sets acc[i] = F16(acc[i]·c) for the groups of eight of acc (len(acc) a multiple of 8) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
+}
+
+// f16Groups emits fmaF16Acc (mad: acc + v·c) or scaleF16 (acc·c) over
+// groups of eight F16 lanes (VCVTPH2PS, VFMADD231PS or VMULPS, VCVTPS2PH).
+// A group with a NaN result stops the loop unchanged: the reference picks
+// its payload.
+func f16Groups(name, sig string, mad bool, doc string) {
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc("scaleF16AVX2 sets acc[i] = F16(acc[i]·c) for the groups of eight of acc (len(acc) a multiple of 8) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.")
+	Doc(doc)
 	acc := Load(Param("acc").Base(), GP64())
+	var v Register
+	if mad {
+		v = Load(Param("v").Base(), GP64())
+	}
 	n := Load(Param("acc").Len(), GP64())
 	SHRQ(U8(3), n)
 	done := GP64()
@@ -1346,24 +1321,33 @@ func scaleF16() {
 	}
 	cv := YMM()
 	VBROADCASTSS(ca.Addr, cv)
-	Label("scaleF16Loop")
+	Label(name + "Loop")
 	CMPQ(n, Imm(0))
-	JE(LabelRef("scaleF16Done"))
+	JE(LabelRef(name + "Done"))
 	a := YMM()
 	VCVTPH2PS(Mem{Base: acc}, a)
-	VMULPS(cv, a, a)
+	if mad {
+		b := YMM()
+		VCVTPH2PS(Mem{Base: v}, b)
+		VFMADD231PS(b, cv, a) // a = a + c·b
+	} else {
+		VMULPS(cv, a, a)
+	}
 	u := YMM()
-	VCMPPS(U8(3), a, a, u)
+	VCMPPS(U8(3), a, a, u) // unordered: NaN lanes
 	VPTEST(u, u)
-	JNE(LabelRef("scaleF16Done"))
+	JNE(LabelRef(name + "Done"))
 	h := XMM()
 	VCVTPS2PH(U8(0), a, h)
 	VMOVDQU(h, Mem{Base: acc})
 	ADDQ(U8(16), acc)
+	if mad {
+		ADDQ(U8(16), v)
+	}
 	ADDQ(U8(8), done)
 	DECQ(n)
-	JMP(LabelRef("scaleF16Loop"))
-	Label("scaleF16Done")
+	JMP(LabelRef(name + "Loop"))
+	Label(name + "Done")
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
