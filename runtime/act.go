@@ -1,15 +1,6 @@
 package runtime
 
-import (
-	"math"
-
-	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
-)
-
-// roundHalfEven32 rounds f to the nearest integer, ties to even, as ggml's
-// nearest_int (the 12582912.f magic-number trick) and _mm256_round_ps with
-// _MM_ROUND_NEAREST do.
-func roundHalfEven32(f float32) float32 { return float32(math.RoundToEven(float64(f))) }
+import "github.com/bitnet-convert/bitnet-convert/internal/kernels"
 
 // QuantizeI8S quantizes one activation row x for the I2_S kernel, as
 // bitnet.cpp's quantize_row_i8_s (ggml-bitnet-mad.cpp) does:

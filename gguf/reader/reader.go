@@ -102,6 +102,15 @@ func open(path string, inMemory bool) (*File, error) {
 	}
 	view := osx.Map
 	if inMemory {
+		// The magic first: a file that is no GGUF is reported as such,
+		// not as too large for memory.
+		var head [4]byte
+		if _, err := fd.ReadAt(head[:], 0); err != nil {
+			return nil, fmt.Errorf("gguf %s: read magic: %w", path, err)
+		}
+		if binary.LittleEndian.Uint32(head[:]) != gguf.Magic {
+			return nil, fmt.Errorf("gguf %s: %w: starts with %q", path, ErrBadMagic, head[:])
+		}
 		view = osx.ReadIn
 	}
 	m, err := view(fd, size, path) // errors name path (and a size a 32-bit build cannot map)

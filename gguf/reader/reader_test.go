@@ -435,4 +435,13 @@ func TestOpenInMemory(t *testing.T) {
 	if _, err := OpenInMemory("nope.gguf"); err == nil || !strings.Contains(err.Error(), "nope.gguf") {
 		t.Errorf("missing file: %v", err)
 	}
+	// Not a GGUF: the magic is checked before the file is read in, so a
+	// large file that is no model is not reported as too large.
+	bad := filepath.Join(t.TempDir(), "zeros.bin")
+	if err := os.WriteFile(bad, make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenInMemory(bad); !errors.Is(err, ErrBadMagic) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("zeros: %v", err)
+	}
 }

@@ -63,14 +63,20 @@ func ReadAll(f *os.File, size int64, name string) (*Mapping, error) {
 	return &Mapping{data: buf}, nil
 }
 
-// ReadIn reads the first size bytes of f into anonymous memory (NewBuffer:
-// on Linux a mapping advised MADV_HUGEPAGE, so the bytes sit in 2 MiB pages
+// ErrNoMemory is wrapped by ReadIn's errors when the file does not fit in
+// the memory the system reports available, or the memory cannot be had.
+var ErrNoMemory = errors.New("not enough memory")
+
+// ReadIn reads the first size bytes of f into anonymous memory (on Linux a
+// mapping advised MADV_HUGEPAGE, so the bytes may sit in 2 MiB pages
 // whatever the page cache made of the file) and returns them as a Mapping
 // that is not mapped (Release does nothing; Close frees the memory). It is
 // llama.cpp's --no-mmap: the weights' pages no longer depend on how the
 // page cache holds the file. A size above the memory the system reports
-// available (AvailableMemory) is an error naming name before anything is
-// allocated; a file shorter than size is io.ErrUnexpectedEOF.
+// available (AvailableMemory: MemAvailable, and a cgroup's limit), or
+// memory the kernel refuses to map, is an error wrapping ErrNoMemory and
+// naming name before anything is read; a file shorter than size is
+// io.ErrUnexpectedEOF.
 func ReadIn(f *os.File, size int64, name string) (*Mapping, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("%s: cannot read an empty file into memory", name)
@@ -80,17 +86,32 @@ func ReadIn(f *os.File, size int64, name string) (*Mapping, error) {
 		return nil, err
 	}
 	if avail, ok := availableMemory(); ok && uint64(size) > avail {
-		return nil, fmt.Errorf("%s: its %d bytes do not fit in the %d bytes of available memory", name, size, avail)
+		return nil, fmt.Errorf("%s: its %s do not fit in the %s of available memory: %w", name, gib(uint64(size)), gib(avail), ErrNoMemory)
 	}
-	buf := NewBuffer(n)
-	if _, err := f.ReadAt(buf.Bytes(), 0); err != nil {
-		buf.Free()
+	b, free, err := anonMemory(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot have %s of memory for it (%v): %w", name, gib(uint64(size)), err, ErrNoMemory)
+	}
+	if _, err := f.ReadAt(b, 0); err != nil {
+		free()
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	return &Mapping{data: buf.Bytes(), unmap: func() error { buf.Free(); return nil }}, nil
+	return &Mapping{data: b, unmap: func() error { free(); return nil }}, nil
+}
+
+// gib formats a byte count in GiB with two decimals (MiB below 1 GiB,
+// bytes below 1 MiB).
+func gib(b uint64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	if b < 1<<30 {
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
 }
 
 // availableMemory is AvailableMemory, a variable for the tests.

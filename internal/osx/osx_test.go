@@ -320,7 +320,7 @@ func TestReadIn(t *testing.T) {
 	}
 	defer func(old func() (uint64, bool)) { availableMemory = old }(availableMemory)
 	availableMemory = func() (uint64, bool) { return 99, true }
-	if _, err := ReadIn(f2, 100, p2); err == nil || !strings.Contains(err.Error(), "99 bytes of available memory") || !strings.Contains(err.Error(), p2) {
+	if _, err := ReadIn(f2, 100, p2); !errors.Is(err, ErrNoMemory) || !strings.Contains(err.Error(), "its 100 bytes do not fit in the 99 bytes of available memory") || !strings.Contains(err.Error(), p2) {
 		t.Errorf("file above the available memory: %v", err)
 	}
 }

@@ -51,8 +51,11 @@ func TestLlamaFlagHintsNameOurs(t *testing.T) {
 		{[]string{"hf2gguf", "dir", "--print-supported-models"}, "hf2gguf --print-supported-models: use --list-archs"},
 		{[]string{"requant", "a.gguf", "b.gguf", "TQ2_0", "--leave-output-tensor"}, "unless --output-tensor-type is given"},
 		{[]string{"tokenize", "-m", "x.gguf", "-p", "hi", "--log-disable"}, "tokenize --log-disable: logs and timings go to stderr"},
-		{[]string{"bench", "-m", "x.gguf", "-mmp", "0"}, "bench -mmp: use --no-mmap for -mmp 0"},
-		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--mmap"}, "run --mmap: the model file is memory-mapped unless --no-mmap"},
+		{[]string{"bench", "-m", "x.gguf", "-mmp", "0"}, "bench -mmp: llama-bench's -mmp 0 is --no-mmap here"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-mmp", "0"}, "run -mmp: llama-bench's -mmp 0 is --no-mmap here"},
+		{[]string{"bench", "-m", "x.gguf", "--mmap", "0"}, "bench --mmap: llama-bench's --mmap 0 is --no-mmap here"},
+		{[]string{"verify", "x.gguf", "--mlock"}, "verify --mlock: verify always maps the files it compares"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--mmap"}, "run --mmap: memory-mapping the model is the default; drop it"},
 		{[]string{"verify", "x.gguf", "--no-mmap"}, "verify --no-mmap: verify always maps the files it compares"},
 		{[]string{"run", "-m", "x.gguf", "--frobnicate"}, "unknown flag: --frobnicate"},
 	} {

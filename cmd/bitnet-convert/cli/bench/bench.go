@@ -53,7 +53,7 @@ func NewCmdBench(runF func(*BenchOptions) error) *cobra.Command {
 	var prompt, gen, threads string
 	var jsonFlag bool
 	cmd := &cobra.Command{
-		Use:   "bench -m FILE [-p 128] [-n 32] [-t N] [-r 5] [-o md|json|csv]",
+		Use:   "bench -m FILE [-p 128] [-n 32] [-t N] [-r 5] [-o md|json|csv] [--no-mmap]",
 		Short: "Prompt and generation speed of a GGUF model, as llama-bench measures it",
 		Long: `Run llama-bench's two tests in the pure-Go runtime and print its markdown table (model, size,
 params, backend, threads, test, t/s as mean ± standard deviation over -r repetitions):
@@ -159,6 +159,7 @@ type Result struct {
 	Backends      string    `json:"backends"`
 	Kernels       string    `json:"kernels"` // internal/kernels.Impl
 	NThreads      int       `json:"n_threads"`
+	UseMmap       bool      `json:"use_mmap"` // false with --no-mmap
 	NPrompt       int       `json:"n_prompt"`
 	NGen          int       `json:"n_gen"`
 	TestTime      string    `json:"test_time"` // RFC 3339, UTC
@@ -209,6 +210,7 @@ func benchRun(opts *BenchOptions) error {
 		base := describe(opts.Model, f)
 		bos := bosID(f.KVs, m.Params.NVocab)
 		base.NThreads = rtOpts.Threads
+		base.UseMmap = !rtOpts.NoMmap
 		var tests []Result
 		for _, p := range opts.Prompt {
 			if p > 0 {
@@ -260,7 +262,7 @@ func benchRun(opts *BenchOptions) error {
 // csvFields are the columns of -o csv: the JSON field names of Result
 // but the per-sample arrays (llama-bench's csv_printer has none either).
 var csvFields = []string{"model_filename", "model_type", "model_size", "model_n_params", "backends", "kernels",
-	"n_threads", "n_prompt", "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
+	"n_threads", "use_mmap", "n_prompt", "n_gen", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts"}
 
 // writeCSV writes -o csv: the header, then one line per result, every
 // value in double quotes (a quote inside doubled), as llama-bench's
@@ -276,12 +278,20 @@ func writeCSV(w io.Writer, results []Result) error {
 	b.WriteString(q(slices.Clone(csvFields)))
 	for _, r := range results {
 		b.WriteString(q([]string{r.ModelFilename, r.ModelType, strconv.FormatUint(r.ModelSize, 10), strconv.FormatUint(r.ModelNParams, 10),
-			r.Backends, r.Kernels, strconv.Itoa(r.NThreads), strconv.Itoa(r.NPrompt), strconv.Itoa(r.NGen), r.TestTime,
+			r.Backends, r.Kernels, strconv.Itoa(r.NThreads), b01(r.UseMmap), strconv.Itoa(r.NPrompt), strconv.Itoa(r.NGen), r.TestTime,
 			strconv.FormatUint(r.AvgNs, 10), strconv.FormatUint(r.StddevNs, 10),
 			strconv.FormatFloat(r.AvgTs, 'f', 6, 64), strconv.FormatFloat(r.StddevTs, 'f', 6, 64)}))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// b01 is a bool as llama-bench's csv_printer writes it.
+func b01(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
 }
 
 // runTest runs r's test once untimed, then reps timed times, filling the
@@ -516,7 +526,8 @@ func ftypeName(ft uint64) string {
 // table prints llama-bench's markdown table: a header on the first row,
 // then one line per test, the column widths of its markdown_printer
 // (model left-aligned in 30, size and params 10, backend 10, threads 7,
-// test 13, t/s 20).
+// test 13, t/s 20), and, as llama-bench adds a column for a setting that
+// is not its default, an mmap column (0) with --no-mmap.
 type table struct {
 	w      io.Writer
 	header bool
@@ -527,10 +538,18 @@ func newTable(w io.Writer) *table { return &table{w: w} }
 func (t *table) row(r *Result) {
 	if !t.header {
 		t.header = true
-		fmt.Fprintf(t.w, "| %-30s | %10s | %10s | %-10s | %7s | %13s | %20s |\n", "model", "size", "params", "backend", "threads", "test", "t/s")
-		fmt.Fprintf(t.w, "| %s | %s: | %s: | %s | %s: | %s: | %s: |\n", strings.Repeat("-", 30), strings.Repeat("-", 9), strings.Repeat("-", 9), strings.Repeat("-", 10), strings.Repeat("-", 6), strings.Repeat("-", 12), strings.Repeat("-", 19))
+		mm, rule := "", ""
+		if !r.UseMmap {
+			mm, rule = " mmap |", " ---: |"
+		}
+		fmt.Fprintf(t.w, "| %-30s | %10s | %10s | %-10s | %7s |%s %13s | %20s |\n", "model", "size", "params", "backend", "threads", mm, "test", "t/s")
+		fmt.Fprintf(t.w, "| %s | %s: | %s: | %s | %s: |%s %s: | %s: |\n", strings.Repeat("-", 30), strings.Repeat("-", 9), strings.Repeat("-", 9), strings.Repeat("-", 10), strings.Repeat("-", 6), rule, strings.Repeat("-", 12), strings.Repeat("-", 19))
 	}
-	fmt.Fprintf(t.w, "| %-30s | %10s | %10s | %-10s | %7d | %13s | %20s |\n", r.ModelType, mib(r.ModelSize), params(r.ModelNParams), r.Backends, r.NThreads, r.Test(), fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
+	mm := ""
+	if !r.UseMmap {
+		mm = "    0 |"
+	}
+	fmt.Fprintf(t.w, "| %-30s | %10s | %10s | %-10s | %7d |%s %13s | %20s |\n", r.ModelType, mib(r.ModelSize), params(r.ModelNParams), r.Backends, r.NThreads, mm, r.Test(), fmt.Sprintf("%.2f ± %.2f", r.AvgTs, r.StddevTs))
 }
 
 // mib formats a byte count as llama-bench's size column.

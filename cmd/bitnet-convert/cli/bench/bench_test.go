@@ -253,17 +253,50 @@ func TestBenchCSV(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want header + 2:\n%s", len(lines), out.String())
 	}
-	if want := `"model_filename","model_type","model_size","model_n_params","backends","kernels","n_threads","n_prompt","n_gen","test_time","avg_ns","stddev_ns","avg_ts","stddev_ts"`; lines[0] != want {
+	if want := `"model_filename","model_type","model_size","model_n_params","backends","kernels","n_threads","use_mmap","n_prompt","n_gen","test_time","avg_ns","stddev_ns","avg_ts","stddev_ts"`; lines[0] != want {
 		t.Errorf("header\n%s\nwant\n%s", lines[0], want)
 	}
-	for i, want := range []string{`,"1","4","0",`, `,"1","0","2",`} {
+	for i, want := range []string{`,"1","1","4","0",`, `,"1","1","0","2",`} {
 		row := lines[i+1]
 		if !strings.HasPrefix(row, `"`+tiny+`","bitnet ?B I2_S - 2 bpw ternary","568768","1313536","CPU",`) || !strings.Contains(row, want) {
 			t.Errorf("row %d: %s", i+1, row)
 		}
-		if n := strings.Count(row, `","`); n != 13 {
-			t.Errorf("row %d: %d separators, want 13: %s", i+1, n, row)
+		if n := strings.Count(row, `","`); n != 14 {
+			t.Errorf("row %d: %d separators, want 14: %s", i+1, n, row)
 		}
+	}
+}
+
+// TestBenchNoMmap: with --no-mmap the table gains llama-bench's mmap
+// column (0) before the test, -o csv and -o json say use_mmap 0 / false;
+// without it there is no such column and use_mmap is true.
+func TestBenchNoMmap(t *testing.T) {
+	run := func(noMmap bool, output string) string {
+		var out bytes.Buffer
+		err := benchRun(&BenchOptions{Model: tiny, Gen: []int{2}, Threads: []int{1}, Reps: 1, Output: output, Out: &out, NoMmap: noMmap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	md := strings.Split(run(true, "md"), "\n")
+	if !strings.HasSuffix(md[0], "| threads | mmap |          test |                  t/s |") || !strings.Contains(md[2], "|       1 |    0 |           tg2 |") {
+		t.Errorf("--no-mmap table:\n%s\n%s\n%s", md[0], md[1], md[2])
+	}
+	if strings.Count(md[1], "|") != strings.Count(md[0], "|") || strings.Count(md[2], "|") != strings.Count(md[0], "|") {
+		t.Errorf("--no-mmap table columns differ:\n%s\n%s\n%s", md[0], md[1], md[2])
+	}
+	if md := run(false, "md"); strings.Contains(md, "mmap") {
+		t.Errorf("mapped table has an mmap column:\n%s", md)
+	}
+	if csv := run(true, "csv"); !strings.Contains(csv, `,"1","0","0","2",`) {
+		t.Errorf("--no-mmap csv:\n%s", csv)
+	}
+	if js := run(true, "json"); !strings.Contains(js, `"use_mmap": false`) {
+		t.Errorf("--no-mmap json:\n%s", js)
+	}
+	if js := run(false, "json"); !strings.Contains(js, `"use_mmap": true`) {
+		t.Errorf("mapped json:\n%s", js)
 	}
 }
 

@@ -42,7 +42,7 @@ func NewCmdEmbed(runF func(*EmbedOptions) error) *cobra.Command {
 	opts := &EmbedOptions{}
 	var ids string
 	cmd := &cobra.Command{
-		Use:   "embed -m FILE (-p TEXT | --ids 1,2,3) [--json] [--pooling mean|cls|last]",
+		Use:   "embed -m FILE (-p TEXT | --ids 1,2,3) [--json] [--pooling mean|cls|last] [--no-mmap]",
 		Short: "Print the sentence embedding of a text from a BitNet embedding GGUF (qwen3, gemma3)",
 		Long: `embed runs the text through the pure-Go runtime (every position, causal attention as the
 models were trained), pools the final hidden states (the file's pooling_type unless --pooling is given)

@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/bitnet-convert/bitnet-convert/format"
 	"github.com/bitnet-convert/bitnet-convert/gguf/reader"
 	"github.com/bitnet-convert/bitnet-convert/internal/fsutil"
+	"github.com/bitnet-convert/bitnet-convert/internal/osx"
 	"github.com/bitnet-convert/bitnet-convert/runtime"
 )
 
@@ -62,6 +64,9 @@ func Load[M any](o Options, rt runtime.Options, open func(string, runtime.Option
 	m, f, err := open(o.Model, rt)
 	if err != nil {
 		var zero M
+		if errors.Is(err, osx.ErrNoMemory) {
+			return zero, nil, fmt.Errorf("%w; drop --no-mmap to map the file instead", err)
+		}
 		return zero, nil, Explain(o.Cmd, o.Model, err)
 	}
 	return m, f, nil

@@ -59,7 +59,7 @@ type PerplexityOptions struct {
 func NewCmdPerplexity(runF func(*PerplexityOptions) error) *cobra.Command {
 	opts := &PerplexityOptions{}
 	cmd := &cobra.Command{
-		Use:   "perplexity -m FILE (-f TEXT [--kl-divergence-base OUT] | --kl-divergence --kl-divergence-base FILE) [-c 512] [-b 2048] [-ub 512] [--chunks N] [--json]",
+		Use:   "perplexity -m FILE (-f TEXT [--kl-divergence-base OUT] | --kl-divergence --kl-divergence-base FILE) [-c 512] [-b 2048] [-ub 512] [--chunks N] [--json] [--no-mmap]",
 		Short: "Perplexity of a text file under a GGUF model (pure-Go runtime)",
 		Long: `Tokenize TEXT with BOS, cut it into chunks of -c tokens (default 512), replace each chunk's first token by BOS,
 run each chunk on an empty KV cache, and score positions c/2 … c−2 with the log-probability of the next

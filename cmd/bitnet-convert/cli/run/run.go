@@ -75,7 +75,7 @@ func NewCmdRun(runF func(*RunOptions) error) *cobra.Command {
 	opts := &RunOptions{}
 	var ids string
 	cmd := &cobra.Command{
-		Use:   "run -m FILE (-p TEXT | --ids 1,2,3) [-n N]",
+		Use:   "run -m FILE (-p TEXT | --ids 1,2,3) [-n N] [--no-mmap]",
 		Short: "Generate tokens from a GGUF model with the pure-Go runtime (one token per call)",
 		Long: `Feed the prompt one token per call through the pure-Go runtime, then generate up to -n tokens,
 greedily by default (ties go to the lowest id) or sampled with --temp/--seed. Generation stops at the
