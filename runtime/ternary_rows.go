@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"sync"
+
 	"github.com/bitnet-convert/bitnet-convert/gguf"
 	"github.com/bitnet-convert/bitnet-convert/internal/kernels"
 	"github.com/bitnet-convert/bitnet-convert/internal/parallel"
@@ -87,6 +89,10 @@ func (w *Matrix) matMulTernary(dst [][]float32, acts []Activation, threads int) 
 			}
 		}
 	}
+	if w.Type == gguf.TypeIQ2BN && len(acts) >= 8 && kernels.IQ2BNBatch8() {
+		w.matMulIQ2BN8(dst, acts, threads)
+		return true
+	}
 	if w.Type == gguf.TypeQ2_0 {
 		parallel.ForHot(len(acts), threads, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
@@ -103,4 +109,50 @@ func (w *Matrix) matMulTernary(dst [][]float32, acts []Activation, threads int) 
 		}
 	})
 	return true
+}
+
+// iq2bnPack holds matMulIQ2BN8's packed activations between calls.
+var iq2bnPack sync.Pool
+
+// matMulIQ2BN8 is matMulTernary for IQ2_BN on a CPU with the eight-token
+// kernel (kernels.IQ2BNBatch8): the tokens in groups of eight, each
+// group's codes packed one after another, through
+// kernels.DotIQ2BNRowsBatch, which decodes each block of a tile's rows
+// once for the eight; the last len(acts) mod 8 tokens take the one-token
+// kernel. Every result is the one-token kernel's (the kernels' tests pin
+// it).
+func (w *Matrix) matMulIQ2BN8(dst [][]float32, acts []Activation, threads int) {
+	groups := len(acts) / 8
+	k := w.K
+	need := groups * 8 * k
+	buf, _ := iq2bnPack.Get().(*[]int8)
+	if buf == nil || cap(*buf) < need {
+		b := make([]int8, need)
+		buf = &b
+	}
+	defer iq2bnPack.Put(buf)
+	q := (*buf)[:need]
+	d := make([][4]float32, groups*8)
+	minus := make([][4]float32, groups*8)
+	for t := range groups * 8 {
+		copy(q[t*k:(t+1)*k], acts[t].q[:k])
+		d[t], minus[t] = acts[t].d64, acts[t].minus64
+	}
+	parallel.ForHot(w.M, threads, func(lo, hi int) {
+		var tmp [ternaryRowTile * 8]float32
+		for r0 := lo; r0 < hi; r0 += ternaryRowTile {
+			r1 := min(r0+ternaryRowTile, hi)
+			rows := w.raw[r0*w.rowB : r1*w.rowB]
+			for g := range groups {
+				out := tmp[:8*(r1-r0)]
+				kernels.DotIQ2BNRowsBatch(out, rows, w.rowB, q[g*8*k:(g+1)*8*k], d[g*8:g*8+8], minus[g*8:g*8+8])
+				for i, v := range out {
+					dst[g*8+i%8][r0+i/8] = v
+				}
+			}
+			for t := groups * 8; t < len(acts); t++ {
+				w.ternaryRows(dst[t], &acts[t], r0, r1)
+			}
+		}
+	})
 }

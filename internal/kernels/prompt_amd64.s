@@ -465,6 +465,187 @@ DATA iq2Shift512<>+56(SB)/4, $0x00000006
 DATA iq2Shift512<>+60(SB)/4, $0x00000006
 GLOBL iq2Shift512<>(SB), RODATA|NOPTR, $64
 
+// func dotIQ2BNRows8VNNI(dst []float32, rows []byte, rowB int, q []int8, k int, dm *[64]float32)
+// Requires: AVX, AVX2, AVX512F, AVX512_VNNI, FMA3
+TEXT ·dotIQ2BNRows8VNNI(SB), NOSPLIT, $0-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	SHRQ         $0x03, CX
+	MOVQ         rows_base+24(FP), DX
+	MOVQ         rowB+48(FP), BX
+	MOVQ         k+80(FP), SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         dm+88(FP), R8
+	VMOVDQU32    iq2Shift512x8<>+0(SB), Z0
+	MOVL         $0x03030303, R9
+	VMOVD        R9, X1
+	VPBROADCASTD X1, Z1
+	SUBQ         $0x04, BX
+
+b8row:
+	CMPQ   CX, $0x00
+	JE     b8done
+	MOVQ   q_base+56(FP), R9
+	LEAQ   (R9)(SI*4), R10
+	VMOVSS (DX), X10
+	ADDQ   $0x04, DX
+	MOVQ   BX, R11
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+
+b8loop:
+	VBROADCASTI32X4 (DX), Z11
+	VPSRLVD         Z0, Z11, Z11
+	VPANDD          Z1, Z11, Z11
+	VPDPBUSD        (R9), Z11, Z2
+	VPDPBUSD        (R9)(SI*1), Z11, Z3
+	VPDPBUSD        (R9)(SI*2), Z11, Z4
+	VPDPBUSD        (R9)(DI*1), Z11, Z5
+	VPDPBUSD        (R10), Z11, Z6
+	VPDPBUSD        (R10)(SI*1), Z11, Z7
+	VPDPBUSD        (R10)(SI*2), Z11, Z8
+	VPDPBUSD        (R10)(DI*1), Z11, Z9
+	ADDQ            $0x10, DX
+	ADDQ            $0x40, R9
+	ADDQ            $0x40, R10
+	SUBQ            $0x10, R11
+	JNE             b8loop
+	VEXTRACTI64X4   $0x01, Z2, Y11
+	VPADDD          Y11, Y2, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         (R8), X11
+	VFMSUB213PS     16(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, (AX)
+	VEXTRACTI64X4   $0x01, Z3, Y11
+	VPADDD          Y11, Y3, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         32(R8), X11
+	VFMSUB213PS     48(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 4(AX)
+	VEXTRACTI64X4   $0x01, Z4, Y11
+	VPADDD          Y11, Y4, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         64(R8), X11
+	VFMSUB213PS     80(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 8(AX)
+	VEXTRACTI64X4   $0x01, Z5, Y11
+	VPADDD          Y11, Y5, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         96(R8), X11
+	VFMSUB213PS     112(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 12(AX)
+	VEXTRACTI64X4   $0x01, Z6, Y11
+	VPADDD          Y11, Y6, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         128(R8), X11
+	VFMSUB213PS     144(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 16(AX)
+	VEXTRACTI64X4   $0x01, Z7, Y11
+	VPADDD          Y11, Y7, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         160(R8), X11
+	VFMSUB213PS     176(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 20(AX)
+	VEXTRACTI64X4   $0x01, Z8, Y11
+	VPADDD          Y11, Y8, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         192(R8), X11
+	VFMSUB213PS     208(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 24(AX)
+	VEXTRACTI64X4   $0x01, Z9, Y11
+	VPADDD          Y11, Y9, Y11
+	VEXTRACTI128    $0x01, Y11, X12
+	VPADDD          X12, X11, X12
+	VCVTDQ2PS       X12, X12
+	VMOVUPS         224(R8), X11
+	VFMSUB213PS     240(R8), X11, X12
+	VMOVHLPS        X12, X12, X11
+	VADDPS          X11, X12, X11
+	VMOVSHDUP       X11, X12
+	VADDSS          X12, X11, X11
+	VMULSS          X10, X11, X11
+	VMOVSS          X11, 28(AX)
+	ADDQ            $0x20, AX
+	DECQ            CX
+	JMP             b8row
+
+b8done:
+	VZEROUPPER
+	RET
+
+DATA iq2Shift512x8<>+0(SB)/4, $0x00000000
+DATA iq2Shift512x8<>+4(SB)/4, $0x00000000
+DATA iq2Shift512x8<>+8(SB)/4, $0x00000000
+DATA iq2Shift512x8<>+12(SB)/4, $0x00000000
+DATA iq2Shift512x8<>+16(SB)/4, $0x00000002
+DATA iq2Shift512x8<>+20(SB)/4, $0x00000002
+DATA iq2Shift512x8<>+24(SB)/4, $0x00000002
+DATA iq2Shift512x8<>+28(SB)/4, $0x00000002
+DATA iq2Shift512x8<>+32(SB)/4, $0x00000004
+DATA iq2Shift512x8<>+36(SB)/4, $0x00000004
+DATA iq2Shift512x8<>+40(SB)/4, $0x00000004
+DATA iq2Shift512x8<>+44(SB)/4, $0x00000004
+DATA iq2Shift512x8<>+48(SB)/4, $0x00000006
+DATA iq2Shift512x8<>+52(SB)/4, $0x00000006
+DATA iq2Shift512x8<>+56(SB)/4, $0x00000006
+DATA iq2Shift512x8<>+60(SB)/4, $0x00000006
+GLOBL iq2Shift512x8<>(SB), RODATA|NOPTR, $64
+
 // func dotQ2_0RowsAVX512(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32)
 // Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, GFNI, MMX+
 TEXT ·dotQ2_0RowsAVX512(SB), NOSPLIT, $8-128

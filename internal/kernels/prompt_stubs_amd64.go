@@ -19,6 +19,11 @@ func expSubGroupsAVX512(dst []float32, src []float32, m float32) int
 //go:noescape
 func dotIQ2BNRowsVNNI(dst []float32, rows []byte, rowB int, q []int8, d *[4]float32, minus *[4]float32)
 
+// dotIQ2BNRows8VNNI writes dotIQ2BNRowsVNNI's result for each of len(dst)/8 consecutive rows and each of eight tokens (codes q[t·k:], scales dm[8t:8t+4], offsets dm[8t+4:8t+8]) into dst[8·row + t]; it needs AVX-512 F and VNNI.
+//
+//go:noescape
+func dotIQ2BNRows8VNNI(dst []float32, rows []byte, rowB int, q []int8, k int, dm *[64]float32)
+
 // dotQ2_0RowsAVX512 is dotQ2_0RowsAVX2 for len(dst) a multiple of 16 on CPUs with AVX-512 F, BW, VNNI and GFNI (the same results).
 //
 //go:noescape

@@ -74,6 +74,42 @@ func DotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]f
 	}
 }
 
+// DotIQ2BNRowsBatch writes, for each of the nr = len(dst)/T consecutive
+// IQ2_BN rows of rows and each of the T = len(d) tokens, DotIQ2BNRows'
+// result into dst[r·T + t], bit for bit: token t's Q8_K64 codes are
+// q[t·k : (t+1)·k] with k = 4·(rowB − 4), its group scales d[t] and its
+// group offsets minus[t]. It is the prompt's product: where IQ2BNBatch8
+// reports true, eight tokens share each decoded block (AVX-512 VNNI);
+// otherwise each token takes DotIQ2BNRows. It panics if len(minus) !=
+// len(d), len(dst) is not a multiple of len(d), rowB − 4 is not a
+// positive multiple of 16, or rows or q are too short.
+func DotIQ2BNRowsBatch(dst []float32, rows []byte, rowB int, q []int8, d, minus [][4]float32) {
+	T := len(d)
+	if T == 0 || len(minus) != T || len(dst)%T != 0 || rowB <= 4 || (rowB-4)%iq2bnBytes != 0 ||
+		len(rows) < len(dst)/T*rowB || len(q) < T*4*(rowB-4) {
+		panic("kernels: DotIQ2BNRowsBatch length mismatch")
+	}
+	if len(dst) > 0 {
+		dotIQ2BNRowsBatch(dst, rows, rowB, q, d, minus)
+	}
+}
+
+// IQ2BNBatch8 reports whether DotIQ2BNRowsBatch has a kernel that shares
+// each decoded block between eight tokens on this CPU (batches of eight
+// tokens are then worth forming).
+func IQ2BNBatch8() bool { return iq2bnBatch8() }
+
+// dotIQ2BNRowsBatchRef is DotIQ2BNRowsBatch through DotIQ2BNRows, one
+// token and one row at a time.
+func dotIQ2BNRowsBatchRef(dst []float32, rows []byte, rowB int, q []int8, d, minus [][4]float32) {
+	T, k := len(d), 4*(rowB-4)
+	for r := 0; r < len(dst)/T; r++ {
+		for t := range T {
+			dotIQ2BNRows(dst[r*T+t:r*T+t+1], rows[r*rowB:(r+1)*rowB], rowB, q[t*k:(t+1)*k], &d[t], &minus[t])
+		}
+	}
+}
+
 // dotIQ2BNRowsRef is DotIQ2BNRows in Go.
 func dotIQ2BNRowsRef(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]float32) {
 	for r := range dst {

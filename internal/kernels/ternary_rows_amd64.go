@@ -66,6 +66,31 @@ func dotIQ2BNRows(dst []float32, rows []byte, rowB int, q []int8, d, minus *[4]f
 	}
 }
 
+func iq2bnBatch8() bool { return useFMA && useVNNI }
+
+// dotIQ2BNRowsBatch runs eight tokens through dotIQ2BNRows8VNNI where the
+// CPU has it, a NaN result again through the one-token kernel (whose NaN
+// path is the reference's), and any other batch one token at a time.
+func dotIQ2BNRowsBatch(dst []float32, rows []byte, rowB int, q []int8, d, minus [][4]float32) {
+	if len(d) != 8 || !iq2bnBatch8() {
+		dotIQ2BNRowsBatchRef(dst, rows, rowB, q, d, minus)
+		return
+	}
+	var dm [64]float32
+	for t := range 8 {
+		copy(dm[8*t:8*t+4], d[t][:])
+		copy(dm[8*t+4:8*t+8], minus[t][:])
+	}
+	k := 4 * (rowB - 4)
+	dotIQ2BNRows8VNNI(dst, rows, rowB, q, k, &dm)
+	for i, v := range dst {
+		if v != v {
+			r, t := i/8, i%8
+			dotIQ2BNRows(dst[i:i+1], rows[r*rowB:(r+1)*rowB], rowB, q[t*k:(t+1)*k], &d[t], &minus[t])
+		}
+	}
+}
+
 func dotQ2_0Rows(dst []float32, rows []byte, rowB int, qp []int8, qsum []int32, d []float32) {
 	if !useFMA {
 		dotQ2_0RowsRef(dst, rows, rowB, qp, qsum, d)

@@ -23,6 +23,7 @@ func main() {
 	dotI2SBatch()
 	expSubGroups()
 	dotIQ2BNRows()
+	dotIQ2BNRows8()
 	dotQ2_0RowsAVX512()
 	Generate()
 }
@@ -404,6 +405,113 @@ func dotIQ2BNRows() {
 	DECQ(nr)
 	JMP(LabelRef("vrow"))
 	Label("vdone")
+	VZEROUPPER()
+	RET()
+}
+
+// dotIQ2BNRows8: dotIQ2BNRows for eight tokens at once (the prompt's
+// products): each block's 16 code bytes are loaded, shifted and masked
+// once (as in dotIQ2BNRows) and VPDPBUSD adds their products with the
+// block's 64 activation codes of each of the eight tokens into that
+// token's accumulator; per token the epilogue is dotIQ2BNRows' (exact lane
+// sums, v = d·S − minus in one fused multiply-subtract, (v_0 + v_2) +
+// (v_1 + v_3), the row scale), so every result is dotIQ2BNRows' bit for
+// bit. Token t's codes start at q + t·k; its four group scales at dm[8t]
+// and offsets at dm[8t + 4]; the result of row r is dst[8r + t].
+func dotIQ2BNRows8() {
+	TEXT("dotIQ2BNRows8VNNI", NOSPLIT, "func(dst []float32, rows []byte, rowB int, q []int8, k int, dm *[64]float32)")
+	Pragma("noescape")
+	Doc("dotIQ2BNRows8VNNI writes dotIQ2BNRowsVNNI's result for each of len(dst)/8 consecutive rows and each of eight tokens (codes q[t·k:], scales dm[8t:8t+4], offsets dm[8t+4:8t+8]) into dst[8·row + t]; it needs AVX-512 F and VNNI.")
+	dst := Load(Param("dst").Base(), GP64())
+	nr := Load(Param("dst").Len(), GP64())
+	SHRQ(U8(3), nr)
+	row := Load(Param("rows").Base(), GP64())
+	rowB := Load(Param("rowB"), GP64())
+	k1 := Load(Param("k"), GP64())
+	k3 := GP64()
+	LEAQ(Mem{Base: k1, Index: k1, Scale: 2}, k3)
+	dm := Load(Param("dm"), GP64())
+	shifts := GLOBL("iq2Shift512x8", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(uint32(2*(i/4))))
+	}
+	sh := ZMM()
+	VMOVDQU32(shifts, sh)
+	t := GP32()
+	MOVL(U32(0x03030303), t)
+	mx := XMM()
+	VMOVD(t, mx)
+	mask := ZMM()
+	VPBROADCASTD(mx, mask)
+	SUBQ(U8(4), rowB)
+
+	Label("b8row")
+	CMPQ(nr, Imm(0))
+	JE(LabelRef("b8done"))
+	q0 := Load(Param("q").Base(), GP64())
+	q4 := GP64()
+	LEAQ(Mem{Base: q0, Index: k1, Scale: 4}, q4)
+	scale := XMM()
+	VMOVSS(Mem{Base: row}, scale)
+	ADDQ(U8(4), row)
+	n := GP64()
+	MOVQ(rowB, n)
+	var acc [8]VecVirtual
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	Label("b8loop")
+	x := ZMM()
+	VBROADCASTI32X4(Mem{Base: row}, x)
+	VPSRLVD(sh, x, x)
+	VPANDD(mask, x, x)
+	for i := range acc {
+		base := q0
+		if i >= 4 {
+			base = q4
+		}
+		m := Mem{Base: base}
+		switch i % 4 {
+		case 1:
+			m = Mem{Base: base, Index: k1, Scale: 1}
+		case 2:
+			m = Mem{Base: base, Index: k1, Scale: 2}
+		case 3:
+			m = Mem{Base: base, Index: k3, Scale: 1}
+		}
+		vpdpbusd(m, x, acc[i])
+	}
+	ADDQ(U8(16), row)
+	ADDQ(U8(64), q0)
+	ADDQ(U8(64), q4)
+	SUBQ(U8(16), n)
+	JNE(LabelRef("b8loop"))
+
+	for i := range acc {
+		y := YMM()
+		VEXTRACTI64X4(U8(1), acc[i], y)
+		VPADDD(y, acc[i].AsY(), y)
+		s := XMM()
+		VEXTRACTI128(U8(1), y, s)
+		VPADDD(s, y.AsX(), s)
+		VCVTDQ2PS(s, s)
+		dv := XMM()
+		VMOVUPS(Mem{Base: dm, Disp: 32 * i}, dv)
+		VFMSUB213PS(Mem{Base: dm, Disp: 32*i + 16}, dv, s) // s = d·s − minus
+		u := XMM()
+		VMOVHLPS(s, s, u)
+		VADDPS(u, s, u)
+		w := XMM()
+		VMOVSHDUP(u, w)
+		VADDSS(w, u, u)
+		VMULSS(scale, u, u)
+		VMOVSS(u, Mem{Base: dst, Disp: 4 * i})
+	}
+	ADDQ(U8(32), dst)
+	DECQ(nr)
+	JMP(LabelRef("b8row"))
+	Label("b8done")
 	VZEROUPPER()
 	RET()
 }
