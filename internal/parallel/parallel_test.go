@@ -273,3 +273,18 @@ func TestTeamNarrowingKeepsCoverage(t *testing.T) {
 	shared.mu.Unlock()
 	coversOnce(t, RangeHot)
 }
+
+// BenchmarkRangeHotHandoff: RangeHot calls with next to no work, one
+// after another as a token's products come: the cost of one hand-off to
+// the team and back (ns/op), the part of the per-token time that is not
+// the kernels'.
+func BenchmarkRangeHotHandoff(b *testing.B) {
+	var sink atomic.Int64
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			for b.Loop() {
+				RangeHot(64, threads, func(_, lo, hi int) { sink.Add(int64(hi - lo)) })
+			}
+		})
+	}
+}
