@@ -253,33 +253,47 @@ func FuzzDotIQ2BNRows(f *testing.F) {
 	f.Add([]byte{0x00, 0x00, 0x80, 0x3f, 0xaa, 0x55, 0x01, 0xff, 0x80, 0x7f})
 	f.Add(bytes.Repeat([]byte{0x3f, 0x1b, 0xe4, 0x40}, 700))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		nb := len(data) / 240
-		if nb == 0 {
+		rows, rowB, q, d, minus, ok := iq2bnFuzzCase(data, 1)
+		if !ok {
 			return
 		}
-		rowB := 4 + 16*nb
-		rows := data[:3*rowB]
-		at := func(i int) byte { return data[(3*rowB+i)%len(data)] }
-		q := make([]int8, 64*nb)
-		for i := range q {
-			q[i] = int8(at(i))
-		}
-		var d, minus [4]float32
-		for g := range d {
-			// Finite scales of either sign and any exponent byte, so
-			// that products round, overflow and cancel.
-			d[g] = math.Float32frombits(uint32(at(len(q)+g))<<23 ^ uint32(at(len(q)+4+g))<<31 | uint32(at(g))<<8)
-			minus[g] = d[g] * float32(int16(uint16(at(len(q)+8+g))<<8|uint16(at(g+1))))
-		}
 		got, want := make([]float32, 3), make([]float32, 3)
-		DotIQ2BNRows(got, rows, rowB, q, &d, &minus)
-		dotIQ2BNRowsRef(want, rows, rowB, q, &d, &minus)
+		DotIQ2BNRows(got, rows, rowB, q, &d[0], &minus[0])
+		dotIQ2BNRowsRef(want, rows, rowB, q, &d[0], &minus[0])
 		for k := range got {
 			if !sameF32(got[k], want[k]) {
-				t.Fatalf("nb=%d: DotIQ2BNRows row %d: kernel %v, reference %v", nb, k, got[k], want[k])
+				t.Fatalf("rowB=%d: DotIQ2BNRows row %d: kernel %v, reference %v", rowB, k, got[k], want[k])
 			}
 		}
 	})
+}
+
+// iq2bnFuzzCase cuts a fuzz input into three IQ2_BN rows of 4 + 16·nb
+// bytes (nb = len(data)/240) and T tokens' Q8_K64 codes, group scales and
+// offsets taken from the bytes after them (cycled): finite scales of
+// either sign and any exponent byte, so that products round, overflow and
+// cancel. ok is false for inputs under 240 bytes.
+func iq2bnFuzzCase(data []byte, T int) (rows []byte, rowB int, q []int8, d, minus [][4]float32, ok bool) {
+	nb := len(data) / 240
+	if nb == 0 {
+		return nil, 0, nil, nil, nil, false
+	}
+	rowB = 4 + 16*nb
+	rows = data[:3*rowB]
+	at := func(i int) byte { return data[(3*rowB+i)%len(data)] }
+	q = make([]int8, T*64*nb)
+	for i := range q {
+		q[i] = int8(at(i))
+	}
+	d, minus = make([][4]float32, T), make([][4]float32, T)
+	for tok := range T {
+		o := len(q) + 8*tok
+		for g := range 4 {
+			d[tok][g] = math.Float32frombits(uint32(at(o+g))<<23 ^ uint32(at(o+4+g))<<31 | uint32(at(g+tok))<<8)
+			minus[tok][g] = d[tok][g] * float32(int16(uint16(at(o+8+g))<<8|uint16(at(g+1+tok))))
+		}
+	}
+	return rows, rowB, q, d, minus, true
 }
 
 // FuzzFMA32Acc: FMA32Acc (VFMADD231PS groups on amd64) equals FMA32 lane

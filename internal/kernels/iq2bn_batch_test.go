@@ -73,31 +73,14 @@ func TestDotIQ2BNRowsBatch(t *testing.T) {
 }
 
 // FuzzDotIQ2BNRowsBatch: DotIQ2BNRowsBatch of eight tokens equals
-// DotIQ2BNRows token by token on any rows (FuzzDotIQ2BNRows' layout: the
-// input's first bytes are the rows, the rest feed the codes and scales).
+// DotIQ2BNRows token by token on any rows (iq2bnFuzzCase's layout, as
+// FuzzDotIQ2BNRows).
 func FuzzDotIQ2BNRowsBatch(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0x3f, 0x1b, 0xe4, 0x40}, 700))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		nb := len(data) / 240
-		if nb == 0 {
-			return
+		rows, rowB, q, d, minus, ok := iq2bnFuzzCase(data, 8)
+		if ok {
+			checkIQ2BNBatch(t, rows, rowB, q, d, minus)
 		}
-		rowB := 4 + 16*nb
-		rows := data[:3*rowB]
-		at := func(i int) byte { return data[(3*rowB+i)%len(data)] }
-		const T = 8
-		q := make([]int8, T*64*nb)
-		for i := range q {
-			q[i] = int8(at(i))
-		}
-		d, minus := make([][4]float32, T), make([][4]float32, T)
-		for tok := range T {
-			for g := range 4 {
-				o := len(q) + 8*tok
-				d[tok][g] = math.Float32frombits(uint32(at(o+g))<<23 ^ uint32(at(o+4+g))<<31 | uint32(at(g+tok))<<8)
-				minus[tok][g] = d[tok][g] * float32(int16(uint16(at(o+g+1))<<8|uint16(at(g+1))))
-			}
-		}
-		checkIQ2BNBatch(t, rows, rowB, q, d, minus)
 	})
 }

@@ -327,18 +327,7 @@ func dotIQ2BNRows() {
 	dv, mv := XMM(), XMM()
 	VMOVUPS(Mem{Base: dP}, dv)
 	VMOVUPS(Mem{Base: mP}, mv)
-	shifts := GLOBL("iq2Shift512", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(uint32(2*(i/4))))
-	}
-	sh := ZMM()
-	VMOVDQU32(shifts, sh)
-	t := GP32()
-	MOVL(U32(0x03030303), t)
-	mx := XMM()
-	VMOVD(t, mx)
-	mask := ZMM()
-	VPBROADCASTD(mx, mask)
+	sh, mask := iq2bnDecodeConsts()
 	SUBQ(U8(4), rowB)
 
 	Label("vrow")
@@ -385,22 +374,7 @@ func dotIQ2BNRows() {
 	VPADDD(acc[1], acc[0], acc[0])
 	VPADDD(acc[3], acc[2], acc[2])
 	VPADDD(acc[2], acc[0], acc[0])
-	y := YMM()
-	VEXTRACTI64X4(U8(1), acc[0], y)
-	VPADDD(y, acc[0].AsY(), y)
-	s := XMM()
-	VEXTRACTI128(U8(1), y, s)
-	VPADDD(s, y.AsX(), s)
-	VCVTDQ2PS(s, s)
-	VFMSUB213PS(mv, dv, s) // s = d·s − minus
-	u := XMM()
-	VMOVHLPS(s, s, u)
-	VADDPS(u, s, u)
-	w := XMM()
-	VMOVSHDUP(u, w)
-	VADDSS(w, u, u)
-	VMULSS(scale, u, u)
-	VMOVSS(u, Mem{Base: dst})
+	iq2bnEpilogue(acc[0], dv, mv, scale, Mem{Base: dst})
 	ADDQ(U8(4), dst)
 	DECQ(nr)
 	JMP(LabelRef("vrow"))
@@ -431,18 +405,7 @@ func dotIQ2BNRows8() {
 	k3 := GP64()
 	LEAQ(Mem{Base: k1, Index: k1, Scale: 2}, k3)
 	dm := Load(Param("dm"), GP64())
-	shifts := GLOBL("iq2Shift512x8", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(uint32(2*(i/4))))
-	}
-	sh := ZMM()
-	VMOVDQU32(shifts, sh)
-	t := GP32()
-	MOVL(U32(0x03030303), t)
-	mx := XMM()
-	VMOVD(t, mx)
-	mask := ZMM()
-	VPBROADCASTD(mx, mask)
+	sh, mask := iq2bnDecodeConsts()
 	SUBQ(U8(4), rowB)
 
 	Label("b8row")
@@ -489,24 +452,9 @@ func dotIQ2BNRows8() {
 	JNE(LabelRef("b8loop"))
 
 	for i := range acc {
-		y := YMM()
-		VEXTRACTI64X4(U8(1), acc[i], y)
-		VPADDD(y, acc[i].AsY(), y)
-		s := XMM()
-		VEXTRACTI128(U8(1), y, s)
-		VPADDD(s, y.AsX(), s)
-		VCVTDQ2PS(s, s)
 		dv := XMM()
 		VMOVUPS(Mem{Base: dm, Disp: 32 * i}, dv)
-		VFMSUB213PS(Mem{Base: dm, Disp: 32*i + 16}, dv, s) // s = d·s − minus
-		u := XMM()
-		VMOVHLPS(s, s, u)
-		VADDPS(u, s, u)
-		w := XMM()
-		VMOVSHDUP(u, w)
-		VADDSS(w, u, u)
-		VMULSS(scale, u, u)
-		VMOVSS(u, Mem{Base: dst, Disp: 4 * i})
+		iq2bnEpilogue(acc[i], dv, Mem{Base: dm, Disp: 32*i + 16}, scale, Mem{Base: dst, Disp: 4 * i})
 	}
 	ADDQ(U8(32), dst)
 	DECQ(nr)
@@ -514,4 +462,54 @@ func dotIQ2BNRows8() {
 	Label("b8done")
 	VZEROUPPER()
 	RET()
+}
+
+// iq2bnShifts is the shift table's symbol, declared by the first
+// iq2bnDecodeConsts.
+var iq2bnShifts *Mem
+
+// iq2bnDecodeConsts loads the constants of an IQ2_BN block's decoding:
+// the per-lane shifts 0, 2, 4, 6 (lane i of a broadcast block shifted by
+// 2i bits per 32-bit word) and the 0x03 byte mask.
+func iq2bnDecodeConsts() (sh, mask VecVirtual) {
+	if iq2bnShifts == nil {
+		m := GLOBL("iq2Shift512", RODATA|NOPTR)
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(uint32(2*(i/4))))
+		}
+		iq2bnShifts = &m
+	}
+	sh = ZMM()
+	VMOVDQU32(*iq2bnShifts, sh)
+	t := GP32()
+	MOVL(U32(0x03030303), t)
+	mx := XMM()
+	VMOVD(t, mx)
+	mask = ZMM()
+	VPBROADCASTD(mx, mask)
+	return sh, mask
+}
+
+// iq2bnEpilogue finishes one row and token of the IQ2_BN kernels from the
+// VPDPBUSD accumulator acc (word g of each 128-bit lane: part of group
+// g's sum): the lanes added (exact), v = d·S − minus in one fused
+// multiply-subtract (minus a register or memory), (v_0 + v_2) + (v_1 +
+// v_3), times the row scale, stored to out: dotIQ2BNRowsRef's float order.
+func iq2bnEpilogue(acc, d VecVirtual, minus Op, scale VecVirtual, out Mem) {
+	y := YMM()
+	VEXTRACTI64X4(U8(1), acc, y)
+	VPADDD(y, acc.AsY(), y)
+	s := XMM()
+	VEXTRACTI128(U8(1), y, s)
+	VPADDD(s, y.AsX(), s)
+	VCVTDQ2PS(s, s)
+	VFMSUB213PS(minus, d, s) // s = d·s − minus
+	u := XMM()
+	VMOVHLPS(s, s, u)
+	VADDPS(u, s, u)
+	w := XMM()
+	VMOVSHDUP(u, w)
+	VADDSS(w, u, u)
+	VMULSS(scale, u, u)
+	VMOVSS(u, out)
 }
