@@ -230,49 +230,40 @@ var useFMA = useAVX2 && cpu.X86.HasFMA
 // fma32Acc runs the groups of eight through the assembly; a group with a
 // NaN result, and the tail, take the reference.
 func fma32Acc(acc, b []float32, c float32) {
-	i := 0
-	if useFMA {
-		n := len(acc) &^ 7
-		for i < n {
-			i += fma32AccAVX2(acc[i:n], b[i:n], c)
-			if i < n {
-				fma32AccRef(acc[i:i+8], b[i:i+8], c)
-				i += 8
-			}
-		}
-	}
-	fma32AccRef(acc[i:], b[i:], c)
+	byGroups(len(acc), 8, useFMA,
+		func(i, n int) int { return fma32AccAVX2(acc[i:n], b[i:n], c) },
+		func(i, j int) { fma32AccRef(acc[i:j], b[i:j], c) })
 }
 
 // fmaF16Acc and scaleF16 run the groups of eight through the assembly
 // (fmaF16Acc where the CPU has FMA); a group with a NaN result, and the
-// tail, take the reference (byEights).
+// tail, take the reference (byGroups).
 func fmaF16Acc(acc, v []uint16, c float32) {
-	byEights(len(acc), useFMA,
+	byGroups(len(acc), 8, useFMA,
 		func(i, n int) int { return fmaF16AccAVX2(acc[i:n], v[i:n], c) },
 		func(i, j int) { fmaF16AccRef(acc[i:j], v[i:j], c) })
 }
 
 func scaleF16(acc []uint16, c float32) {
-	byEights(len(acc), useAVX2,
+	byGroups(len(acc), 8, useAVX2,
 		func(i, n int) int { return scaleF16AVX2(acc[i:n], c) },
 		func(i, j int) { scaleF16Ref(acc[i:j], c) })
 }
 
-// byEights runs an elementwise kernel over n values: when fast, asm(i, n8)
-// on the groups of eight from i up to n8 (n rounded down to a multiple of
-// 8), which returns how many it did before the first group it left
-// unchanged (a NaN result); ref(i, i+8) computes that group, and ref the
-// tail.
-func byEights(n int, fast bool, asm func(i, n8 int) int, ref func(i, j int)) {
+// byGroups runs a kernel over n values in groups of g: when fast, asm(i,
+// ng) on the groups from i up to ng (n rounded down to a multiple of g),
+// which returns how many values it did before the first group it left
+// unchanged (a NaN result, a non-finite block); ref(i, i+g) computes that
+// group, and ref the tail.
+func byGroups(n, g int, fast bool, asm func(i, ng int) int, ref func(i, j int)) {
 	i := 0
 	if fast {
-		n8 := n &^ 7
-		for i < n8 {
-			i += asm(i, n8)
-			if i < n8 {
-				ref(i, i+8)
-				i += 8
+		ng := n - n%g
+		for i < ng {
+			i += asm(i, ng)
+			if i < ng {
+				ref(i, i+g)
+				i += g
 			}
 		}
 	}
@@ -282,17 +273,9 @@ func byEights(n int, fast bool, asm func(i, n8 int) int, ref func(i, j int)) {
 // quantizeQ8_0 runs the blocks through the assembly; a block with a NaN or
 // an infinity takes the reference.
 func quantizeQ8_0(qs []int8, d []float32, x []float32) {
-	b := 0
-	if useAVX2 {
-		for b < len(d) {
-			b += quantQ8_0AVX2(qs[32*b:], d[b:], x[32*b:])
-			if b < len(d) {
-				quantizeQ8_0Ref(qs[32*b:32*b+32], d[b:b+1], x[32*b:32*b+32])
-				b++
-			}
-		}
-	}
-	quantizeQ8_0Ref(qs[32*b:], d[b:], x[32*b:])
+	byGroups(len(d), 1, useAVX2,
+		func(b, nb int) int { return quantQ8_0AVX2(qs[32*b:32*nb], d[b:nb], x[32*b:32*nb]) },
+		func(b, e int) { quantizeQ8_0Ref(qs[32*b:32*e], d[b:e], x[32*b:32*e]) })
 }
 
 // dotQ2_0, accTQ, accQ8_0 and accQ6K take the reference's result wherever the assembly's

@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/x448/float16"
+)
 
 // Exp is e^x as bitnet.cpp computes it in softmax and SiLU on x86
 // AVX2: ggml_v_expf of bitnet.cpp's llama.cpp fork (ggml.c, 406a5036), which
@@ -217,18 +221,14 @@ func ScaleF16(acc []uint16, c float32) { scaleF16(acc, c) }
 
 // fmaF16AccRef is FMAF16Acc in Go (len(v) == len(acc)).
 func fmaF16AccRef(acc, v []uint16, c float32) {
-	var t [1]float32
 	for i, a := range acc {
-		t[0] = fmaFast(f16Table[a], f16Table[v[i]], c)
-		f32ToF16Ref(acc[i:i+1], t[:])
+		acc[i] = float16.Fromfloat32(fmaFast(f16Table[a], f16Table[v[i]], c)).Bits()
 	}
 }
 
 // scaleF16Ref is ScaleF16 in Go.
 func scaleF16Ref(acc []uint16, c float32) {
-	var t [1]float32
 	for i, a := range acc {
-		t[0] = f16Table[a] * c
-		f32ToF16Ref(acc[i:i+1], t[:])
+		acc[i] = float16.Fromfloat32(f16Table[a] * c).Bits()
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"unsafe"
+
+	"github.com/x448/float16"
 )
 
 // QuantizeQ8K quantizes x (len a multiple of 256) to ggml's Q8_K blocks as
@@ -127,7 +129,6 @@ func QuantizeQ8_0(qs []int8, d []float32, x []float32) {
 
 // quantizeQ8_0Ref is QuantizeQ8_0 in Go.
 func quantizeQ8_0Ref(qs []int8, d []float32, x []float32) {
-	var h [1]uint16
 	for b := range d {
 		blk := x[b*32 : (b+1)*32]
 		var amax float32
@@ -136,8 +137,7 @@ func quantizeQ8_0Ref(qs []int8, d []float32, x []float32) {
 				amax = a
 			}
 		}
-		f32ToF16Ref(h[:], []float32{amax / 127})
-		d[b] = f16Table[h[0]]
+		d[b] = f16Table[float16.Fromfloat32(amax/127).Bits()]
 		var id float32
 		if amax != 0 {
 			id = 127 / amax
