@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"testing"
 
@@ -10,10 +11,15 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes to Parse: it must never panic, and a file
-// it accepts must be self-consistent (every tensor's data is exactly NBytes
-// long and lies inside the input; every key is found again).
+// it accepts must be self-consistent (every tensor's data lies inside the
+// input and is exactly NBytes long, or, for a tensor whose stored id fits
+// none of its layouts, is its span and Layouts names it; every key is found
+// again).
 func FuzzParse(f *testing.F) {
 	f.Add(smallFile(f))
+	// Tensor b's F32 id replaced by 40 (NVFP4, 36 bytes per 64): its 16
+	// bytes fit no layout of the id, so it is read as LayoutUnknown(40).
+	f.Add(withTypeID(f, smallFile(f), "b", 40))
 	// A file with an I2_S tensor, a non-default alignment and arrays of
 	// several widths.
 	var buf bytes.Buffer
@@ -51,10 +57,38 @@ func FuzzParse(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if end := file.DataOffset + ti.Offset + uint64(len(d)); end > uint64(len(data)) {
+				t.Fatalf("tensor %s ends at %d, past the input's %d bytes", ti.Name, end, len(data))
+			}
+			if ti.Type.IsLayoutUnknown() {
+				if file.Layouts[ti.Name] == "" {
+					t.Fatalf("tensor %s: %s without a Layouts note", ti.Name, ti.Type)
+				}
+				continue
+			}
 			nb, err := ti.NBytes()
 			if err != nil || uint64(len(d)) != nb {
 				t.Fatalf("tensor %s: %d bytes, NBytes %d (%v)", ti.Name, len(d), nb, err)
 			}
 		}
 	})
+}
+
+// withTypeID returns a copy of the GGUF file b with the stored type id of
+// tensor name set to id. The tensor info is name (u64 length + bytes),
+// n_dims (u32), ne (u64 each), type (u32); the name must occur once.
+func withTypeID(t testing.TB, b []byte, name string, id uint32) []byte {
+	t.Helper()
+	key := binary.LittleEndian.AppendUint64(nil, uint64(len(name)))
+	key = append(key, name...)
+	at := bytes.Index(b, key)
+	if at < 0 || bytes.Count(b, key) != 1 {
+		t.Fatalf("tensor name %q found %d times", name, bytes.Count(b, key))
+	}
+	out := bytes.Clone(b)
+	p := at + len(key)
+	nd := int(binary.LittleEndian.Uint32(out[p:]))
+	p += 4 + 8*nd
+	binary.LittleEndian.PutUint32(out[p:], id)
+	return out
 }

@@ -445,3 +445,35 @@ func TestOpenInMemory(t *testing.T) {
 		t.Errorf("zeros: %v", err)
 	}
 }
+
+// TestLayoutUnknownSpan: a tensor whose stored id fits none of the id's
+// layouts (F32 data under id 40, NVFP4) is read as LayoutUnknown(40) with
+// its span as its data (the 16 bytes written and the writer's padding to
+// the 32-byte alignment), and Layouts says why; the other tensors are kept.
+func TestLayoutUnknownSpan(t *testing.T) {
+	t.Parallel()
+	file, err := Parse(withTypeID(t, smallFile(t), "b", 40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := file.Tensor("b")
+	if !ok {
+		t.Fatal("tensor b missing")
+	}
+	if ti.Type != gguf.LayoutUnknown(40) {
+		t.Fatalf("type %s, want %s", ti.Type, gguf.LayoutUnknown(40))
+	}
+	d, err := file.TensorData("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(bytes.Repeat([]byte{1}, 16), make([]byte, 16)...); !bytes.Equal(d, want) {
+		t.Fatalf("data % x, want % x", d, want)
+	}
+	if want := "type 40: layout unknown (32 bytes for ne [2 2]"; !strings.HasPrefix(file.Layouts["b"], want) {
+		t.Fatalf("Layouts[b] = %q, want prefix %q", file.Layouts["b"], want)
+	}
+	if a, _ := file.Tensor("a"); a.Type != gguf.TypeF32 {
+		t.Fatalf("tensor a type %s, want F32", a.Type)
+	}
+}
