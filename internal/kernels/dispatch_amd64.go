@@ -100,12 +100,12 @@ func siluGroups(x []float32) int {
 	return 0
 }
 
-func dotF16Rows(dst []float32, w []uint16, x []float32) {
+func dotF16Rows(dst []float32, w []uint16, stride int, x []float32) {
 	if useAVX2 {
-		dotF16RowsAVX2(dst, w, x)
+		dotF16RowsAVX2(dst, w, stride, x)
 		return
 	}
-	dotF16RowsRef(dst, w, x)
+	dotF16RowsRef(dst, w, stride, x)
 }
 
 func absMaxBits(x []float32) uint32 {

@@ -26,7 +26,18 @@ func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale f
 
 func dotF16Body(w []uint16, x []float32) float32 { return dotF16NEON(w, x) }
 
-func dotF16Rows(dst []float32, w []uint16, x []float32) { dotF16RowsNEON(dst, w, x) }
+// dotF16Rows takes the NEON kernel of consecutive rows once per row when
+// the rows are further apart.
+func dotF16Rows(dst []float32, w []uint16, stride int, x []float32) {
+	k := len(x)
+	if stride == k {
+		dotF16RowsNEON(dst, w, x)
+		return
+	}
+	for r := range dst {
+		dotF16RowsNEON(dst[r:r+1], w[r*stride:r*stride+k], x)
+	}
+}
 
 func absMaxBits(x []float32) uint32 { return absMaxBitsNEON(x) }
 

@@ -13,8 +13,10 @@ func dotI2S4(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 func dotI2SRows(dst []float32, rows []byte, rowB int, q []int8, sumf, s, scale float32) {
 	dotI2SRowsRef(dst, rows, rowB, q, sumf, s, scale)
 }
-func dotF16Body(w []uint16, x []float32) float32            { return dotF16BodyRef(w, x) }
-func dotF16Rows(dst []float32, w []uint16, x []float32)     { dotF16RowsRef(dst, w, x) }
+func dotF16Body(w []uint16, x []float32) float32 { return dotF16BodyRef(w, x) }
+func dotF16Rows(dst []float32, w []uint16, stride int, x []float32) {
+	dotF16RowsRef(dst, w, stride, x)
+}
 func absMaxBits(x []float32) uint32                         { return absMaxBitsRef(x) }
 func quantI8S(dst []int8, x []float32, scale float32) int32 { return quantI8SRef(dst, x, scale) }
 

@@ -46,6 +46,8 @@ func quantQ8K64(q []int8, x []float32, id *[4]float32) [4]int32 {
 
 func mulScaled(dst, x, w []float32, scale float32) { mulScaledRef(dst, x, w, scale) }
 
+func scaleMul(dst, x, w []float32, scale float32) { scaleMulRef(dst, x, w, scale) }
+
 func fmaF16Acc(acc, v []uint16, c float32) { fmaF16AccRef(acc, v, c) }
 
 func scaleF16(acc []uint16, c float32) { scaleF16Ref(acc, c) }

@@ -207,7 +207,7 @@ func TestDotF16RowsAnyActivation(t *testing.T) {
 			}
 			got, want := make([]float32, nr), make([]float32, nr)
 			DotF16Rows(got, w, x)
-			dotF16RowsRef(want, w, x)
+			dotF16RowsRef(want, w, k, x)
 			for row := range got {
 				if math.Float32bits(got[row]) != math.Float32bits(want[row]) {
 					t.Fatalf("k=%d rows=%d row %d: kernel %v, reference %v (%s)", k, nr, row, got[row], want[row], Impl())

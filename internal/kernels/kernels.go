@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // DotI2S returns Σ_k code_k·q_k over one packed I2_S row (x86 layout, QK
 // 128: each 32-byte block holds 128 ternary codes 0…2, byte j carrying
@@ -72,23 +75,37 @@ func DotF16(w []uint16, x []float32) float32 {
 
 // DotF16Rows writes DotF16(row_r, x) for the len(dst) consecutive rows of
 // len(x) F16 weights in w (the same sums, bit for bit): the F16 output
-// head and the attention's V columns, one call per range of rows. It
-// panics if len(w) != len(dst)·len(x).
+// head, one call per range of rows. It panics if len(w) != len(dst)·len(x).
 func DotF16Rows(dst []float32, w []uint16, x []float32) {
 	k := len(x)
 	if len(w) != len(dst)*k {
 		panic("kernels: DotF16Rows length mismatch")
 	}
+	DotF16RowsStride(dst, w, k, x)
+}
+
+// DotF16RowsStride writes DotF16(row_r, x) for len(dst) rows of len(x) F16
+// weights that start stride elements apart in w (row r is
+// w[r·stride:][:len(x)]), the same sums as DotF16 bit for bit: the
+// attention's K rows of one head (stride: the cache's K row, NHeadKV ×
+// HeadDim) and its V columns (stride: the cache's positions), read where
+// they lie. It panics if stride < len(x) or w is shorter than
+// (len(dst)−1)·stride + len(x).
+func DotF16RowsStride(dst []float32, w []uint16, stride int, x []float32) {
+	k := len(x)
 	if len(dst) == 0 {
 		return
 	}
+	if stride < k || len(w) < k || (stride > 0 && (len(w)-k)/stride < len(dst)-1) {
+		panic(fmt.Sprintf("kernels: DotF16RowsStride %d rows of %d at stride %d in %d weights", len(dst), k, stride, len(w)))
+	}
 	if k%32 != 0 || k == 0 {
 		for r := range dst {
-			dst[r] = DotF16(w[r*k:(r+1)*k], x)
+			dst[r] = DotF16(w[r*stride:r*stride+k], x)
 		}
 		return
 	}
-	dotF16Rows(dst, w, x)
+	dotF16Rows(dst, w, stride, x)
 }
 
 // QuantizeI8S quantizes one activation row x for the I2_S kernel as

@@ -456,42 +456,45 @@ reduce:
 	MOVSS        X0, ret+48(FP)
 	RET
 
-// func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+// func dotF16RowsAVX2(dst []float32, w []uint16, stride int, x []float32)
 // Requires: AVX, F16C
-TEXT ·dotF16RowsAVX2(SB), NOSPLIT, $0-72
+TEXT ·dotF16RowsAVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ w_base+24(FP), DX
-	MOVQ x_base+48(FP), BX
-	MOVQ x_len+56(FP), SI
-	SHRQ $0x05, SI
+	MOVQ stride+48(FP), BX
+	SHLQ $0x01, BX
+	MOVQ x_base+56(FP), SI
+	MOVQ x_len+64(FP), DI
+	SHRQ $0x05, DI
 
 f16RowsNext:
 	CMPQ   CX, $0x00
 	JE     f16RowsDone
-	MOVQ   BX, DI
-	MOVQ   SI, R8
+	MOVQ   DX, R8
+	MOVQ   SI, R9
+	MOVQ   DI, R10
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
 f16RowsLoop:
-	VCVTPH2PS    (DX), Y4
-	VMULPS       (DI), Y4, Y4
+	VCVTPH2PS    (R8), Y4
+	VMULPS       (R9), Y4, Y4
 	VADDPS       Y4, Y0, Y0
-	VCVTPH2PS    16(DX), Y4
-	VMULPS       32(DI), Y4, Y4
+	VCVTPH2PS    16(R8), Y4
+	VMULPS       32(R9), Y4, Y4
 	VADDPS       Y4, Y1, Y1
-	VCVTPH2PS    32(DX), Y4
-	VMULPS       64(DI), Y4, Y4
+	VCVTPH2PS    32(R8), Y4
+	VMULPS       64(R9), Y4, Y4
 	VADDPS       Y4, Y2, Y2
-	VCVTPH2PS    48(DX), Y4
-	VMULPS       96(DI), Y4, Y4
+	VCVTPH2PS    48(R8), Y4
+	VMULPS       96(R9), Y4, Y4
 	VADDPS       Y4, Y3, Y3
-	ADDQ         $0x40, DX
-	ADDQ         $0x00000080, DI
-	DECQ         R8
+	ADDQ         $0x40, R8
+	ADDQ         $0x00000080, R9
+	DECQ         R10
 	JNE          f16RowsLoop
 	VADDPS       Y2, Y0, Y0
 	VADDPS       Y3, Y1, Y1
@@ -502,6 +505,7 @@ f16RowsLoop:
 	VHADDPS      X0, X0, X0
 	VMOVSS       X0, (AX)
 	ADDQ         $0x04, AX
+	ADDQ         BX, DX
 	DECQ         CX
 	JMP          f16RowsNext
 
@@ -3929,23 +3933,55 @@ TEXT ·mulScaledAVX2(SB), NOSPLIT, $0-88
 	XORQ         SI, SI
 	VBROADCASTSS scale+72(FP), Y0
 
-mulScaledLoop:
+mulScaledAVX2Loop:
 	CMPQ    BX, $0x00
-	JE      mulScaledDone
+	JE      mulScaledAVX2Done
 	VMULPS  (DX), Y0, Y1
 	VMULPS  (CX), Y1, Y1
 	VCMPPS  $0x03, Y1, Y1, Y2
 	VPTEST  Y2, Y2
-	JNE     mulScaledDone
+	JNE     mulScaledAVX2Done
 	VMOVUPS Y1, (AX)
 	ADDQ    $0x20, AX
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	ADDQ    $0x08, SI
 	DECQ    BX
-	JMP     mulScaledLoop
+	JMP     mulScaledAVX2Loop
 
-mulScaledDone:
+mulScaledAVX2Done:
+	MOVQ SI, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func scaleMulAVX2(dst []float32, x []float32, w []float32, scale float32) int
+// Requires: AVX
+TEXT ·scaleMulAVX2(SB), NOSPLIT, $0-88
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         w_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	SHRQ         $0x03, BX
+	XORQ         SI, SI
+	VBROADCASTSS scale+72(FP), Y0
+
+scaleMulAVX2Loop:
+	CMPQ    BX, $0x00
+	JE      scaleMulAVX2Done
+	VMULPS  (CX), Y0, Y1
+	VMULPS  (DX), Y1, Y1
+	VCMPPS  $0x03, Y1, Y1, Y2
+	VPTEST  Y2, Y2
+	JNE     scaleMulAVX2Done
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	ADDQ    $0x08, SI
+	DECQ    BX
+	JMP     scaleMulAVX2Loop
+
+scaleMulAVX2Done:
 	MOVQ SI, ret+80(FP)
 	VZEROUPPER
 	RET

@@ -518,7 +518,7 @@ func TestDotF16RowsMatchesReference(t *testing.T) {
 				DotF16Rows(got, w, x)
 				if k%32 == 0 { // the rows reference, for the architectures whose kernel is not it
 					ref := make([]float32, nr)
-					dotF16RowsRef(ref, w, x)
+					dotF16RowsRef(ref, w, k, x)
 					for row := range ref {
 						if math.Float32bits(got[row]) != math.Float32bits(ref[row]) {
 							t.Fatalf("k=%d rows=%d trial %d row %d: kernel %v, dotF16RowsRef %v (%s)", k, nr, trial, row, got[row], ref[row], Impl())
@@ -624,5 +624,59 @@ func TestRopeNeoxMatchesRef(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDotF16RowsStride: rows that start stride elements apart give DotF16
+// of each row bit for bit, for row lengths with and without a float64 tail;
+// the weights between the rows are NaN, so a kernel that read them would
+// show it. Bad strides and short weights panic.
+func TestDotF16RowsStride(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 26))
+	const nan = 0x7e00 // an F16 quiet NaN
+	for _, k := range []int{32, 96, 128, 40, 7} {
+		for _, gap := range []int{0, 1, 31, 32, 1440} {
+			for _, nr := range []int{1, 2, 5, 33} {
+				stride := k + gap
+				w := make([]uint16, (nr-1)*stride+k)
+				for i := range w {
+					w[i] = nan
+				}
+				for row := range nr {
+					copy(w[row*stride:], randF16(r, k, 40))
+				}
+				x := make([]float32, k)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 3)
+				}
+				got := make([]float32, nr)
+				DotF16RowsStride(got, w, stride, x)
+				for row := range got {
+					want := DotF16(w[row*stride:row*stride+k], x)
+					if math.Float32bits(got[row]) != math.Float32bits(want) {
+						t.Fatalf("k=%d stride=%d rows=%d row %d: %v, DotF16 %v (%s)", k, stride, nr, row, got[row], want, Impl())
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		rows, k, stride, w int
+	}{
+		{2, 32, 31, 64},  // stride below the row length
+		{2, 32, 40, 71},  // the last row one short
+		{1, 32, 32, 31},  // one row, short
+		{3, 0, 0, 0},     // empty rows at stride 0 are fine: no panic expected here
+		{2, 32, 100, 32}, // the second row missing
+	} {
+		func() {
+			defer func() {
+				p := recover()
+				if (p == nil) != (c.k == 0) {
+					t.Errorf("rows=%d k=%d stride=%d len(w)=%d: panic %v", c.rows, c.k, c.stride, c.w, p)
+				}
+			}()
+			DotF16RowsStride(make([]float32, c.rows), make([]uint16, c.w), c.stride, make([]float32, c.k))
+		}()
 	}
 }

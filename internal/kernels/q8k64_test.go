@@ -106,9 +106,9 @@ func BenchmarkQuantizeQ8K64(b *testing.B) {
 	})
 }
 
-// TestMulScaled: MulScaled equals its reference bit for bit (NaN payloads
-// included) on every length 0…70, with NaNs, infinities, zeros and
-// subnormals among x, w and the scale, in place too.
+// TestMulScaled: MulScaled and ScaleMul equal their references bit for bit
+// (NaN payloads included) on every length 0…70, with NaNs, infinities,
+// zeros and subnormals among x, w and the scale, in place too.
 func TestMulScaled(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	special := []float32{float32(math.NaN()), math.Float32frombits(0x7fc12345), math.Float32frombits(0xffa00001), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-45, 3e38}
@@ -118,26 +118,46 @@ func TestMulScaled(t *testing.T) {
 		}
 		return float32(rng.NormFloat64())
 	}
-	for n := range 71 {
-		for range 20 {
-			x, w := make([]float32, n), make([]float32, n)
-			for i := range x {
-				x[i], w[i] = pick(), pick()
-			}
-			scale := float32(rng.ExpFloat64())
-			if rng.IntN(8) == 0 {
-				scale = special[rng.IntN(len(special))]
-			}
-			got, want := make([]float32, n), make([]float32, n)
-			MulScaled(got, x, w, scale)
-			mulScaledRef(want, x, w, scale)
-			in := append([]float32(nil), x...)
-			MulScaled(in, in, w, scale)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(in[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("n=%d i=%d: %x (in place %x), reference %x", n, i, math.Float32bits(got[i]), math.Float32bits(in[i]), math.Float32bits(want[i]))
+	for _, k := range []struct {
+		name    string
+		fn, ref func(dst, x, w []float32, scale float32)
+	}{{"MulScaled", MulScaled, mulScaledRef}, {"ScaleMul", ScaleMul, scaleMulRef}} {
+		for n := range 71 {
+			for range 20 {
+				x, w := make([]float32, n), make([]float32, n)
+				for i := range x {
+					x[i], w[i] = pick(), pick()
+				}
+				scale := float32(rng.ExpFloat64())
+				if rng.IntN(8) == 0 {
+					scale = special[rng.IntN(len(special))]
+				}
+				got, want := make([]float32, n), make([]float32, n)
+				k.fn(got, x, w, scale)
+				k.ref(want, x, w, scale)
+				in := append([]float32(nil), x...)
+				k.fn(in, in, w, scale)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(in[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s n=%d i=%d: %x (in place %x), reference %x", k.name, n, i, math.Float32bits(got[i]), math.Float32bits(in[i]), math.Float32bits(want[i]))
+					}
 				}
 			}
 		}
+	}
+	// The two orders round differently on a good share of inputs, so a
+	// kernel of the wrong order fails above.
+	differ := 0
+	for range 1000 {
+		x, w, scale := []float32{float32(rng.NormFloat64())}, []float32{float32(rng.NormFloat64())}, float32(rng.ExpFloat64())
+		var a, b [1]float32
+		mulScaledRef(a[:], x, w, scale)
+		scaleMulRef(b[:], x, w, scale)
+		if a != b {
+			differ++
+		}
+	}
+	if differ < 100 {
+		t.Fatalf("(scale·w)·x and (x·scale)·w differ on %d of 1000 random triples", differ)
 	}
 }

@@ -63,11 +63,12 @@ func dotI2S4Ref(row []byte, q0, q1, q2, q3 []int8) [4]int32 {
 	return [4]int32{dotI2SRef(row, q0), dotI2SRef(row, q1), dotI2SRef(row, q2), dotI2SRef(row, q3)}
 }
 
-// dotF16RowsRef is DotF16Rows's reference for len(x) a multiple of 32.
-func dotF16RowsRef(dst []float32, w []uint16, x []float32) {
+// dotF16RowsRef is DotF16RowsStride's reference for len(x) a multiple of
+// 32: row r is w[r·stride:][:len(x)].
+func dotF16RowsRef(dst []float32, w []uint16, stride int, x []float32) {
 	k := len(x)
 	for r := range dst {
-		dst[r] = dotF16BodyRef(w[r*k:(r+1)*k], x)
+		dst[r] = dotF16BodyRef(w[r*stride:r*stride+k], x)
 	}
 }
 

@@ -29,10 +29,10 @@ func dotI2SRowsAVX512(dst []float32, rows []byte, rowB int, q []int8, sumf float
 //go:noescape
 func dotF16AVX2(w []uint16, x []float32) float32
 
-// dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).
+// dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) rows of len(x) weights (a multiple of 32, > 0) starting stride elements apart into dst; len(w) ≥ (len(dst)−1)·stride + len(x).
 //
 //go:noescape
-func dotF16RowsAVX2(dst []float32, w []uint16, x []float32)
+func dotF16RowsAVX2(dst []float32, w []uint16, stride int, x []float32)
 
 // f32ToF16AVX2 converts len(src) (a multiple of 8) float32 values to F16 bits in dst (len(dst) ≥ len(src)).
 //
@@ -223,6 +223,11 @@ func quantQ8K64AVX2(dst []int8, x []float32, ids *[16]float32, sums *[16]int32)
 //
 //go:noescape
 func mulScaledAVX2(dst []float32, x []float32, w []float32, scale float32) int
+
+// scaleMulAVX2 sets dst[i] = (x[i]·scale)·w[i], each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.
+//
+//go:noescape
+func scaleMulAVX2(dst []float32, x []float32, w []float32, scale float32) int
 
 // fmaF16AccAVX2 sets acc[i] = F16(acc[i] + v[i]·c) (one rounding to float32 by VFMADD231PS, then VCVTPS2PH) for the groups of eight of acc (len(acc) a multiple of 8, len(v) ≥ len(acc)) up to the first group with a NaN result, which it leaves unchanged, and returns the number of values done.
 //

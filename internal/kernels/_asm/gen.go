@@ -481,18 +481,22 @@ func dotF16() {
 	RET()
 }
 
-// dotF16Rows: dotF16 over consecutive rows of k F16 weights (k a multiple
-// of 32) against one activation x, the result of each row stored as
-// float32 (reference: dotF16RowsRef). (A 512-bit version, accumulators 0|1
-// and 2|3 in the halves of two ZMM registers, was no faster here: the four
-// chains of additions, not the instruction count, bound the kernel.)
+// dotF16Rows: dotF16 over rows of k F16 weights (k a multiple of 32) that
+// start stride elements apart (stride = k: consecutive rows; the
+// attention's K rows of one head and its V columns are further apart)
+// against one activation x, the result of each row stored as float32
+// (reference: dotF16RowsRef). (A 512-bit version, accumulators 0|1 and 2|3
+// in the halves of two ZMM registers, was no faster here: the four chains
+// of additions, not the instruction count, bound the kernel.)
 func dotF16Rows() {
-	TEXT("dotF16RowsAVX2", NOSPLIT, "func(dst []float32, w []uint16, x []float32)")
+	TEXT("dotF16RowsAVX2", NOSPLIT, "func(dst []float32, w []uint16, stride int, x []float32)")
 	Pragma("noescape")
-	Doc("dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) consecutive rows of len(x) weights (a multiple of 32, > 0) into dst; len(w) ≥ len(dst)·len(x).")
+	Doc("dotF16RowsAVX2 writes dotF16's reduced sum of each of len(dst) rows of len(x) weights (a multiple of 32, > 0) starting stride elements apart into dst; len(w) ≥ (len(dst)−1)·stride + len(x).")
 	dst := Load(Param("dst").Base(), GP64())
 	nr := Load(Param("dst").Len(), GP64())
-	w := Load(Param("w").Base(), GP64())
+	row := Load(Param("w").Base(), GP64())
+	step := Load(Param("stride"), GP64())
+	SHLQ(U8(1), step) // bytes between row starts
 	xBase := Load(Param("x").Base(), GP64())
 	k := Load(Param("x").Len(), GP64())
 	SHRQ(U8(5), k)
@@ -500,6 +504,8 @@ func dotF16Rows() {
 	Label("f16RowsNext")
 	CMPQ(nr, Imm(0))
 	JE(LabelRef("f16RowsDone"))
+	w := GP64()
+	MOVQ(row, w)
 	x := GP64()
 	MOVQ(xBase, x)
 	n := GP64()
@@ -530,6 +536,7 @@ func dotF16Rows() {
 	VHADDPS(lo, lo, lo)
 	VMOVSS(lo, Mem{Base: dst})
 	ADDQ(U8(4), dst)
+	ADDQ(step, row)
 	DECQ(nr)
 	JMP(LabelRef("f16RowsNext"))
 

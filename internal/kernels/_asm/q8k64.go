@@ -99,14 +99,22 @@ func quantQ8K64() {
 	RET()
 }
 
-// mulScaled: rmsNormIK's output products, dst = float32(scale·w)·x, two
-// VMULPS per eight elements in the reference's order, stopping before the
-// first group of eight with a NaN result (left unwritten), whose payload
-// the caller's Go takes.
+// mulScaled: the output products of the two RMS norms, two VMULPS per
+// eight elements in the reference's order, stopping before the first group
+// of eight with a NaN result (left unwritten), whose payload the caller's
+// Go takes: rmsNormIK's dst = float32(scale·w)·x (mulScaledAVX2) and
+// ggml's rms_norm then mul, dst = float32(x·scale)·w (scaleMulAVX2).
 func mulScaled() {
-	TEXT("mulScaledAVX2", NOSPLIT, "func(dst, x, w []float32, scale float32) int")
+	mulScaledGen("mulScaledAVX2", "(scale·w[i])·x[i]", "w", "x")
+	mulScaledGen("scaleMulAVX2", "(x[i]·scale)·w[i]", "x", "w")
+}
+
+// mulScaledGen writes one of mulScaled's kernels: the scale times param
+// first, that product times param second.
+func mulScaledGen(name, formula, first, second string) {
+	TEXT(name, NOSPLIT, "func(dst, x, w []float32, scale float32) int")
 	Pragma("noescape")
-	Doc("mulScaledAVX2 sets dst[i] = (scale·w[i])·x[i], each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.")
+	Doc(name + " sets dst[i] = " + formula + ", each product rounded to float32, for the groups of eight of x (len(x) a multiple of 8, len(dst), len(w) ≥ len(x)) up to the first group with a NaN result, which it leaves unwritten, and returns the number of values done.")
 	dst := Load(Param("dst").Base(), GP64())
 	x := Load(Param("x").Base(), GP64())
 	w := Load(Param("w").Base(), GP64())
@@ -120,24 +128,25 @@ func mulScaled() {
 	}
 	s := YMM()
 	VBROADCASTSS(sa.Addr, s)
-	Label("mulScaledLoop")
+	Label(name + "Loop")
 	CMPQ(n, Imm(0))
-	JE(LabelRef("mulScaledDone"))
+	JE(LabelRef(name + "Done"))
+	ops := map[string]Register{"x": x, "w": w}
 	t := YMM()
-	VMULPS(Mem{Base: w}, s, t) // scale·w
-	VMULPS(Mem{Base: x}, t, t) // ·x
+	VMULPS(Mem{Base: ops[first]}, s, t)
+	VMULPS(Mem{Base: ops[second]}, t, t)
 	u := YMM()
 	VCMPPS(U8(3), t, t, u) // unordered: NaN lanes
 	VPTEST(u, u)
-	JNE(LabelRef("mulScaledDone"))
+	JNE(LabelRef(name + "Done"))
 	VMOVUPS(t, Mem{Base: dst})
 	ADDQ(U8(32), dst)
 	ADDQ(U8(32), x)
 	ADDQ(U8(32), w)
 	ADDQ(U8(8), done)
 	DECQ(n)
-	JMP(LabelRef("mulScaledLoop"))
-	Label("mulScaledDone")
+	JMP(LabelRef(name + "Loop"))
+	Label(name + "Done")
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
