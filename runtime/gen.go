@@ -167,9 +167,17 @@ func (s *Session) forward1(id int32) {
 		rope = ropeAdjacent
 	}
 	g := s.g1()
+	// The residual adds and the gated product are done in the pass that
+	// sums the squares of the next norm (addSumSq, mulSumSq): the previous
+	// layer's FFN output is added at the start of the next layer.
+	var pending []float32
 	for li := range m.layers {
 		l := &m.layers[li]
-		s.rmsNorm(xnE, x, l.attnNorm, p.RMSEps)
+		if pending != nil {
+			s.rmsNormSum(xnE, x, l.attnNorm, addSumSq(x, pending), p.RMSEps)
+		} else {
+			s.rmsNorm(xnE, x, l.attnNorm, p.RMSEps)
+		}
 		s.emit("attn_norm", li, xnE)
 		kc, vc := s.kCache[li], s.vCache[li]
 		vStore := 0
@@ -184,6 +192,7 @@ func (s *Session) forward1(id int32) {
 				vc[i*s.nCtx+pos] = h
 			}
 		}
+		s.vDirty = max(s.vDirty, pos+1)
 		if p.NHead == p.NHeadKV && s.trace == nil {
 			// Rope, K store and attention per head, one team call.
 			g.kc, g.vcA, g.q, g.k, g.at, g.rope = kc, vc, q, k, att, rope
@@ -214,37 +223,30 @@ func (s *Session) forward1(id int32) {
 		}
 		s.project1(l, []int{projO}, [][]float32{o}, xnQ, 0, nil, 0)
 		s.emit("attn_o_out", li, o)
-		for i := range x {
-			x[i] += o[i]
-		}
-		s.rmsNorm(xnE, x, l.ffnNorm, p.RMSEps)
+		s.rmsNormSum(xnE, x, l.ffnNorm, addSumSq(x, o), p.RMSEps)
 		s.project1(l, []int{projGate, projUp}, [][]float32{gate, up}, xnE, 0, nil, 0)
-		switch p.FFN {
-		case SiLU:
+		var sum float64
+		if p.FFN == ReLU2 {
+			sum = relu2MulSumSq(gate, up)
+		} else { // SiLU
 			siluVec(gate)
-			for i, gv := range gate {
-				gate[i] = gv * up[i]
-			}
-		case ReLU2:
-			for i, gv := range gate {
-				r := max(gv, 0)
-				r = r * r
-				gate[i] = r * up[i]
-			}
+			sum = mulSumSq(gate, up)
 		}
 		s.emit("ffn_sub_out", li, gate)
 		if l.ffnSubNorm == nil {
 			copy(xnF, gate)
 		} else {
-			s.rmsNorm(xnF, gate, l.ffnSubNorm, p.RMSEps)
+			s.rmsNormSum(xnF, gate, l.ffnSubNorm, sum, p.RMSEps)
 		}
 		s.project1(l, []int{projDown}, [][]float32{down}, xnF, 0, nil, 0)
 		s.emit("ffn_down", li, down)
-		for i := range x {
-			x[i] += down[i]
-		}
+		pending = down
 	}
-	s.rmsNorm(s.hidden[0], x, m.outputNorm, p.RMSEps)
+	if pending != nil {
+		s.rmsNormSum(s.hidden[0], x, m.outputNorm, addSumSq(x, pending), p.RMSEps)
+	} else {
+		s.rmsNorm(s.hidden[0], x, m.outputNorm, p.RMSEps)
+	}
 	s.pos++
 }
 

@@ -24,17 +24,22 @@ func (s *Session) rmsNorm(dst, x, w []float32, eps float32) {
 	rmsNorm(dst, x, w, eps)
 }
 
+// rmsNormSum is s.rmsNorm with x's sum of squares already taken (sumSq,
+// or a pass that also computed x: addSumSq, mulSumSq, relu2MulSumSq).
+func (s *Session) rmsNormSum(dst, x, w []float32, sum float64, eps float32) {
+	scale := rmsScale(sum, len(x), eps)
+	if s.m.opts.F32Attention {
+		kernels.MulScaled(dst, x, w, scale)
+		return
+	}
+	kernels.ScaleMul(dst, x, w, scale)
+}
+
 // rmsNormIK is ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
 // (ggml/src/ggml.c): Σx² in float64, scale = 1/sqrtf(mean + eps), then
 // y = (scale·w)·x, each product rounded to float32 (kernels.MulScaled).
 func rmsNormIK(dst, x, w []float32, eps float32) {
-	var sum float64
-	for _, v := range x {
-		sum += float64(v * v)
-	}
-	mean := float32(sum / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	kernels.MulScaled(dst, x, w, scale)
+	kernels.MulScaled(dst, x, w, rmsScale(sumSq(x), len(x), eps))
 }
 
 // ikKStep is the key block of ik_llama.cpp's CPU flash attention for head

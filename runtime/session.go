@@ -21,6 +21,11 @@ type Session struct {
 	// as llama.cpp stores V without flash attention, so the column of one
 	// output dimension over the positions is contiguous.
 	vCache [][]uint16
+	// vDirty is one past the highest position whose V cells may hold a
+	// value: every V cell at a position ≥ vDirty is +0 in every layer
+	// (made so, and cleared by Reset), so attendHead can read a head's V
+	// columns in place up to the next multiple of 32 (ggml's padded cells).
+	vDirty int
 
 	// Row scratch for up to rowsCap tokens, reused across calls: one row
 	// per token of the batch being evaluated.
@@ -124,8 +129,22 @@ func (s *Session) grow(n int) {
 // next token).
 func (s *Session) Pos() int { return s.pos }
 
-// Reset empties the KV cache (the next token is at position 0).
-func (s *Session) Reset() { s.pos = 0 }
+// Reset empties the KV cache (the next token is at position 0). As
+// llama.cpp's cache clear zeroes its buffers, the V cells written since the
+// last Reset are set to +0 (vDirty positions of every layer's V columns:
+// tens of µs after a tg32 run).
+func (s *Session) Reset() {
+	s.pos = 0
+	if s.vDirty == 0 {
+		return
+	}
+	for _, vc := range s.vCache {
+		for col := 0; col < len(vc); col += s.nCtx {
+			clear(vc[col : col+s.vDirty])
+		}
+	}
+	s.vDirty = 0
+}
 
 // Eval runs one token at the next position and returns its logits (len
 // NVocab). The slice is owned by the Session and overwritten by the next
@@ -296,6 +315,7 @@ func (s *Session) forward(tokens []int32) {
 			for i, h := range s.vh {
 				vc[i*s.nCtx+pos0+t] = h
 			}
+			s.vDirty = max(s.vDirty, pos0+t+1)
 			s.emit("Qcur", li, q[t])
 			s.emit("Kcur", li, k[t])
 			s.emit("Vcur", li, v[t])
@@ -369,18 +389,68 @@ func siluVec(x []float32) { kernels.SiLU(x) }
 
 // rmsNorm writes dst = (x · 1/sqrt(mean(x²)+eps)) · w as ggml's rms_norm
 // followed by the mul with the weight: the sum of squares in float64, the
-// scale and both products in float32.
+// scale and both products in float32 (kernels.ScaleMul).
 func rmsNorm(dst, x, w []float32, eps float32) {
+	kernels.ScaleMul(dst, x, w, rmsScale(sumSq(x), len(x), eps))
+}
+
+// rmsScale is ggml's rms_norm scale 1/sqrtf(mean + eps) from the float64
+// sum of squares of n values, the mean rounded to float32 first.
+func rmsScale(sum float64, n int, eps float32) float32 {
+	mean := float32(sum / float64(n))
+	return 1 / float32(math.Sqrt(float64(mean+eps)))
+}
+
+// sumSq is ggml's rms_norm sum of squares: Σ float64(x_i·x_i) in index
+// order, each square rounded to float32 (the order is the one float64
+// chain, so it is never split).
+func sumSq(x []float32) float64 {
 	var sum float64
 	for _, v := range x {
 		sum += float64(v * v)
 	}
-	mean := float32(sum / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	return sum
+}
+
+// addSumSq sets x_i += a_i (the residual add) and returns sumSq(x) in the
+// same pass: the additions hide behind the sum's chain of float64 adds.
+func addSumSq(x, a []float32) float64 {
+	a = a[:len(x)]
+	var sum float64
 	for i, v := range x {
-		t := v * scale
-		dst[i] = t * w[i]
+		v += a[i]
+		x[i] = v
+		sum += float64(v * v)
 	}
+	return sum
+}
+
+// mulSumSq sets g_i ·= u_i (the gated FFN's product) and returns sumSq(g)
+// in the same pass.
+func mulSumSq(g, u []float32) float64 {
+	u = u[:len(g)]
+	var sum float64
+	for i, v := range g {
+		v *= u[i]
+		g[i] = v
+		sum += float64(v * v)
+	}
+	return sum
+}
+
+// relu2MulSumSq sets g_i = max(g_i, 0)²·u_i (squared-ReLU FFN) and returns
+// sumSq(g) in the same pass.
+func relu2MulSumSq(g, u []float32) float64 {
+	u = u[:len(g)]
+	var sum float64
+	for i, v := range g {
+		r := max(v, 0)
+		r = r * r
+		v = r * u[i]
+		g[i] = v
+		sum += float64(v * v)
+	}
+	return sum
 }
 
 // ropeTable fills the cos/sin of every pair at position pos as ggml's
@@ -515,17 +585,22 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 		kernels.RoundF16(qh, qh)
 	}
 	mx := float32(math.Inf(-1))
-	for j := 0; j < n; j++ {
-		krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
-		var v float32
-		if roundQ {
-			v = dotF16ggml(krow, qh)
-		} else {
-			v = dotF16F32(krow, qh)
+	if roundQ {
+		// The head's K rows where they lie in the cache (one kvDim
+		// apart), each dotF16ggml's sum.
+		kernels.DotF16RowsStride(scores[:n], kc[kvh*hd:], kvDim, qh)
+		for j, v := range scores[:n] {
+			v *= scale
+			scores[j] = v
+			mx = max(mx, v)
 		}
-		v *= scale
-		scores[j] = v
-		mx = max(mx, v)
+	} else {
+		for j := 0; j < n; j++ {
+			krow := kc[j*kvDim+kvh*hd : j*kvDim+(kvh+1)*hd]
+			v := dotF16F32(krow, qh) * scale
+			scores[j] = v
+			mx = max(mx, v)
+		}
 	}
 	// ggml_vec_soft_max_f32: exponentials in groups of eight, each group
 	// summed in float32 and added to a float64 total; the padding of the
@@ -547,6 +622,12 @@ func (s *Session) attendHead(sc *attnScratch, kc, vc []uint16, n, h int, q, out 
 	if tiny {
 		// V's rows of the head's dimensions, cells along each (stride nCtx).
 		kernels.TinyBLASDotsOffF16(out, vc[kvh*hd*s.nCtx:], s.nCtx, padded[off:off+n], off)
+		return
+	}
+	if roundP && off == 0 && np <= s.nCtx && s.vDirty <= n {
+		// The cells from n to np are +0 (vDirty), the padding the
+		// gather below would make: the columns are read in place.
+		kernels.DotF16RowsStride(out, vc[kvh*hd*s.nCtx:], s.nCtx, padded)
 		return
 	}
 	if roundP {

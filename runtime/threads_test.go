@@ -245,3 +245,112 @@ func TestI2SInt16Wrap(t *testing.T) {
 		t.Fatalf("16 blocks: %d, want %d", got, 16*32512)
 	}
 }
+
+// TestResetClearsV: attendHead reads a head's V columns in place up to the
+// next multiple of 32 cells when the cells past the token are +0
+// (Session.vDirty); Reset must make them so. Every V cell an earlier run
+// wrote is set to +Inf (an F16 overflow), then after Reset the same tokens,
+// one at a time and as one batch, give a fresh session's logits bit for
+// bit: a cell left stale would turn them into NaN. The batch of 12 leaves
+// the cells of its later tokens in place for its earlier ones, which the
+// gather must mask.
+func TestResetClearsV(t *testing.T) {
+	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
+	prompt = prompt[:12]
+	for _, th := range []int{1, 2} {
+		m := openModel(t, filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"), th)
+		fresh := m.NewSession(64)
+		var want [][]float32
+		for _, id := range prompt {
+			l, err := fresh.Eval(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, append([]float32(nil), l...))
+		}
+		s := m.NewSession(64)
+		for _, batched := range []bool{false, true, false} {
+			for _, id := range prompt[:7] {
+				if _, err := s.Eval(id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.vDirty != 7 {
+				t.Fatalf("vDirty %d after 7 tokens, want 7", s.vDirty)
+			}
+			for _, vc := range s.vCache {
+				for col := 0; col < len(vc); col += s.nCtx {
+					for p := range s.vDirty {
+						vc[col+p] = 0x7c00 // +Inf
+					}
+				}
+			}
+			s.Reset()
+			var got [][]float32
+			if batched {
+				rows, err := s.EvalBatch(prompt, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = rows
+			} else {
+				for _, id := range prompt {
+					l, err := s.Eval(id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, append([]float32(nil), l...))
+				}
+			}
+			for r := range want {
+				for i := range want[r] {
+					if math.Float32bits(got[r][i]) != math.Float32bits(want[r][i]) {
+						t.Fatalf("threads %d batched %v: token %d logit %d: %v after Reset, %v fresh", th, batched, r, i, got[r][i], want[r][i])
+					}
+				}
+			}
+			s.Reset()
+		}
+	}
+}
+
+// TestAttendHeadMasksDirtyCells: with cells past the token holding values
+// (vDirty > n: later tokens of a batch), attendHead masks them as ggml's
+// padded cells: here they are +Inf, and the output must equal the one with
+// those cells zero, where the columns are read in place.
+func TestAttendHeadMasksDirtyCells(t *testing.T) {
+	m := openModel(t, filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"), 1)
+	p := m.Params
+	hd, kvDim := p.HeadDim, p.NHeadKV*p.HeadDim
+	r := rand.New(rand.NewPCG(5, 8))
+	for _, n := range []int{1, 10, 31, 32, 33} {
+		s := m.NewSession(64)
+		kc, vc := s.kCache[0], s.vCache[0]
+		for pos := range n {
+			for i := range kvDim {
+				kc[pos*kvDim+i] = uint16(r.IntN(0x3c00)) // finite, below 1
+				vc[i*s.nCtx+pos] = uint16(r.IntN(0x7bff)) | uint16(r.IntN(2))<<15
+			}
+		}
+		q := make([]float32, hd)
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		want := make([]float32, hd)
+		s.vDirty = n
+		s.attendHead(&attnScratch{}, kc, vc, n, 0, q, want)
+		for i := range kvDim {
+			for pos := n; pos < n+5; pos++ {
+				vc[i*s.nCtx+pos] = 0x7c00 // +Inf
+			}
+		}
+		s.vDirty = n + 5
+		got := make([]float32, hd)
+		s.attendHead(&attnScratch{}, kc, vc, n, 0, q, got)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(want[i])) {
+				t.Fatalf("n=%d dim %d: %v with dirty cells, %v with zero cells", n, i, got[i], want[i])
+			}
+		}
+	}
+}
