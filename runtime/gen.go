@@ -131,6 +131,19 @@ func (g *gen1) productRows(_, lo, hi int) {
 	}
 }
 
+// storeHeadV stores the V values v of dimensions d0… as F16 in the
+// transposed cache g.vcA (nCtx positions per dimension) at position pos.
+func (g *gen1) storeHeadV(v []float32, d0, nCtx, pos int) {
+	var h [256]uint16
+	for b := 0; b < len(v); b += len(h) {
+		e := min(b+len(h), len(v))
+		kernels.F32ToF16(h[:e-b], v[b:e])
+		for i, x := range h[:e-b] {
+			g.vcA[(d0+b+i)*nCtx+pos] = x
+		}
+	}
+}
+
 // storeV stores v[r0:r1] as F16 in the transposed V cache at position
 // g.vPos (forward's store, a range of dimensions at a time).
 func (g *gen1) storeV(v []float32, r0, r1 int) {
@@ -180,20 +193,21 @@ func (s *Session) forward1(id int32) {
 		}
 		s.emit("attn_norm", li, xnE)
 		kc, vc := s.kCache[li], s.vCache[li]
+		perHead := p.NHead == p.NHeadKV && s.trace == nil
 		vStore := 0
-		if l.bv == nil {
+		if l.bv == nil && !perHead {
 			vStore = 3
 		}
 		vDone := s.project1(l, []int{projQ, projK, projV}, [][]float32{q, k, v}, xnE, vStore, vc, pos)
 		s.qkvExtra(l, s.q[:1], s.k[:1], s.v[:1])
-		if !vDone {
+		if !vDone && !perHead {
 			kernels.F32ToF16(s.vh, v)
 			for i, h := range s.vh {
 				vc[i*s.nCtx+pos] = h
 			}
 		}
 		s.vDirty = max(s.vDirty, pos+1)
-		if p.NHead == p.NHeadKV && s.trace == nil {
+		if perHead {
 			// Rope, K store and attention per head, one team call.
 			g.kc, g.vcA, g.q, g.k, g.at, g.rope = kc, vc, q, k, att, rope
 			if g.heads == nil {
@@ -271,6 +285,9 @@ func (s *Session) heads1(worker, lo, hi int) {
 		g.rope(qh, cos, sin)
 		g.rope(kh, cos, sin)
 		kernels.F32ToF16(g.kc[pos*kvDim+h*hd:pos*kvDim+(h+1)*hd], kh)
+		// The head's V, F16, into its columns of the transposed cache:
+		// the lines the attention reads next, on this core.
+		g.storeHeadV(s.v[0][h*hd:(h+1)*hd], h*hd, s.nCtx, pos)
 	}
 	for h := lo; h < hi; h++ {
 		s.attendHead(sc, g.kc, g.vcA, pos+1, h, g.q[h*hd:(h+1)*hd], g.at[h*hd:(h+1)*hd])
