@@ -55,13 +55,13 @@ func NewCmdBench(runF func(*BenchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench -m FILE [-p 128] [-n 32] [-t N] [-r 5] [-o md|json|csv] [--no-mmap]",
 		Short: "Prompt and generation speed of a GGUF model, as llama-bench measures it",
-		Long: `Run llama-bench's two tests in the pure-Go runtime and print its markdown table (model, size,
+		Long: `Run llama-bench's two tests in the runtime (Go with assembly kernels) and print its markdown table (model, size,
 params, backend, threads, test, t/s as mean ± standard deviation over -r repetitions):
 ppN evaluates N tokens as one batch on an empty KV cache (logits of the last token only, as
 llama_batch_get_one asks for), tgN generates N tokens one call each from an empty cache. The tokens
 are BOS (when the vocabulary adds one) then seeded pseudo-random ids, as llama-bench draws them.
 Each test runs once untimed first (llama-bench's warm-up). -p, -n and -t take comma-separated
-lists (e.g. -t 1,2); 0 in -p or -n skips that test. -o json (or --json) prints one JSON object per test with
+lists (e.g. -t 1,2); 0 in -p or -n skips that test. -o json (or --json) prints a JSON array, one object per test, with
 every sample (samples_ns, samples_ts) in llama-bench's field names; -o csv prints the same fields
 but the samples, a quoted header line then one quoted line per test, as llama-bench -o csv.`,
 		Args: func(cmd *cobra.Command, args []string) error {
