@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bitnet-convert/bitnet-convert/gguf"
@@ -251,9 +253,10 @@ func TestI2SInt16Wrap(t *testing.T) {
 // (Session.vDirty); Reset must make them so. Every V cell an earlier run
 // wrote is set to +Inf (an F16 overflow), then after Reset the same tokens,
 // one at a time and as one batch, give a fresh session's logits bit for
-// bit: a cell left stale would turn them into NaN. The batch of 12 leaves
-// the cells of its later tokens in place for its earlier ones, which the
-// gather must mask.
+// bit: a cell left stale would turn them into NaN. (The batch's earlier
+// tokens see its later tokens' cells, finite values that +0 probabilities
+// cancel either way: the guard that sends them to the gather is
+// TestAttendHeadMasksDirtyCells's.)
 func TestResetClearsV(t *testing.T) {
 	prompt, _ := goldenIDs(t, filepath.Join(tinyDir, "outputs/i2s_hello_seq_t1.txt"))
 	prompt = prompt[:12]
@@ -350,6 +353,104 @@ func TestAttendHeadMasksDirtyCells(t *testing.T) {
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(want[i])) {
 				t.Fatalf("n=%d dim %d: %v with dirty cells, %v with zero cells", n, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestPerHeadPath: forward1's per-head call (rope, K and V store and
+// attention of each head in one team call), taken only when every query
+// head has its own KV head, gives forward's numbers bit for bit: a model
+// with random F32 weights and NHead = NHeadKV, one token per Eval against
+// one EvalBatch of the same tokens, under every arithmetic, for head sizes
+// with and without a multiple of 32 and contexts that are not a multiple of
+// 32. (The golden models all group their heads; the large dummy, which
+// takes this path, is a heavy test.) Under mainline the batched LM head is
+// tinyBLAS (EvalBatch's doc), so only the last token's logits are compared.
+func TestPerHeadPath(t *testing.T) {
+	const vocab = 11
+	for _, c := range []struct{ heads, headDim, nCtx int }{{1, 48, 40}, {2, 64, 64}, {4, 32, 100}, {3, 40, 70}} {
+		for _, arith := range Ariths {
+			E := c.heads * c.headDim
+			kvs := []gguf.KV{
+				{Key: "general.architecture", Value: gguf.String("llama")},
+				{Key: "llama.block_count", Value: gguf.Uint32(2)},
+				{Key: "llama.embedding_length", Value: gguf.Uint32(uint32(E))},
+				{Key: "llama.attention.head_count", Value: gguf.Uint32(uint32(c.heads))},
+				{Key: "llama.attention.head_count_kv", Value: gguf.Uint32(uint32(c.heads))},
+				{Key: "llama.rope.dimension_count", Value: gguf.Uint32(uint32(c.headDim))},
+				{Key: "llama.feed_forward_length", Value: gguf.Uint32(uint32(2 * E))},
+				{Key: "llama.attention.layer_norm_rms_epsilon", Value: gguf.Float32(1e-6)},
+				{Key: "llama.context_length", Value: gguf.Uint32(uint32(c.nCtx))},
+			}
+			var ts []gguf.TensorInfo
+			add := func(name string, ne ...uint64) {
+				ts = append(ts, gguf.TensorInfo{Name: name, Type: gguf.TypeF32, Ne: ne})
+			}
+			e, ff := uint64(E), uint64(2*E)
+			add("token_embd.weight", e, vocab)
+			add("output_norm.weight", e)
+			for _, b := range []string{"blk.0.", "blk.1."} {
+				add(b+"attn_norm.weight", e)
+				add(b+"ffn_norm.weight", e)
+				add(b+"attn_q.weight", e, e)
+				add(b+"attn_k.weight", e, e)
+				add(b+"attn_v.weight", e, e)
+				add(b+"attn_output.weight", e, e)
+				add(b+"ffn_gate.weight", e, ff)
+				add(b+"ffn_up.weight", e, ff)
+				add(b+"ffn_down.weight", ff, e)
+			}
+			data := map[string][]byte{}
+			r := rand.New(rand.NewPCG(uint64(E), 3))
+			for _, ti := range ts {
+				n, _ := ti.NBytes()
+				b := make([]byte, n)
+				for i := 0; i < len(b); i += 4 {
+					v := float32(r.NormFloat64() * 0.3)
+					if strings.HasSuffix(ti.Name, "norm.weight") {
+						v = 1 + v/4
+					}
+					binary.LittleEndian.PutUint32(b[i:], math.Float32bits(v))
+				}
+				data[ti.Name] = b
+			}
+			file := File{KVs: kvs, Tensors: ts, Data: func(name string) ([]byte, error) { return data[name], nil }}
+			m, err := Load(file, Options{Threads: 2, Arith: arith})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Params.NHead != m.Params.NHeadKV {
+				t.Fatalf("NHead %d, NHeadKV %d", m.Params.NHead, m.Params.NHeadKV)
+			}
+			tokens := make([]int32, 37)
+			for i := range tokens {
+				tokens[i] = int32(1 + i*7%(vocab-1))
+			}
+			one := m.NewSession(c.nCtx)
+			var want [][]float32
+			for _, id := range tokens {
+				l, err := one.Eval(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, append([]float32(nil), l...))
+			}
+			batch := m.NewSession(c.nCtx)
+			from := 0
+			if arith == ArithMainline {
+				from = len(tokens) - 1
+			}
+			got, err := batch.EvalBatch(tokens, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range got {
+				for i, v := range got[r] {
+					if w := want[from+r][i]; math.Float32bits(v) != math.Float32bits(w) || math.IsNaN(float64(w)) {
+						t.Fatalf("heads %d × %d, nCtx %d, %s: token %d logit %d: Eval %v, EvalBatch %v", c.heads, c.headDim, c.nCtx, arith, from+r, i, w, v)
+					}
+				}
 			}
 		}
 	}

@@ -89,8 +89,8 @@ func DotF16Rows(dst []float32, w []uint16, x []float32) {
 // w[r·stride:][:len(x)]), the same sums as DotF16 bit for bit: the
 // attention's K rows of one head (stride: the cache's K row, NHeadKV ×
 // HeadDim) and its V columns (stride: the cache's positions), read where
-// they lie. It panics if stride < len(x) or w is shorter than
-// (len(dst)−1)·stride + len(x).
+// they lie. For len(dst) > 0 it panics if stride < len(x) or w is shorter
+// than (len(dst)−1)·stride + len(x); no rows is a no-op.
 func DotF16RowsStride(dst []float32, w []uint16, stride int, x []float32) {
 	k := len(x)
 	if len(dst) == 0 {
