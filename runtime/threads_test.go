@@ -263,14 +263,7 @@ func TestResetClearsV(t *testing.T) {
 	for _, th := range []int{1, 2} {
 		m := openModel(t, filepath.Join(tinyDir, "gguf/ggml-model-i2_s.gguf"), th)
 		fresh := m.NewSession(64)
-		var want [][]float32
-		for _, id := range prompt {
-			l, err := fresh.Eval(id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, append([]float32(nil), l...))
-		}
+		want := evalEach(t, fresh, prompt)
 		s := m.NewSession(64)
 		for _, batched := range []bool{false, true, false} {
 			for _, id := range prompt[:7] {
@@ -297,13 +290,7 @@ func TestResetClearsV(t *testing.T) {
 				}
 				got = rows
 			} else {
-				for _, id := range prompt {
-					l, err := s.Eval(id)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, append([]float32(nil), l...))
-				}
+				got = evalEach(t, s, prompt)
 			}
 			for r := range want {
 				for i := range want[r] {
@@ -427,15 +414,7 @@ func TestPerHeadPath(t *testing.T) {
 			for i := range tokens {
 				tokens[i] = int32(1 + i*7%(vocab-1))
 			}
-			one := m.NewSession(c.nCtx)
-			var want [][]float32
-			for _, id := range tokens {
-				l, err := one.Eval(id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, append([]float32(nil), l...))
-			}
+			want := evalEach(t, m.NewSession(c.nCtx), tokens)
 			batch := m.NewSession(c.nCtx)
 			from := 0
 			if arith == ArithMainline {
@@ -454,4 +433,19 @@ func TestPerHeadPath(t *testing.T) {
 			}
 		}
 	}
+}
+
+// evalEach evaluates ids one Eval call each on s and returns a copy of each
+// call's logits.
+func evalEach(t testing.TB, s *Session, ids []int32) [][]float32 {
+	t.Helper()
+	var rows [][]float32
+	for _, id := range ids {
+		l, err := s.Eval(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, append([]float32(nil), l...))
+	}
+	return rows
 }
