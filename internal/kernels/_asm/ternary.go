@@ -4,6 +4,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels/_asm/iq2bn"
 )
 
 // Integer cores of TQ1_0, TQ2_0, Q2_0, IQ1_BN and IQ2_BN (references:
@@ -826,16 +828,7 @@ func dotIQ2BNRows() {
 	s := XMM()
 	VEXTRACTI128(U8(1), acc, s)
 	VPADDD(s, acc.AsX(), s)
-	VCVTDQ2PS(s, s)
-	VFMSUB213PS(mv, dv, s) // s = d·s − minus
-	t := XMM()
-	VMOVHLPS(s, s, t)
-	VADDPS(t, s, t)
-	u := XMM()
-	VMOVSHDUP(t, u)
-	VADDSS(u, t, t)
-	VMULSS(scale, t, t)
-	VMOVSS(t, Mem{Base: dst})
+	iq2bn.Finish(s, dv, mv, scale, Mem{Base: dst})
 	ADDQ(U8(4), dst)
 	DECQ(nr)
 	JMP(LabelRef("iq2rrow"))

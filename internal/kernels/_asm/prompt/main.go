@@ -16,6 +16,8 @@ import (
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/bitnet-convert/bitnet-convert/internal/kernels/_asm/iq2bn"
 )
 
 func main() {
@@ -492,9 +494,8 @@ func iq2bnDecodeConsts() (sh, mask VecVirtual) {
 
 // iq2bnEpilogue finishes one row and token of the IQ2_BN kernels from the
 // VPDPBUSD accumulator acc (word g of each 128-bit lane: part of group
-// g's sum): the lanes added (exact), v = d·S − minus in one fused
-// multiply-subtract (minus a register or memory), (v_0 + v_2) + (v_1 +
-// v_3), times the row scale, stored to out: dotIQ2BNRowsRef's float order.
+// g's sum): the lanes added (exact), then iq2bn.Finish (also the AVX2
+// kernel's epilogue, ../ternary.go).
 func iq2bnEpilogue(acc, d VecVirtual, minus Op, scale VecVirtual, out Mem) {
 	y := YMM()
 	VEXTRACTI64X4(U8(1), acc, y)
@@ -502,14 +503,5 @@ func iq2bnEpilogue(acc, d VecVirtual, minus Op, scale VecVirtual, out Mem) {
 	s := XMM()
 	VEXTRACTI128(U8(1), y, s)
 	VPADDD(s, y.AsX(), s)
-	VCVTDQ2PS(s, s)
-	VFMSUB213PS(minus, d, s) // s = d·s − minus
-	u := XMM()
-	VMOVHLPS(s, s, u)
-	VADDPS(u, s, u)
-	w := XMM()
-	VMOVSHDUP(u, w)
-	VADDSS(w, u, u)
-	VMULSS(scale, u, u)
-	VMOVSS(u, out)
+	iq2bn.Finish(s, d, minus, scale, out)
 }
