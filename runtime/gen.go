@@ -131,29 +131,22 @@ func (g *gen1) productRows(_, lo, hi int) {
 	}
 }
 
-// storeHeadV stores the V values v of dimensions d0… as F16 in the
-// transposed cache g.vcA (nCtx positions per dimension) at position pos.
-func (g *gen1) storeHeadV(v []float32, d0, nCtx, pos int) {
-	var h [256]uint16
+// storeV stores v[r0:r1] as F16 in the transposed V cache at position
+// g.vPos (a range of dimensions at a time, by the chunk that computed them).
+func (g *gen1) storeV(v []float32, r0, r1 int) {
+	storeVCells(g.vc, len(g.vc)/len(v), g.vPos, r0, v[r0:r1])
+}
+
+// storeVCells stores the V values v of dimensions d0, d0+1, … as F16 in
+// the transposed cache vc (nCtx positions per dimension, Session.vCache)
+// at position pos: every store of V into the cache.
+func storeVCells(vc []uint16, nCtx, pos, d0 int, v []float32) {
+	var h [64]uint16
 	for b := 0; b < len(v); b += len(h) {
 		e := min(b+len(h), len(v))
 		kernels.F32ToF16(h[:e-b], v[b:e])
 		for i, x := range h[:e-b] {
-			g.vcA[(d0+b+i)*nCtx+pos] = x
-		}
-	}
-}
-
-// storeV stores v[r0:r1] as F16 in the transposed V cache at position
-// g.vPos (forward's store, a range of dimensions at a time).
-func (g *gen1) storeV(v []float32, r0, r1 int) {
-	nCtx := len(g.vc) / len(v)
-	var h [64]uint16
-	for b := r0; b < r1; b += len(h) {
-		e := min(b+len(h), r1)
-		kernels.F32ToF16(h[:e-b], v[b:e])
-		for i, x := range h[:e-b] {
-			g.vc[(b+i)*nCtx+g.vPos] = x
+			vc[(d0+b+i)*nCtx+pos] = x
 		}
 	}
 }
@@ -186,11 +179,7 @@ func (s *Session) forward1(id int32) {
 	var pending []float32
 	for li := range m.layers {
 		l := &m.layers[li]
-		if pending != nil {
-			s.rmsNormSum(xnE, x, l.attnNorm, addSumSq(x, pending), p.RMSEps)
-		} else {
-			s.rmsNorm(xnE, x, l.attnNorm, p.RMSEps)
-		}
+		s.rmsNormSum(xnE, x, l.attnNorm, addSumSq(x, pending), p.RMSEps)
 		s.emit("attn_norm", li, xnE)
 		kc, vc := s.kCache[li], s.vCache[li]
 		perHead := p.NHead == p.NHeadKV && s.trace == nil
@@ -201,10 +190,7 @@ func (s *Session) forward1(id int32) {
 		vDone := s.project1(l, []int{projQ, projK, projV}, [][]float32{q, k, v}, xnE, vStore, vc, pos)
 		s.qkvExtra(l, s.q[:1], s.k[:1], s.v[:1])
 		if !vDone && !perHead {
-			kernels.F32ToF16(s.vh, v)
-			for i, h := range s.vh {
-				vc[i*s.nCtx+pos] = h
-			}
+			storeVCells(vc, s.nCtx, pos, 0, v)
 		}
 		s.vDirty = max(s.vDirty, pos+1)
 		if perHead {
@@ -256,11 +242,7 @@ func (s *Session) forward1(id int32) {
 		s.emit("ffn_down", li, down)
 		pending = down
 	}
-	if pending != nil {
-		s.rmsNormSum(s.hidden[0], x, m.outputNorm, addSumSq(x, pending), p.RMSEps)
-	} else {
-		s.rmsNorm(s.hidden[0], x, m.outputNorm, p.RMSEps)
-	}
+	s.rmsNormSum(s.hidden[0], x, m.outputNorm, addSumSq(x, pending), p.RMSEps)
 	s.pos++
 }
 
@@ -287,7 +269,7 @@ func (s *Session) heads1(worker, lo, hi int) {
 		kernels.F32ToF16(g.kc[pos*kvDim+h*hd:pos*kvDim+(h+1)*hd], kh)
 		// The head's V, F16, into its columns of the transposed cache:
 		// the lines the attention reads next, on this core.
-		g.storeHeadV(s.v[0][h*hd:(h+1)*hd], h*hd, s.nCtx, pos)
+		storeVCells(g.vcA, s.nCtx, pos, h*hd, s.v[0][h*hd:(h+1)*hd])
 	}
 	for h := lo; h < hi; h++ {
 		s.attendHead(sc, g.kc, g.vcA, pos+1, h, g.q[h*hd:(h+1)*hd], g.at[h*hd:(h+1)*hd])

@@ -14,18 +14,18 @@ import (
 // b158-h512 to 2e-6 (testdata/golden/ecosystems/b158-h512-ik; the rest is
 // the order of ik's F32 LM head, which is not emulated).
 
-// rmsNorm is the RMS norm of the model's runtime: bitnet.cpp's
-// (x·scale)·w, or ik_llama.cpp's fused (scale·w)·x with F32Attention.
+// rmsNorm is the RMS norm of the model's runtime (rmsNormSum).
 func (s *Session) rmsNorm(dst, x, w []float32, eps float32) {
-	if s.m.opts.F32Attention {
-		rmsNormIK(dst, x, w, eps)
-		return
-	}
-	rmsNorm(dst, x, w, eps)
+	s.rmsNormSum(dst, x, w, sumSq(x), eps)
 }
 
 // rmsNormSum is s.rmsNorm with x's sum of squares already taken (sumSq,
-// or a pass that also computed x: addSumSq, mulSumSq, relu2MulSumSq).
+// or a pass that also computed x: addSumSq, mulSumSq, relu2MulSumSq), the
+// scale rmsScale. bitnet.cpp and mainline: ggml's rms_norm followed by the
+// mul with the weight, dst = (x·scale)·w (kernels.ScaleMul). With
+// F32Attention, ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
+// (ggml/src/ggml.c): dst = (scale·w)·x (kernels.MulScaled). Each product
+// is rounded to float32.
 func (s *Session) rmsNormSum(dst, x, w []float32, sum float64, eps float32) {
 	scale := rmsScale(sum, len(x), eps)
 	if s.m.opts.F32Attention {
@@ -33,13 +33,6 @@ func (s *Session) rmsNormSum(dst, x, w []float32, sum float64, eps float32) {
 		return
 	}
 	kernels.ScaleMul(dst, x, w, scale)
-}
-
-// rmsNormIK is ik_llama.cpp's ggml_compute_forward_fused_rms_norm_f32
-// (ggml/src/ggml.c): Σx² in float64, scale = 1/sqrtf(mean + eps), then
-// y = (scale·w)·x, each product rounded to float32 (kernels.MulScaled).
-func rmsNormIK(dst, x, w []float32, eps float32) {
-	kernels.MulScaled(dst, x, w, rmsScale(sumSq(x), len(x), eps))
 }
 
 // ikKStep is the key block of ik_llama.cpp's CPU flash attention for head

@@ -34,7 +34,6 @@ type Session struct {
 	x, xn, q, k, v, attn, o [][]float32
 	gate, up, down, hidden  [][]float32
 	ropeCos, ropeSin        [][]float32
-	vh                      []uint16    // one token's V row in F16 before the transposed store
 	logits                  [][]float32 // rows of the last call's logits
 	nin                     [][]float32 // normed projection inputs (Session.project)
 	mm                      batchScratch
@@ -122,7 +121,6 @@ func (s *Session) grow(n int) {
 	s.gate, s.up, s.down = rows(n, p.NFF), rows(n, p.NFF), rows(n, p.NEmbd)
 	s.hidden = rows(n, p.NEmbd)
 	s.ropeCos, s.ropeSin = rows(n, p.HeadDim/2), rows(n, p.HeadDim/2)
-	s.vh = make([]uint16, kvDim)
 }
 
 // Pos returns the number of tokens evaluated so far (the position of the
@@ -311,10 +309,7 @@ func (s *Session) forward(tokens []int32) {
 			}
 			at := (pos0 + t) * kvDim
 			kernels.F32ToF16(kc[at:at+kvDim], k[t])
-			kernels.F32ToF16(s.vh, v[t])
-			for i, h := range s.vh {
-				vc[i*s.nCtx+pos0+t] = h
-			}
+			storeVCells(vc, s.nCtx, pos0+t, 0, v[t])
 			s.vDirty = max(s.vDirty, pos0+t+1)
 			s.emit("Qcur", li, q[t])
 			s.emit("Kcur", li, k[t])
@@ -387,13 +382,6 @@ func (s *Session) emit(name string, layer int, v []float32) {
 // (internal/kernels.SiLU).
 func siluVec(x []float32) { kernels.SiLU(x) }
 
-// rmsNorm writes dst = (x · 1/sqrt(mean(x²)+eps)) · w as ggml's rms_norm
-// followed by the mul with the weight: the sum of squares in float64, the
-// scale and both products in float32 (kernels.ScaleMul).
-func rmsNorm(dst, x, w []float32, eps float32) {
-	kernels.ScaleMul(dst, x, w, rmsScale(sumSq(x), len(x), eps))
-}
-
 // rmsScale is ggml's rms_norm scale 1/sqrtf(mean + eps) from the float64
 // sum of squares of n values, the mean rounded to float32 first.
 func rmsScale(sum float64, n int, eps float32) float32 {
@@ -414,7 +402,11 @@ func sumSq(x []float32) float64 {
 
 // addSumSq sets x_i += a_i (the residual add) and returns sumSq(x) in the
 // same pass: the additions hide behind the sum's chain of float64 adds.
+// A nil a adds nothing (sumSq).
 func addSumSq(x, a []float32) float64 {
+	if a == nil {
+		return sumSq(x)
+	}
 	a = a[:len(x)]
 	var sum float64
 	for i, v := range x {
