@@ -44,28 +44,17 @@ func quantQ8K64(q []int8, x []float32, id *[4]float32) (sum [4]int32) {
 	return sum
 }
 
-// mulScaled and scaleMul run the assembly up to the first group of eight
-// with a NaN result, that group in Go, and so on; the last len(x) mod 8 in
-// Go (byEights).
+// mulScaled and scaleMul run the groups of eight through the assembly up
+// to the first group with a NaN result, that group in Go, and so on; the
+// last len(x) mod 8 in Go (byGroups).
 func mulScaled(dst, x, w []float32, scale float32) {
-	byEights(dst, x, w, scale, mulScaledAVX2, mulScaledRef)
+	byGroups(len(x), 8, useAVX2,
+		func(i, n int) int { return mulScaledAVX2(dst[i:n], x[i:n], w[i:n], scale) },
+		func(i, j int) { mulScaledRef(dst[i:j], x[i:j], w[i:j], scale) })
 }
 
 func scaleMul(dst, x, w []float32, scale float32) {
-	byEights(dst, x, w, scale, scaleMulAVX2, scaleMulRef)
-}
-
-func byEights(dst, x, w []float32, scale float32, asm func(dst, x, w []float32, scale float32) int, ref func(dst, x, w []float32, scale float32)) {
-	i := 0
-	if useAVX2 {
-		n := len(x) &^ 7
-		for i < n {
-			i += asm(dst[i:n], x[i:n], w[i:n], scale)
-			if i < n {
-				ref(dst[i:i+8], x[i:i+8], w[i:i+8], scale)
-				i += 8
-			}
-		}
-	}
-	ref(dst[i:], x[i:], w[i:], scale)
+	byGroups(len(x), 8, useAVX2,
+		func(i, n int) int { return scaleMulAVX2(dst[i:n], x[i:n], w[i:n], scale) },
+		func(i, j int) { scaleMulRef(dst[i:j], x[i:j], w[i:j], scale) })
 }
