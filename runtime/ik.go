@@ -9,7 +9,7 @@ import (
 // Options.F32Attention selects ik_llama.cpp's arithmetic for the parts of
 // the graph that are not matrix products (ikawrakow/ik_llama.cpp 8337e4cd,
 // CPU, AVX2 without AVX512, flash attention on, F16 KV cache): its flash
-// attention (attendHeadIK) and its fused RMS norm (rmsNormIK). With the
+// attention (attendHeadIK) and its fused RMS norm (rmsNormSum). With the
 // Q8_K64 kernels of iqbn.go this reproduces ik's IQ1_BN/IQ2_BN logits of
 // b158-h512 to 2e-6 (testdata/golden/ecosystems/b158-h512-ik; the rest is
 // the order of ik's F32 LM head, which is not emulated).

@@ -102,7 +102,7 @@ func quantQ8K64() {
 // mulScaled: the output products of the two RMS norms, two VMULPS per
 // eight elements in the reference's order, stopping before the first group
 // of eight with a NaN result (left unwritten), whose payload the caller's
-// Go takes: rmsNormIK's dst = float32(scale·w)·x (mulScaledAVX2) and
+// Go takes: ik_llama.cpp's fused norm, dst = float32(scale·w)·x (mulScaledAVX2), and
 // ggml's rms_norm then mul, dst = float32(x·scale)·w (scaleMulAVX2).
 func mulScaled() {
 	mulScaledGen("mulScaledAVX2", "(scale·w[i])·x[i]", "w", "x")
